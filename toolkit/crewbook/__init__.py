@@ -1,0 +1,1 @@
+"""crewbook: a notebook-first toolkit for the workflow model of AI delivery teams."""

@@ -1,0 +1,183 @@
+"""Every error crewbook raises, and the `Problem` that names one defect in one file.
+
+The hierarchy (each class also subclasses the natural built-in, so an existing
+``except ValueError`` or ``except KeyError`` keeps working)::
+
+    CrewbookError                         base of everything crewbook raises
+    ├── InvalidInputError (ValueError)    a file or value breaks the rules; carries
+    │   │                                 every Problem found, not just the first
+    │   ├── SchemaError                   a schema.yaml (SPEC A3, A4, A7)
+    │   ├── ConfigError                   _codev/config.yaml or a change.yaml
+    │   ├── PipelineError                 a pipeline TOML file (SPEC B)
+    │   └── LedgerError                   a ledger file (DESIGN rule 3)
+    ├── UnsafePathError (ValueError)      a path read from a file would leave its root
+    ├── NotFoundError (LookupError)       something named does not exist
+    │   ├── ProjectNotFoundError (FileNotFoundError)   no folder holding `_codev/`
+    │   ├── ChangeNotFoundError (FileNotFoundError)    no such change folder
+    │   ├── SchemaNotFoundError (KeyError)             no schema of that name
+    │   └── ArtifactNotFoundError (KeyError)           no artifact of that id
+    ├── AlreadyExistsError (FileExistsError)   refusing to overwrite without `force`
+    └── LoopRefused (RuntimeError)        an engine refused a report; nothing changed
+
+Messages say what happened, why, and what to do. A `Problem` is data, not an
+exception: loaders collect all of them before raising one `InvalidInputError`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One defect in one place: a short `code`, where it is, and what to do."""
+
+    code: str
+    message: str
+    path: str | None = None
+    line: int | None = None
+    column: int | None = None
+    key: str | None = None
+    severity: Severity = "error"
+
+    @property
+    def location(self) -> str:
+        """`file:line:col`, as far as it is known."""
+        parts = [self.path or "<input>"]
+        if self.line is not None:
+            parts.append(str(self.line))
+            if self.column is not None:
+                parts.append(str(self.column))
+        return ":".join(parts)
+
+    def __str__(self) -> str:
+        key = f"{self.key}: " if self.key else ""
+        return f"{self.location}: {key}{self.message} [{self.code}]"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape used by `crewbook validate --json`."""
+        data = asdict(self)
+        return {k: data[k] for k in ("code", "path", "line", "column", "key", "message", "severity")}
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """`"; did you mean 'design'?"` for the nearest candidate, or an empty string."""
+    matches = difflib.get_close_matches(str(word), sorted(set(candidates)), n=1, cutoff=0.6)
+    return f"; did you mean {matches[0]!r}?" if matches else ""
+
+
+def problems_html(problems: Sequence[Problem]) -> str:
+    """An HTML table of problems (file:line, key, code, message) for notebooks."""
+    if not problems:
+        return "<p><b>No problems.</b></p>"
+    rows = "".join(
+        "<tr>"
+        f"<td>{'⚠' if p.severity == 'warning' else '✖'}</td>"
+        f"<td><code>{html.escape(p.location)}</code></td>"
+        f"<td><code>{html.escape(p.key or '')}</code></td>"
+        f"<td><code>{html.escape(p.code)}</code></td>"
+        f"<td>{html.escape(p.message)}</td>"
+        "</tr>"
+        for p in problems
+    )
+    return (
+        "<table class='crewbook-problems'><thead><tr><th></th><th>where</th><th>key</th>"
+        f"<th>code</th><th>message</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+class CrewbookError(Exception):
+    """Base of every error crewbook raises."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the message
+        return self.message
+
+
+class InvalidInputError(CrewbookError, ValueError):
+    """A file or value breaks the rules; `problems` lists every defect found."""
+
+    def __init__(self, message: str, problems: Sequence[Problem] = ()) -> None:
+        self.problems: tuple[Problem, ...] = tuple(problems)
+        errors = [p for p in self.problems if p.severity == "error"]
+        if errors:
+            shown = "\n".join(f"  {p}" for p in errors[:50])
+            more = f"\n  … and {len(errors) - 50} more" if len(errors) > 50 else ""
+            count = "1 problem" if len(errors) == 1 else f"{len(errors)} problems"
+            message = f"{message} ({count}):\n{shown}{more}"
+        super().__init__(message)
+
+    @property
+    def codes(self) -> list[str]:
+        """The codes of the error problems, in order (handy in tests and scripts)."""
+        return [p.code for p in self.problems if p.severity == "error"]
+
+    def _repr_html_(self) -> str:
+        head = html.escape(self.message.splitlines()[0])
+        return f"<div><b>{type(self).__name__}</b>: {head}{problems_html(self.problems)}</div>"
+
+
+class SchemaError(InvalidInputError):
+    """A schema.yaml breaks SPEC A3, A4 or A7."""
+
+
+class ConfigError(InvalidInputError):
+    """`_codev/config.yaml` or a change's `change.yaml` is invalid."""
+
+
+class PipelineError(InvalidInputError):
+    """A pipeline file breaks SPEC B."""
+
+
+class LedgerError(InvalidInputError):
+    """A ledger file holds lines that are not valid events."""
+
+
+class UnsafePathError(CrewbookError, ValueError):
+    """A path read from a file would leave the folder it must stay in."""
+
+
+class NotFoundError(CrewbookError, LookupError):
+    """Something named does not exist."""
+
+
+class ProjectNotFoundError(NotFoundError, FileNotFoundError):
+    """No folder holding `_codev/` was found."""
+
+
+class ChangeNotFoundError(NotFoundError, FileNotFoundError):
+    """A change folder does not exist."""
+
+
+class SchemaNotFoundError(NotFoundError, KeyError):
+    """No schema of that name, in the project or built in."""
+
+
+class ArtifactNotFoundError(NotFoundError, KeyError):
+    """No artifact of that id in the schema."""
+
+
+class AlreadyExistsError(CrewbookError, FileExistsError):
+    """Refusing to overwrite something that exists."""
+
+    def __init__(self, message: str, path: Path | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class LoopRefused(CrewbookError, RuntimeError):
+    """An engine refused a report: the reason is the message; nothing changed."""
+
+    def __init__(self, message: str, code: str = "refused") -> None:
+        super().__init__(message)
+        self.code = code

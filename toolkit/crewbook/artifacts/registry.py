@@ -1,0 +1,227 @@
+"""Which schemas exist: the built-in one and the project's, project first (A1, A2, A5)."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import (
+    InvalidInputError,
+    ProjectNotFoundError,
+    SchemaError,
+    SchemaNotFoundError,
+    did_you_mean,
+)
+from ..models import KEBAB_CASE
+from .project import Project, ProjectLike, as_project
+from .schema import Schema, Source, load_schema
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def builtin_folder() -> Path:
+    """Where the built-in schemas are shipped."""
+    return Path(str(resources.files(__package__).joinpath("builtin")))
+
+
+def builtin_names() -> list[str]:
+    """Names of the built-in schemas."""
+    return sorted(p.name for p in builtin_folder().iterdir() if (p / "schema.yaml").is_file())
+
+
+@dataclass(frozen=True)
+class SchemaWarning:
+    """A schema that could not be listed as is (`schema_unusable`, `schema_name_mismatch`)."""
+
+    code: str
+    schema: str
+    message: str
+    error: InvalidInputError | None = None
+
+    def to_dict(self) -> dict[str, str]:
+        """`{"code", "schema", "message"}` as `crewbook schemas --json` prints it."""
+        return {"code": self.code, "schema": self.schema, "message": self.message}
+
+    def __str__(self) -> str:
+        return f"warning [{self.code}] {self.schema}: {self.message}"
+
+
+@dataclass(frozen=True)
+class SchemaListing:
+    """The usable schemas (project ones first, then built-in) and the warnings."""
+
+    schemas: tuple[Schema, ...]
+    warnings: tuple[SchemaWarning, ...]
+    project: Project | None = None
+
+    def __iter__(self) -> Iterator[Schema]:
+        return iter(self.schemas)
+
+    def __len__(self) -> int:
+        return len(self.schemas)
+
+    def __contains__(self, name: object) -> bool:
+        return any(s.name == name for s in self.schemas)
+
+    def __getitem__(self, name: str) -> Schema:
+        for schema in self.schemas:
+            if schema.name == name:
+                return schema
+        for warning in self.warnings:
+            if warning.schema == name and warning.code == "schema_unusable" and warning.error:
+                raise warning.error
+        names = [s.name for s in self.schemas]
+        raise SchemaNotFoundError(
+            f"no schema named {name!r}"
+            + (did_you_mean(name, names) or f"; available: {', '.join(names)}")
+        )
+
+    @property
+    def names(self) -> list[str]:
+        """Names of the usable schemas."""
+        return [s.name for s in self.schemas]
+
+    def _path(self, schema: Schema) -> str:
+        if schema.source == "project" and self.project:
+            return self.project.relative(schema.folder)
+        return f"<built-in>/{schema.name}" if schema.source == "built-in" else str(schema.folder)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The shape of `crewbook schemas --json`."""
+        return {
+            "schemas": [
+                {"name": s.name, "source": s.source, "path": self._path(s),
+                 "artifacts": s.order}
+                for s in self.schemas
+            ],
+            "warnings": [w.to_dict() for w in self.warnings],
+        }
+
+    def frame(self) -> pd.DataFrame:
+        """One row per usable schema: name, source, path, artifacts (count), chain."""
+        import pandas as pd
+
+        df = pd.DataFrame(
+            [{"name": s.name, "source": s.source, "path": self._path(s),
+              "artifacts": len(s.artifacts), "chain": s.chain} for s in self.schemas],
+            columns=["name", "source", "path", "artifacts", "chain"],
+        )
+        return df.astype({"name": "string", "source": "category", "path": "string",
+                          "artifacts": "Int64", "chain": "string"})
+
+    def __str__(self) -> str:
+        lines = ["Available schemas:"]
+        for s in self.schemas:
+            lines += [f"  {s.name} ({s.source})", f"    {s.chain}"]
+        lines += [str(w) for w in self.warnings]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (f"<SchemaListing {len(self.schemas)} schemas ({', '.join(self.names)}), "
+                f"{len(self.warnings)} warnings>")
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><td><b>{html.escape(s.name)}</b></td><td>{s.source}</td>"
+            f"<td><code>{html.escape(s.chain)}</code></td></tr>" for s in self.schemas
+        )
+        warns = "".join(
+            f"<li>⚠ <code>{w.code}</code> <b>{html.escape(w.schema)}</b>: "
+            f"<pre style='display:inline;white-space:pre-wrap'>{html.escape(w.message)}</pre></li>"
+            for w in self.warnings
+        )
+        return (
+            "<div class='crewbook-schemas'><table><thead><tr><th>schema</th><th>source</th>"
+            f"<th>artifacts</th></tr></thead><tbody>{rows}</tbody></table>"
+            + (f"<ul>{warns}</ul>" if warns else "") + "</div>"
+        )
+
+
+def _project_or_none(project: ProjectLike) -> Project | None:
+    if project is not None:
+        return as_project(project)
+    try:
+        return Project()
+    except ProjectNotFoundError:
+        return None
+
+
+def list_schemas(project: ProjectLike = None) -> SchemaListing:
+    """Every usable schema with its source; broken ones become warnings (A5).
+
+    With `project=None` the project is found by walking up from the current folder;
+    outside any project only the built-in schemas are listed.
+    """
+    proj = _project_or_none(project)
+    schemas: list[Schema] = []
+    warnings: list[SchemaWarning] = []
+    seen: set[str] = set()
+    if proj and proj.schemas_folder.is_dir():
+        for folder in sorted(p for p in proj.schemas_folder.iterdir() if p.is_dir()):
+            if folder.name.startswith("."):
+                continue
+            loaded = _load_listed(folder, "project", proj, warnings)
+            if loaded:
+                schemas.append(loaded)
+            seen.add(folder.name)
+    for name in builtin_names():
+        if name not in seen:
+            loaded = _load_listed(builtin_folder() / name, "built-in", None, warnings)
+            if loaded:
+                schemas.append(loaded)
+    return SchemaListing(tuple(schemas), tuple(warnings), proj)
+
+
+def _load_listed(
+    folder: Path, source: Source, proj: Project | None, warnings: list[SchemaWarning]
+) -> Schema | None:
+    name = folder.name
+    if not KEBAB_CASE.match(name):
+        warnings.append(SchemaWarning(
+            "schema_unusable", name,
+            f"folder name {name!r} is not kebab-case, and a schema's name is its folder; "
+            "rename the folder (lowercase letters, digits, hyphens)",
+        ))
+        return None
+    if not (folder / "schema.yaml").is_file():
+        warnings.append(SchemaWarning(
+            "schema_unusable", name,
+            f"{folder.name}/ holds no schema.yaml; add one or remove the folder",
+        ))
+        return None
+    try:
+        schema = load_schema(folder, name=name, source=source,
+                             display_root=proj.root if proj else None)
+    except SchemaError as exc:
+        warnings.append(SchemaWarning("schema_unusable", name, str(exc), exc))
+        return None
+    for problem in schema.warnings:
+        if problem.code == "schema_name_mismatch":
+            warnings.append(SchemaWarning("schema_name_mismatch", name, str(problem)))
+    return schema
+
+
+def get_schema(name: str, project: ProjectLike = None) -> Schema:
+    """The schema `name`: the project's if it has one, else the built-in (A2).
+
+    Only that schema is read; a broken one raises its `SchemaError`.
+    """
+    proj = _project_or_none(project)
+    if proj and (proj.schemas_folder / name).is_dir():
+        return load_schema(proj.schemas_folder / name, name=name, source="project",
+                           display_root=proj.root)
+    if name in builtin_names():
+        return load_schema(builtin_folder() / name, name=name, source="built-in")
+    names = sorted(set(builtin_names()) | {
+        p.name for p in (proj.schemas_folder.iterdir() if proj and proj.schemas_folder.is_dir()
+                         else []) if p.is_dir()
+    })
+    raise SchemaNotFoundError(
+        f"no schema named {name!r}"
+        + (did_you_mean(name, names) or f"; available: {', '.join(names)}")
+    )

@@ -1,0 +1,271 @@
+"""A loaded, valid schema (`Schema`) and the report of checking one (`ValidationReport`)."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+from ..errors import ArtifactNotFoundError, Problem, SchemaError, did_you_mean, problems_html
+from ..models import is_glob
+from ..sources import read_yaml
+from .model import ArtifactSpec, SchemaFile
+from .validate import check_schema
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+Source = Literal["project", "built-in", "file"]
+
+
+class SchemaFrames(NamedTuple):
+    """`Schema.frames()`: one row per artifact, one per dependency edge."""
+
+    artifacts: pd.DataFrame
+    edges: pd.DataFrame
+
+
+@dataclass(frozen=True, eq=False)
+class Schema:
+    """A valid artifact schema: its model, where it came from, and views of it."""
+
+    name: str
+    source: Source
+    folder: Path
+    model: SchemaFile
+    warnings: tuple[Problem, ...] = ()
+    display_folder: str = field(default="", compare=False)
+
+    # ----------------------------------------------------------------- views
+    @property
+    def artifacts(self) -> tuple[ArtifactSpec, ...]:
+        """The artifacts in declaration order."""
+        return self.model.artifacts
+
+    @property
+    def ids(self) -> list[str]:
+        """Artifact ids in declaration order."""
+        return [a.id for a in self.model.artifacts]
+
+    def artifact(self, artifact_id: str) -> ArtifactSpec:
+        """The artifact `artifact_id`, or an error naming the nearest one."""
+        for art in self.model.artifacts:
+            if art.id == artifact_id:
+                return art
+        raise ArtifactNotFoundError(
+            f"schema {self.name!r} has no artifact {artifact_id!r}"
+            + (did_you_mean(artifact_id, self.ids) or f"; artifacts: {', '.join(self.ids)}")
+        )
+
+    @cached_property
+    def order(self) -> list[str]:
+        """Artifact ids in topological order, ties broken by declaration order."""
+        position = {a.id: i for i, a in enumerate(self.model.artifacts)}
+        waiting = {a.id: set(a.requires) for a in self.model.artifacts}
+        done: list[str] = []
+        while waiting:
+            ready = min((i for i, deps in waiting.items() if not deps), key=position.__getitem__)
+            done.append(ready)
+            del waiting[ready]
+            for deps in waiting.values():
+                deps.discard(ready)
+        return done
+
+    @cached_property
+    def depth(self) -> dict[str, int]:
+        """Artifact id → length of its longest chain of `requires` (roots are 0)."""
+        depth: dict[str, int] = {}
+        for art_id in self.order:
+            deps = self.artifact(art_id).requires
+            depth[art_id] = 1 + max((depth[d] for d in deps), default=-1)
+        return depth
+
+    @property
+    def chain(self) -> str:
+        """The artifact chain as the listing shows it: ``brief → specs → tasks``."""
+        return " → ".join(self.order)
+
+    @property
+    def template_folder(self) -> Path:
+        """The schema's `templates/` folder."""
+        return self.folder / "templates"
+
+    def template_text(self, artifact_id: str) -> str | None:
+        """The template of an artifact, or None when it declares none."""
+        name = self.artifact(artifact_id).template
+        return (self.template_folder / name).read_text("utf-8") if name else None
+
+    def roles(self) -> dict[str, ArtifactSpec]:
+        """Role id → the artifact it is in charge of."""
+        return {a.role.id: a for a in self.model.artifacts if a.role}
+
+    def frames(self) -> SchemaFrames:
+        """DataFrames of artifacts and of dependency edges (`source` is required by `target`).
+
+        artifacts: id, generates, is_glob (bool), requires (list), depth (Int64),
+        role_id (category), has_template (bool), order (Int64: topological rank).
+        edges: source, target, kind (`requires` or `apply`; target `apply` for the gate).
+        """
+        import pandas as pd
+
+        rank = {art_id: i for i, art_id in enumerate(self.order)}
+        arts = pd.DataFrame({
+            "id": pd.Series(self.ids, dtype="string"),
+            "generates": pd.Series([a.generates for a in self.artifacts], dtype="string"),
+            "is_glob": pd.Series([is_glob(a.generates) for a in self.artifacts], dtype=bool),
+            "requires": pd.Series([list(a.requires) for a in self.artifacts], dtype=object),
+            "depth": pd.Series([self.depth[a.id] for a in self.artifacts], dtype="Int64"),
+            "role_id": pd.Series([a.role.id if a.role else None for a in self.artifacts],
+                                 dtype="category"),
+            "has_template": pd.Series([a.template is not None for a in self.artifacts], dtype=bool),
+            "order": pd.Series([rank[a.id] for a in self.artifacts], dtype="Int64"),
+        })
+        rows = [(dep, a.id, "requires") for a in self.artifacts for dep in a.requires]
+        rows += [(dep, "apply", "apply") for dep in self.model.apply.requires]
+        edges = pd.DataFrame(rows, columns=["source", "target", "kind"]).astype(
+            {"source": "string", "target": "string", "kind": "category"}
+        )
+        return SchemaFrames(arts, edges)
+
+    # --------------------------------------------------------------- display
+    def __repr__(self) -> str:
+        return f"<Schema {self.name!r} ({self.source}), {len(self.artifacts)} artifacts: {self.chain}>"
+
+    def _repr_html_(self) -> str:
+        rows = []
+        rank = {art_id: i for i, art_id in enumerate(self.order)}
+        for art in sorted(self.artifacts, key=lambda a: rank[a.id]):
+            role = html.escape(f"{art.role.name.en} ({art.role.id})") if art.role else ""
+            rows.append(
+                f"<tr><td><b>{html.escape(art.id)}</b></td><td><code>{html.escape(art.generates)}"
+                f"</code></td><td>{html.escape(', '.join(art.requires))}</td><td>{role}</td>"
+                f"<td>{html.escape(art.description or '')}</td></tr>"
+            )
+        warn = problems_html(self.warnings) if self.warnings else ""
+        desc = html.escape(self.model.description or "")
+        return (
+            f"<div class='crewbook-schema'><p><b>Schema {html.escape(self.name)}</b> "
+            f"<i>({self.source})</i> v{self.model.version}: {desc}</p>"
+            f"<p><code>{html.escape(self.chain)}</code> → apply "
+            f"(needs {html.escape(', '.join(self.model.apply.requires) or 'nothing')}; "
+            f"tracks <code>{html.escape(self.model.apply.tracks)}</code>)</p>"
+            "<table><thead><tr><th>artifact</th><th>generates</th><th>requires</th>"
+            f"<th>role</th><th>description</th></tr></thead><tbody>{''.join(rows)}</tbody>"
+            f"</table>{warn}</div>"
+        )
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """The result of checking files: every problem found, errors and warnings."""
+
+    problems: tuple[Problem, ...]
+    subject: str = ""
+
+    @property
+    def valid(self) -> bool:
+        """True when no problem is an error (warnings allowed)."""
+        return not self.errors
+
+    @property
+    def errors(self) -> list[Problem]:
+        """The problems that make the input unusable."""
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        """The problems worth fixing that do not stop anything."""
+        return [p for p in self.problems if p.severity == "warning"]
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{"valid": bool, "problems": [...]}`, the shape of `crewbook validate --json`."""
+        return {"valid": self.valid, "problems": [p.to_dict() for p in self.problems]}
+
+    def frame(self) -> pd.DataFrame:
+        """One row per problem: severity, code, path, line, column, key, message."""
+        import pandas as pd
+
+        cols = ["severity", "code", "path", "line", "column", "key", "message"]
+        df = pd.DataFrame([{c: getattr(p, c) for c in cols} for p in self.problems], columns=cols)
+        return df.astype({"severity": "category", "code": "category", "line": "Int64",
+                          "column": "Int64", "path": "string", "key": "string",
+                          "message": "string"})
+
+    def __str__(self) -> str:
+        head = f"{self.subject}: " if self.subject else ""
+        if not self.problems:
+            return f"{head}valid"
+        verdict = "valid, with warnings" if self.valid else "invalid"
+        return f"{head}{verdict}\n" + "\n".join(f"  {p}" for p in self.problems)
+
+    def __repr__(self) -> str:
+        return (f"<ValidationReport {self.subject or ''} valid={self.valid} "
+                f"errors={len(self.errors)} warnings={len(self.warnings)}>")
+
+    def _repr_html_(self) -> str:
+        verdict = "✔ valid" if self.valid else "✖ invalid"
+        return (f"<div class='crewbook-report'><p><b>{html.escape(self.subject)}</b> "
+                f"{verdict}</p>{problems_html(self.problems)}</div>")
+
+
+def schema_file(path: Path) -> Path:
+    """`path` itself if a file, else `path/schema.yaml`."""
+    return path / "schema.yaml" if path.is_dir() else path
+
+
+def check_schema_folder(
+    path: Path | str, *, name: str | None = None, display_root: Path | None = None
+) -> tuple[SchemaFile | None, list[Problem]]:
+    """Read and check a schema folder (or its schema.yaml): the model or None, and problems."""
+    file = schema_file(Path(path))
+    folder = file.parent
+    shown = _display(file, display_root)
+    doc = read_yaml(file, error_cls=SchemaError, display_path=shown)
+    return check_schema(doc, folder, schema_name=name or folder.name)
+
+
+def load_schema(
+    path: Path | str, *, name: str | None = None, source: Source = "file",
+    display_root: Path | None = None,
+) -> Schema:
+    """Load a schema folder or its `schema.yaml`; raise `SchemaError` listing every problem.
+
+    The schema is named after its folder (A1), unless `name` is given.
+    """
+    file = schema_file(Path(path))
+    folder = file.parent
+    model, problems = check_schema_folder(file, name=name, display_root=display_root)
+    if model is None:
+        raise SchemaError(f"schema {name or folder.name!r} is invalid", problems)
+    return Schema(
+        name=name or folder.name, source=source, folder=folder, model=model,
+        warnings=tuple(p for p in problems if p.severity == "warning"),
+        display_folder=_display(folder, display_root),
+    )
+
+
+def validate_schema(path: Path | str, *, display_root: Path | None = None) -> ValidationReport:
+    """Check a schema without raising: a report of every problem (read errors included)."""
+    file = schema_file(Path(path))
+    try:
+        _, problems = check_schema_folder(file, display_root=display_root)
+    except SchemaError as exc:
+        problems = list(exc.problems)
+    return ValidationReport(tuple(problems), subject=_display(file, display_root))
+
+
+def _display(path: Path, root: Path | None) -> str:
+    if root is not None:
+        try:
+            return path.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            pass
+    return str(path)
+
+
+def sorted_problems(problems: Sequence[Problem]) -> list[Problem]:
+    """Problems by file, then line."""
+    return sorted(problems, key=lambda p: (p.path or "", p.line or 0, p.column or 0))

@@ -64,7 +64,9 @@ class Problem:
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape used by `crewbook validate --json`."""
         data = asdict(self)
-        return {k: data[k] for k in ("code", "path", "line", "column", "key", "message", "severity")}
+        return {
+            k: data[k] for k in ("code", "path", "line", "column", "key", "message", "severity")
+        }
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:

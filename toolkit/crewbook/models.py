@@ -35,8 +35,10 @@ def path_defect(value: str) -> str | None:
         return "the path is empty"
     if "\\" in value:
         return "use forward slashes ('/') in paths"
-    if PurePosixPath(value).is_absolute() or PureWindowsPath(value).is_absolute() or (
-        PureWindowsPath(value).drive
+    if (
+        PurePosixPath(value).is_absolute()
+        or PureWindowsPath(value).is_absolute()
+        or (PureWindowsPath(value).drive)
     ):
         return "the path is absolute; it must be relative to its folder"
     if ".." in PurePosixPath(value).parts:
@@ -49,15 +51,17 @@ def path_defect(value: str) -> str | None:
 def _relative(value: str) -> str:
     defect = path_defect(value)
     if defect:
-        raise PydanticCustomError("unsafe_path", "'{value}': {defect}",
-                                  {"value": value, "defect": defect})
+        raise PydanticCustomError(
+            "unsafe_path", "'{value}': {defect}", {"value": value, "defect": defect}
+        )
     return value
 
 
 def _no_glob(value: str) -> str:
     if GLOB_CHARS & set(value):
         raise PydanticCustomError(
-            "invalid_value", "'{value}' is a glob; this key needs one file path",
+            "invalid_value",
+            "'{value}' is a glob; this key needs one file path",
             {"value": value},
         )
     return value
@@ -74,10 +78,17 @@ RelativeFile = Annotated[RelativePath, AfterValidator(_no_glob)]
 Text = Annotated[str, Field(strict=True)]
 
 _TYPE_NAMES = {
-    "string_type": "text", "int_type": "an integer", "int_parsing": "an integer",
-    "bool_type": "true or false", "bool_parsing": "true or false", "list_type": "a list",
-    "tuple_type": "a list", "dict_type": "a mapping", "model_type": "a mapping",
-    "model_attributes_type": "a mapping", "float_type": "a number",
+    "string_type": "text",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "list_type": "a list",
+    "tuple_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "float_type": "a number",
 }
 
 
@@ -145,39 +156,49 @@ def problems_from_validation(
             problems.append(doc.problem("unknown_key", f"unknown key {key!r}{hint}", loc))
         elif kind == "missing":
             where = format_key_path(loc[:-1]) or "the top level"
-            problems.append(doc.problem(
-                "missing_key", f"required key {loc[-1]!r} is missing from {where}", loc
-            ))
+            problems.append(
+                doc.problem("missing_key", f"required key {loc[-1]!r} is missing from {where}", loc)
+            )
         elif kind in _TYPE_NAMES:
-            problems.append(doc.problem(
-                "wrong_type",
-                f"expected {_TYPE_NAMES[kind]}, found {_describe(err.get('input'))}", loc,
-            ))
+            problems.append(
+                doc.problem(
+                    "wrong_type",
+                    f"expected {_TYPE_NAMES[kind]}, found {_describe(err.get('input'))}",
+                    loc,
+                )
+            )
         elif kind == "string_pattern_mismatch":
-            problems.append(doc.problem(
-                "invalid_id",
-                f"{err.get('input')!r} is not kebab-case: use lowercase letters, digits "
-                "and single hyphens, such as 'user-auth'", loc,
-            ))
+            problems.append(
+                doc.problem(
+                    "invalid_id",
+                    f"{err.get('input')!r} is not kebab-case: use lowercase letters, digits "
+                    "and single hyphens, such as 'user-auth'",
+                    loc,
+                )
+            )
         elif kind in ("too_short",):
+            given, needed = err.get("input"), err.get("ctx", {}).get("min_length", 1)
+            if isinstance(given, (list, tuple, dict)) and len(given) >= needed:
+                continue  # items were given but failed: their own errors say why
             problems.append(doc.problem("empty_list", "needs at least one item", loc))
         elif kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
             problems.append(doc.problem("invalid_value", err["msg"].lower(), loc))
         elif kind == "string_too_short":
             problems.append(doc.problem("invalid_value", "must not be empty", loc))
         elif kind in ("literal_error", "enum"):
-            problems.append(doc.problem(
-                "invalid_value",
-                f"{err.get('input')!r} is not allowed: {err['msg'].lower()}", loc,
-            ))
+            problems.append(
+                doc.problem(
+                    "invalid_value",
+                    f"{err.get('input')!r} is not allowed: {err['msg'].lower()}",
+                    loc,
+                )
+            )
         else:
             problems.append(doc.problem(kind, err["msg"], loc))
     return problems
 
 
-def parse_model(
-    model: type[BaseModel], doc: SourceDoc
-) -> tuple[BaseModel | None, list[Problem]]:
+def parse_model(model: type[BaseModel], doc: SourceDoc) -> tuple[BaseModel | None, list[Problem]]:
     """Validate `doc.data` against `model`: the instance (or None) and its problems."""
     try:
         return model.model_validate(doc.data), []

@@ -89,8 +89,12 @@ def format_key_path(key_path: Sequence[str | int]) -> str:
 
 
 def _fail(
-    error_cls: type[InvalidInputError], name: str, code: str, message: str,
-    line: int | None = None, column: int | None = None,
+    error_cls: type[InvalidInputError],
+    name: str,
+    code: str,
+    message: str,
+    line: int | None = None,
+    column: int | None = None,
 ) -> InvalidInputError:
     problem = Problem(code=code, message=message, path=name, line=line, column=column)
     return error_cls(f"cannot read {name}", [problem])
@@ -115,7 +119,9 @@ def read_text(
         raise _fail(error_cls, name, "not_a_file", "expected a file, found a folder")
     if size > max_bytes:
         raise _fail(
-            error_cls, name, "file_too_large",
+            error_cls,
+            name,
+            "file_too_large",
             f"the file is {size / 1e6:.1f} MB, over the limit of {max_bytes / 1e6:.0f} MB; "
             "is it the right file?",
         )
@@ -123,7 +129,9 @@ def read_text(
         return path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise _fail(
-            error_cls, name, "not_utf8",
+            error_cls,
+            name,
+            "not_utf8",
             f"the file is not UTF-8 text (byte {exc.start}); save it as UTF-8",
         ) from None
 
@@ -140,8 +148,9 @@ def read_yaml(
     path = Path(path)
     name = display_path or str(path)
     text = read_text(path, error_cls=error_cls, max_bytes=max_bytes, display_path=display_path)
-    return parse_yaml(text, path, error_cls=error_cls, display_path=name,
-                      require_mapping=require_mapping)
+    return parse_yaml(
+        text, path, error_cls=error_cls, display_path=name, require_mapping=require_mapping
+    )
 
 
 def parse_yaml(
@@ -170,14 +179,20 @@ def parse_yaml(
         mark = exc.problem_mark or exc.context_mark
         what = " ".join(x for x in (exc.context, exc.problem) if x) or "invalid YAML"
         raise _fail(
-            error_cls, name, "yaml_syntax", f"invalid YAML: {what}",
-            mark.line + 1 if mark else None, mark.column + 1 if mark else None,
+            error_cls,
+            name,
+            "yaml_syntax",
+            f"invalid YAML: {what}",
+            mark.line + 1 if mark else None,
+            mark.column + 1 if mark else None,
         ) from None
     except yaml.YAMLError as exc:
         raise _fail(error_cls, name, "yaml_syntax", f"invalid YAML: {exc}") from None
     except _TooComplex:
         raise _fail(
-            error_cls, name, "yaml_too_complex",
+            error_cls,
+            name,
+            "yaml_too_complex",
             f"aliases expand to more than {MAX_ALIAS_EXPANSION:,} nodes (an alias bomb?); "
             "write the data out instead of nesting aliases",
         ) from None
@@ -188,16 +203,27 @@ def parse_yaml(
     if require_mapping and not isinstance(data, dict):
         kind = "a list" if isinstance(data, list) else f"a single value ({type(data).__name__})"
         raise _fail(
-            error_cls, name, "not_a_mapping",
-            f"the document is {kind}; it must be a mapping of keys to values", 1, 1,
+            error_cls,
+            name,
+            "not_a_mapping",
+            f"the document is {kind}; it must be a mapping of keys to values",
+            1,
+            1,
         )
     problems = [
-        Problem(code="duplicate_key", message=msg, path=name, line=pos.line,
-                column=pos.column, key=format_key_path(kp))
+        Problem(
+            code="duplicate_key",
+            message=msg,
+            path=name,
+            line=pos.line,
+            column=pos.column,
+            key=format_key_path(kp),
+        )
         for kp, pos, msg in builder.duplicates
     ]
-    return SourceDoc(path=path, data=data, positions=builder.positions, problems=problems,
-                     display_path=name)
+    return SourceDoc(
+        path=path, data=data, positions=builder.positions, problems=problems, display_path=name
+    )
 
 
 class _TooComplex(Exception):
@@ -225,10 +251,10 @@ class _Builder:
         else:
             self.seen.add(id(node))
         if isinstance(node, yaml.MappingNode):
-            self.loader.flatten_mapping(node)  # type: ignore[no-untyped-call]
+            self.loader.flatten_mapping(node)
             result: dict[Any, Any] = {}
             for key_node, value_node in node.value:
-                key = self.loader.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+                key = self.loader.construct_object(key_node, deep=True)
                 if isinstance(key, (list, dict)):
                     raise yaml.constructor.ConstructorError(
                         None, None, "a mapping key must be a single value", key_node.start_mark
@@ -237,8 +263,12 @@ class _Builder:
                 pos = Position(key_node.start_mark.line + 1, key_node.start_mark.column + 1)
                 if key in result:
                     self.duplicates.append(
-                        (kp, pos, f"key {key!r} appears twice in one mapping; "
-                                  "the later value would silently win")
+                        (
+                            kp,
+                            pos,
+                            f"key {key!r} appears twice in one mapping; "
+                            "the later value would silently win",
+                        )
                     )
                 self.positions[kp] = pos
                 result[key] = self.build(value_node, kp)
@@ -250,7 +280,7 @@ class _Builder:
                 self.positions[kp] = Position(item.start_mark.line + 1, item.start_mark.column + 1)
                 items.append(self.build(item, kp))
             return items
-        return self.loader.construct_object(node, deep=True)  # type: ignore[no-untyped-call]
+        return self.loader.construct_object(node, deep=True)
 
 
 def iter_key_paths(data: Any, prefix: KeyPath = ()) -> Iterator[KeyPath]:

@@ -66,7 +66,8 @@ class Change:
         return compute_status(self, self.schema())
 
     def __repr__(self) -> str:
-        return f"<Change {self.name!r} (schema {self.schema_name!r}) at {self.project.relative(self.folder)}>"
+        where = self.project.relative(self.folder)
+        return f"<Change {self.name!r} (schema {self.schema_name!r}) at {where}>"
 
     def _repr_html_(self) -> str:
         return self.status()._repr_html_()
@@ -98,7 +99,8 @@ def new_change(
     if folder.exists():
         raise AlreadyExistsError(
             f"change {name!r} already exists at {proj.relative(folder)}; pick another name "
-            "or open it with project.change(name)", folder,
+            "or open it with project.change(name)",
+            folder,
         )
     record: dict[str, Any] = {
         "schema": schema_name,
@@ -127,24 +129,35 @@ def open_change(change: str | Path | Change, project: ProjectLike = None) -> Cha
         proj = as_project(project)
         folder = proj.changes_folder / str(change)
     if not (folder / "change.yaml").is_file():
-        existing = [p.name for p in proj.changes_folder.iterdir()] if proj.changes_folder.is_dir() else []
+        existing = (
+            [p.name for p in proj.changes_folder.iterdir()] if proj.changes_folder.is_dir() else []
+        )
         from ..errors import did_you_mean
 
         what = "holds no change.yaml" if folder.is_dir() else "does not exist"
         raise ChangeNotFoundError(
             f"change {str(change)!r}: {proj.relative(folder)} {what}"
-            + (did_you_mean(str(change), existing)
-               or (f"; changes: {', '.join(sorted(existing))}" if existing
-                   else "; create one with `crewbook new change NAME`"))
+            + (
+                did_you_mean(str(change), existing)
+                or (
+                    f"; changes: {', '.join(sorted(existing))}"
+                    if existing
+                    else "; create one with `crewbook new change NAME`"
+                )
+            )
         )
-    doc = read_yaml(folder / "change.yaml", error_cls=ConfigError,
-                    display_path=proj.relative(folder / "change.yaml"))
+    doc = read_yaml(
+        folder / "change.yaml",
+        error_cls=ConfigError,
+        display_path=proj.relative(folder / "change.yaml"),
+    )
     model, problems = parse_model(ChangeFile, doc)
     problems = list(doc.problems) + problems
     if problems:
         raise ConfigError(f"{proj.relative(folder / 'change.yaml')} is invalid", problems)
-    return Change(name=folder.resolve().name, folder=folder, project=proj,
-                  file=cast(ChangeFile, model))
+    return Change(
+        name=folder.resolve().name, folder=folder, project=proj, file=cast(ChangeFile, model)
+    )
 
 
 def change_status(change: str | Path | Change, project: ProjectLike = None) -> ChangeStatus:
@@ -165,8 +178,12 @@ class ArtifactState:
 
     def to_dict(self) -> dict[str, Any]:
         """`{"id", "status", "missing", "paths"}` as `crewbook status --json` prints it."""
-        return {"id": self.id, "status": self.status, "missing": list(self.missing),
-                "paths": list(self.paths)}
+        return {
+            "id": self.id,
+            "status": self.status,
+            "missing": list(self.missing),
+            "paths": list(self.paths),
+        }
 
 
 @dataclass(frozen=True)
@@ -193,8 +210,12 @@ class ApplyState:
 
     def to_dict(self) -> dict[str, Any]:
         """`{"state", "done", "total", "missing"}`."""
-        return {"state": self.state, "done": self.done, "total": self.total,
-                "missing": list(self.missing)}
+        return {
+            "state": self.state,
+            "done": self.done,
+            "total": self.total,
+            "missing": list(self.missing),
+        }
 
 
 @dataclass(frozen=True, eq=False)
@@ -246,15 +267,19 @@ class ChangeStatus:
         paths (lists), generates, role_id, n_files (Int64)."""
         import pandas as pd
 
-        df = pd.DataFrame({
-            "id": pd.Series([a.id for a in self.artifacts], dtype="string"),
-            "status": pd.Categorical([a.status for a in self.artifacts], categories=STATUS_ORDER),
-            "missing": pd.Series([list(a.missing) for a in self.artifacts], dtype=object),
-            "paths": pd.Series([list(a.paths) for a in self.artifacts], dtype=object),
-            "generates": pd.Series([a.generates for a in self.artifacts], dtype="string"),
-            "role_id": pd.Series([a.role_id for a in self.artifacts], dtype="category"),
-            "n_files": pd.Series([len(a.paths) for a in self.artifacts], dtype="Int64"),
-        })
+        df = pd.DataFrame(
+            {
+                "id": pd.Series([a.id for a in self.artifacts], dtype="string"),
+                "status": pd.Categorical(
+                    [a.status for a in self.artifacts], categories=STATUS_ORDER
+                ),
+                "missing": pd.Series([list(a.missing) for a in self.artifacts], dtype=object),
+                "paths": pd.Series([list(a.paths) for a in self.artifacts], dtype=object),
+                "generates": pd.Series([a.generates for a in self.artifacts], dtype="string"),
+                "role_id": pd.Series([a.role_id for a in self.artifacts], dtype="category"),
+                "n_files": pd.Series([len(a.paths) for a in self.artifacts], dtype="Int64"),
+            }
+        )
         return df
 
     def tasks_frame(self) -> pd.DataFrame:
@@ -263,8 +288,16 @@ class ChangeStatus:
 
         cols = ["index", "id", "text", "done", "section", "line"]
         df = pd.DataFrame([{c: getattr(t, c) for c in cols} for t in self.tasks], columns=cols)
-        return df.astype({"index": "Int64", "id": "string", "text": "string", "done": bool,
-                          "section": "string", "line": "Int64"})
+        return df.astype(
+            {
+                "index": "Int64",
+                "id": "string",
+                "text": "string",
+                "done": bool,
+                "section": "string",
+                "line": "Int64",
+            }
+        )
 
     def __str__(self) -> str:
         width = max((len(a.id) for a in self.artifacts), default=0)
@@ -274,15 +307,19 @@ class ChangeStatus:
             files = f"  ({len(a.paths)} files)" if len(a.paths) > 1 else ""
             lines.append(f"  {_MARK[a.status]} {a.id:<{width}}  {a.status}{files}{extra}")
         ap = self.apply
-        lines.append(f"  apply: {ap.state.replace('_', ' ')}, {ap.done}/{ap.total} tasks"
-                     + (f", waiting for {', '.join(ap.missing)}" if ap.missing else ""))
+        lines.append(
+            f"  apply: {ap.state.replace('_', ' ')}, {ap.done}/{ap.total} tasks"
+            + (f", waiting for {', '.join(ap.missing)}" if ap.missing else "")
+        )
         lines += [f"  {p}" for p in self.problems]
         return "\n".join(lines)
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{n} {s}" for s, n in self.counts.items() if n)
-        return (f"<ChangeStatus {self.change!r} ({self.schema.name}): {counts}; apply "
-                f"{self.apply.state} {self.apply.done}/{self.apply.total}>")
+        return (
+            f"<ChangeStatus {self.change!r} ({self.schema.name}): {counts}; apply "
+            f"{self.apply.state} {self.apply.done}/{self.apply.total}>"
+        )
 
     def _repr_html_(self) -> str:
         rows = "".join(
@@ -321,7 +358,11 @@ def match_outputs(folder: Path, generates: str) -> tuple[list[str], list[str]]:
     if is_glob(generates):
         candidates = sorted(glob.glob(generates, root_dir=folder, recursive=True))
     else:
-        candidates = [generates] if (folder / generates).exists() or (folder / generates).is_symlink() else []
+        candidates = (
+            [generates]
+            if (folder / generates).exists() or (folder / generates).is_symlink()
+            else []
+        )
     found, rejected = [], []
     for rel in candidates:
         path = folder / rel
@@ -350,10 +391,16 @@ def parse_tasks(text: str) -> list[TaskItem]:
             text_ = box.group(2)
             explicit = _TASK_ID.match(text_)
             index = len(items) + 1
-            items.append(TaskItem(
-                index=index, id=explicit.group(1) if explicit else str(index), text=text_,
-                done=box.group(1) in "xX", section=section, line=number,
-            ))
+            items.append(
+                TaskItem(
+                    index=index,
+                    id=explicit.group(1) if explicit else str(index),
+                    text=text_,
+                    done=box.group(1) in "xX",
+                    section=section,
+                    line=number,
+                )
+            )
     return items
 
 
@@ -372,21 +419,24 @@ def compute_status(change: Change, schema: Schema) -> ChangeStatus:
             continue
         found, rejected = match_outputs(folder, art.generates)
         for rel in rejected:
-            problems.append(Problem(
-                code="path_outside_change",
-                message=f"{rel!r} matches `generates` of {art_id!r} but leads outside the "
-                        "change folder (a symlink?); it is not counted",
-                path=change.project.relative(folder / rel), key=f"{art_id}.generates",
-            ))
+            problems.append(
+                Problem(
+                    code="path_outside_change",
+                    message=f"{rel!r} matches `generates` of {art_id!r} but leads outside the "
+                    "change folder (a symlink?); it is not counted",
+                    path=change.project.relative(folder / rel),
+                    key=f"{art_id}.generates",
+                )
+            )
         missing = tuple(dep for dep in art.requires if dep not in satisfied)
         if found:
             status: ArtifactStatus = "done"
             satisfied.add(art_id)
         else:
             status = "blocked" if missing else "ready"
-        states[art_id] = ArtifactState(art_id, status, missing if not found else (),
-                                       tuple(found), art.generates, role_id)
-    # a done artifact whose requirements are not done still reports them
+        states[art_id] = ArtifactState(
+            art_id, status, missing if not found else (), tuple(found), art.generates, role_id
+        )
     apply_missing = tuple(dep for dep in schema.model.apply.requires if dep not in satisfied)
     tracks = schema.model.apply.tracks
     tasks: list[TaskItem] = []
@@ -403,8 +453,11 @@ def compute_status(change: Change, schema: Schema) -> ChangeStatus:
     else:
         state = "ready"
     return ChangeStatus(
-        change=change.name, schema=schema,
+        change=change.name,
+        schema=schema,
         artifacts=tuple(states[a] for a in schema.order),
         apply=ApplyState(state, done, len(tasks), apply_missing, tracks),
-        tasks=tuple(tasks), problems=tuple(problems), skip_specs=change.file.skip_specs,
+        tasks=tuple(tasks),
+        problems=tuple(problems),
+        skip_specs=change.file.skip_specs,
     )

@@ -10,7 +10,7 @@ from ..errors import ConfigError, InvalidInputError, Problem, did_you_mean
 from ..sources import read_yaml
 from .change import ArtifactState, Change, open_change
 from .model import Decision
-from .project import CODEV, Project, ProjectLike, as_project
+from .project import CODEV, Project, ProjectLike
 from .roles import ARTIFACT_STEP, step_catalogue, steps
 from .schema import Schema
 
@@ -59,15 +59,24 @@ class Instructions:
         """The JSON shape of `crewbook instructions --json`."""
         role = None
         if self.role:
-            role = {"id": self.role.id, "name": self.role.name, "names": self.role.names,
-                    "question": self.role.question,
-                    "done_when": [{"text": c.text, "origin": c.origin}
-                                  for c in self.role.done_when]}
+            role = {
+                "id": self.role.id,
+                "name": self.role.name,
+                "names": self.role.names,
+                "question": self.role.question,
+                "done_when": [{"text": c.text, "origin": c.origin} for c in self.role.done_when],
+            }
         return {
-            "change": self.change, "schema": self.schema, "artifact": self.artifact,
-            "generates": self.generates, "status": self.status,
-            "description": self.description, "instruction": self.instruction,
-            "template": self.template, "role": role, "rules": list(self.rules),
+            "change": self.change,
+            "schema": self.schema,
+            "artifact": self.artifact,
+            "generates": self.generates,
+            "status": self.status,
+            "description": self.description,
+            "instruction": self.instruction,
+            "template": self.template,
+            "role": role,
+            "rules": list(self.rules),
             "context": self.context,
             "decisions": [d.model_dump(exclude_none=True) for d in self.decisions],
             "requires": [r.to_dict() for r in self.requires],
@@ -83,8 +92,10 @@ class Instructions:
             out += ["## Project context", "", self.context.strip(), ""]
         if self.requires:
             out += ["## Inputs", ""]
-            out += [f"- {r.id} ({r.status}): {', '.join(r.paths) or 'no file yet'}"
-                    for r in self.requires]
+            out += [
+                f"- {r.id} ({r.status}): {', '.join(r.paths) or 'no file yet'}"
+                for r in self.requires
+            ]
             out.append("")
         if self.instruction:
             out += ["## Instruction", "", self.instruction.strip(), ""]
@@ -96,8 +107,11 @@ class Instructions:
             out += ["## Project rules", ""] + [f"- {r}" for r in self.rules] + [""]
         if self.decisions:
             out += ["## Decisions in force", ""]
-            out += [f"- {'[' + d.id + '] ' if d.id else ''}{d.decision}"
-                    + (f" — {d.reason}" if d.reason else "") for d in self.decisions]
+            out += [
+                f"- {'[' + d.id + '] ' if d.id else ''}{d.decision}"
+                + (f" — {d.reason}" if d.reason else "")
+                for d in self.decisions
+            ]
             out.append("")
         if self.template:
             out += ["## Template", "", "```markdown", self.template.rstrip(), "```", ""]
@@ -106,8 +120,10 @@ class Instructions:
     __str__ = text
 
     def __repr__(self) -> str:
-        return (f"<Instructions for {self.artifact!r} of change {self.change!r} "
-                f"({self.status}, role {self.role.id if self.role else None})>")
+        return (
+            f"<Instructions for {self.artifact!r} of change {self.change!r} "
+            f"({self.status}, role {self.role.id if self.role else None})>"
+        )
 
     def _repr_markdown_(self) -> str:
         return self.text()
@@ -126,7 +142,9 @@ def check_role_settings(project: Project, schema: Schema) -> None:
     """Refuse config that disables an artifact role (A7: it cannot be disabled)."""
     problems = [
         _config_problem(
-            project, ("roles", role_id, "enabled"), "role_cannot_be_disabled",
+            project,
+            ("roles", role_id, "enabled"),
+            "role_cannot_be_disabled",
             f"role {role_id!r} is the role of artifact {art.id!r} in schema "
             f"{schema.name!r}; an artifact role cannot be disabled (add criteria instead, "
             "or remove the role from the schema)",
@@ -164,11 +182,19 @@ def instructions(
     if artifact == "apply":
         ap = schema.model.apply
         return Instructions(
-            change=ch.name, schema=schema.name, artifact="apply", generates=ap.tracks,
-            status=status.apply.state, description="Implement the change, ticking the tasks",
-            instruction=ap.instruction, template=None, role=None,
-            rules=tuple(config.rules.get("apply", ())), context=config.context,
-            decisions=(), requires=tuple(status[d] for d in ap.requires),
+            change=ch.name,
+            schema=schema.name,
+            artifact="apply",
+            generates=ap.tracks,
+            status=status.apply.state,
+            description="Implement the change, ticking the tasks",
+            instruction=ap.instruction,
+            template=None,
+            role=None,
+            rules=tuple(config.rules.get("apply", ())),
+            context=config.context,
+            decisions=(),
+            requires=tuple(status[d] for d in ap.requires),
         )
     art = schema.artifact(artifact)
     role = None
@@ -176,13 +202,25 @@ def instructions(
         extra = config.roles.get(art.role.id)
         criteria = [Criterion(c, f"schema:{schema.name}") for c in art.role.done_when]
         criteria += [Criterion(c, "project") for c in (extra.done_when if extra else ())]
-        role = RoleBrief(art.role.id, art.role.name.for_language(language),
-                         art.role.question, tuple(criteria), art.role.name.languages)
+        role = RoleBrief(
+            art.role.id,
+            art.role.name.for_language(language),
+            art.role.question,
+            tuple(criteria),
+            art.role.name.languages,
+        )
     return Instructions(
-        change=ch.name, schema=schema.name, artifact=art.id, generates=art.generates,
-        status=status[art.id].status, description=art.description,
-        instruction=art.instruction, template=schema.template_text(art.id), role=role,
-        rules=tuple(config.rules.get(art.id, ())), context=config.context,
+        change=ch.name,
+        schema=schema.name,
+        artifact=art.id,
+        generates=art.generates,
+        status=status[art.id].status,
+        description=art.description,
+        instruction=art.instruction,
+        template=schema.template_text(art.id),
+        role=role,
+        rules=tuple(config.rules.get(art.id, ())),
+        context=config.context,
         decisions=config.decisions if art.id == "design" else (),
         requires=tuple(status[d] for d in art.requires),
     )
@@ -201,9 +239,17 @@ class RoleListing:
 
         cols = ["step", "id", "name", "origin", "artifact", "question", "done_when", "enabled"]
         df = pd.DataFrame(list(self.rows), columns=cols)
-        return df.astype({"step": pd.CategoricalDtype(list(steps())), "id": "string",
-                          "name": "string", "origin": "category", "artifact": "string",
-                          "question": "string", "enabled": bool})
+        return df.astype(
+            {
+                "step": pd.CategoricalDtype(list(steps())),
+                "id": "string",
+                "name": "string",
+                "origin": "category",
+                "artifact": "string",
+                "question": "string",
+                "enabled": bool,
+            }
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """`{"step": ..., "roles": [...]}`."""
@@ -249,21 +295,37 @@ def list_roles(
 
     def extra(role_id: str) -> tuple[bool, list[str]]:
         setting = config.roles.get(role_id) if config else None
-        return (setting.enabled if setting else True,
-                list(setting.done_when) if setting else [])
+        return (setting.enabled if setting else True, list(setting.done_when) if setting else [])
 
     for art in sch.artifacts:
         if art.role:
             enabled, more = extra(art.role.id)
-            rows.append({"step": ARTIFACT_STEP, "id": art.role.id, "name": art.role.name.en,
-                         "origin": f"schema:{sch.name}", "artifact": art.id,
-                         "question": art.role.question,
-                         "done_when": [*art.role.done_when, *more], "enabled": True})
+            rows.append(
+                {
+                    "step": ARTIFACT_STEP,
+                    "id": art.role.id,
+                    "name": art.role.name.en,
+                    "origin": f"schema:{sch.name}",
+                    "artifact": art.id,
+                    "question": art.role.question,
+                    "done_when": [*art.role.done_when, *more],
+                    "enabled": True,
+                }
+            )
     for role in step_catalogue().roles:
         enabled, more = extra(role.id)
-        rows.append({"step": role.step, "id": role.id, "name": role.name.en,
-                     "origin": "built-in", "artifact": None, "question": role.question,
-                     "done_when": [*role.done_when, *more], "enabled": enabled})
+        rows.append(
+            {
+                "step": role.step,
+                "id": role.id,
+                "name": role.name.en,
+                "origin": "built-in",
+                "artifact": None,
+                "question": role.question,
+                "done_when": [*role.done_when, *more],
+                "enabled": enabled,
+            }
+        )
     order = list(known)
     rows.sort(key=lambda r: order.index(r["step"]))
     if at is not None:

@@ -18,7 +18,7 @@ class RoleName(FileModel):
     """Display names by language code; `en` is required and used as the fallback."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
-    __pydantic_extra__: dict[str, str] = Field(init=False)  # type: ignore[assignment]
+    __pydantic_extra__: dict[str, str] = Field(init=False)
 
     en: Text = Field(min_length=1, description="English name, used for languages without one")
 
@@ -36,7 +36,9 @@ class RoleName(FileModel):
 class ArtifactRole(FileModel):
     """The role in charge of an artifact (A7)."""
 
-    id: KebabId = Field(description="Role id: kebab-case, unique in the schema, not a built-in step role")
+    id: KebabId = Field(
+        description="Role id: kebab-case, unique in the schema, not a built-in step role"
+    )
     name: RoleName = Field(description="Display names by language code; `en` is required")
     question: Text = Field(min_length=1, description="The question the role answers")
     done_when: tuple[Text, ...] = Field(
@@ -51,7 +53,9 @@ class ArtifactSpec(FileModel):
     generates: RelativePath = Field(
         description="Output path relative to the change folder, or a glob such as `specs/**/*.md`"
     )
-    description: Text | None = Field(default=None, description="Short description shown to the agent")
+    description: Text | None = Field(
+        default=None, description="Short description shown to the agent"
+    )
     template: RelativeFile | None = Field(
         default=None, description="Template file name, looked up in the schema's `templates/`"
     )
@@ -117,7 +121,9 @@ class ProjectConfig(FileModel):
     schema_: KebabId | None = Field(
         default=None, alias="schema", description="Default schema for new changes"
     )
-    context: Text | None = Field(default=None, description="Project context shown in every instruction")
+    context: Text | None = Field(
+        default=None, description="Project context shown in every instruction"
+    )
     rules: dict[KebabId, tuple[Text, ...]] = Field(
         default_factory=dict, description="Extra rules per artifact id"
     )
@@ -134,7 +140,9 @@ class ChangeFile(FileModel):
 
     model_config = ConfigDict(title="crewbook change (change.yaml)")
 
-    schema_: KebabId = Field(alias="schema", description="The schema's folder name, fixed at creation")
+    schema_: KebabId = Field(
+        alias="schema", description="The schema's folder name, fixed at creation"
+    )
     created: Text | None = Field(default=None, description="Creation date, ISO 8601")
     description: Text | None = Field(default=None, description="One line on the change")
     skip_specs: bool = Field(

@@ -110,7 +110,8 @@ class Project:
         if not self.changes_folder.is_dir():
             return []
         return [
-            open_change(p, self) for p in sorted(self.changes_folder.iterdir())
+            open_change(p, self)
+            for p in sorted(self.changes_folder.iterdir())
             if (p / "change.yaml").is_file()
         ]
 
@@ -123,9 +124,11 @@ class Project:
 
     def _repr_html_(self) -> str:
         changes = ", ".join(c.name for c in self.changes()) or "none yet"
-        return (f"<div><b>Project {html.escape(self.root.name)}</b>: default schema "
-                f"<code>{html.escape(self.config.schema_ or 'spec-driven')}</code>; "
-                f"changes: {html.escape(changes)}</div>")
+        return (
+            f"<div><b>Project {html.escape(self.root.name)}</b>: default schema "
+            f"<code>{html.escape(self.config.schema_ or 'spec-driven')}</code>; "
+            f"changes: {html.escape(changes)}</div>"
+        )
 
 
 ProjectLike = Project | Path | str | None

@@ -95,8 +95,7 @@ class SchemaListing:
         """The shape of `crewbook schemas --json`."""
         return {
             "schemas": [
-                {"name": s.name, "source": s.source, "path": self._path(s),
-                 "artifacts": s.order}
+                {"name": s.name, "source": s.source, "path": self._path(s), "artifacts": s.order}
                 for s in self.schemas
             ],
             "warnings": [w.to_dict() for w in self.warnings],
@@ -107,12 +106,27 @@ class SchemaListing:
         import pandas as pd
 
         df = pd.DataFrame(
-            [{"name": s.name, "source": s.source, "path": self._path(s),
-              "artifacts": len(s.artifacts), "chain": s.chain} for s in self.schemas],
+            [
+                {
+                    "name": s.name,
+                    "source": s.source,
+                    "path": self._path(s),
+                    "artifacts": len(s.artifacts),
+                    "chain": s.chain,
+                }
+                for s in self.schemas
+            ],
             columns=["name", "source", "path", "artifacts", "chain"],
         )
-        return df.astype({"name": "string", "source": "category", "path": "string",
-                          "artifacts": "Int64", "chain": "string"})
+        return df.astype(
+            {
+                "name": "string",
+                "source": "category",
+                "path": "string",
+                "artifacts": "Int64",
+                "chain": "string",
+            }
+        )
 
     def __str__(self) -> str:
         lines = ["Available schemas:"]
@@ -122,13 +136,16 @@ class SchemaListing:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return (f"<SchemaListing {len(self.schemas)} schemas ({', '.join(self.names)}), "
-                f"{len(self.warnings)} warnings>")
+        return (
+            f"<SchemaListing {len(self.schemas)} schemas ({', '.join(self.names)}), "
+            f"{len(self.warnings)} warnings>"
+        )
 
     def _repr_html_(self) -> str:
         rows = "".join(
             f"<tr><td><b>{html.escape(s.name)}</b></td><td>{s.source}</td>"
-            f"<td><code>{html.escape(s.chain)}</code></td></tr>" for s in self.schemas
+            f"<td><code>{html.escape(s.chain)}</code></td></tr>"
+            for s in self.schemas
         )
         warns = "".join(
             f"<li>⚠ <code>{w.code}</code> <b>{html.escape(w.schema)}</b>: "
@@ -138,7 +155,8 @@ class SchemaListing:
         return (
             "<div class='crewbook-schemas'><table><thead><tr><th>schema</th><th>source</th>"
             f"<th>artifacts</th></tr></thead><tbody>{rows}</tbody></table>"
-            + (f"<ul>{warns}</ul>" if warns else "") + "</div>"
+            + (f"<ul>{warns}</ul>" if warns else "")
+            + "</div>"
         )
 
 
@@ -182,21 +200,28 @@ def _load_listed(
 ) -> Schema | None:
     name = folder.name
     if not KEBAB_CASE.match(name):
-        warnings.append(SchemaWarning(
-            "schema_unusable", name,
-            f"folder name {name!r} is not kebab-case, and a schema's name is its folder; "
-            "rename the folder (lowercase letters, digits, hyphens)",
-        ))
+        warnings.append(
+            SchemaWarning(
+                "schema_unusable",
+                name,
+                f"folder name {name!r} is not kebab-case, and a schema's name is its folder; "
+                "rename the folder (lowercase letters, digits, hyphens)",
+            )
+        )
         return None
     if not (folder / "schema.yaml").is_file():
-        warnings.append(SchemaWarning(
-            "schema_unusable", name,
-            f"{folder.name}/ holds no schema.yaml; add one or remove the folder",
-        ))
+        warnings.append(
+            SchemaWarning(
+                "schema_unusable",
+                name,
+                f"{folder.name}/ holds no schema.yaml; add one or remove the folder",
+            )
+        )
         return None
     try:
-        schema = load_schema(folder, name=name, source=source,
-                             display_root=proj.root if proj else None)
+        schema = load_schema(
+            folder, name=name, source=source, display_root=proj.root if proj else None
+        )
     except SchemaError as exc:
         warnings.append(SchemaWarning("schema_unusable", name, str(exc), exc))
         return None
@@ -213,14 +238,21 @@ def get_schema(name: str, project: ProjectLike = None) -> Schema:
     """
     proj = _project_or_none(project)
     if proj and (proj.schemas_folder / name).is_dir():
-        return load_schema(proj.schemas_folder / name, name=name, source="project",
-                           display_root=proj.root)
+        return load_schema(
+            proj.schemas_folder / name, name=name, source="project", display_root=proj.root
+        )
     if name in builtin_names():
         return load_schema(builtin_folder() / name, name=name, source="built-in")
-    names = sorted(set(builtin_names()) | {
-        p.name for p in (proj.schemas_folder.iterdir() if proj and proj.schemas_folder.is_dir()
-                         else []) if p.is_dir()
-    })
+    names = sorted(
+        set(builtin_names())
+        | {
+            p.name
+            for p in (
+                proj.schemas_folder.iterdir() if proj and proj.schemas_folder.is_dir() else []
+            )
+            if p.is_dir()
+        }
+    )
     raise SchemaNotFoundError(
         f"no schema named {name!r}"
         + (did_you_mean(name, names) or f"; available: {', '.join(names)}")

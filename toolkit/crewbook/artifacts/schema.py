@@ -112,17 +112,22 @@ class Schema:
         import pandas as pd
 
         rank = {art_id: i for i, art_id in enumerate(self.order)}
-        arts = pd.DataFrame({
-            "id": pd.Series(self.ids, dtype="string"),
-            "generates": pd.Series([a.generates for a in self.artifacts], dtype="string"),
-            "is_glob": pd.Series([is_glob(a.generates) for a in self.artifacts], dtype=bool),
-            "requires": pd.Series([list(a.requires) for a in self.artifacts], dtype=object),
-            "depth": pd.Series([self.depth[a.id] for a in self.artifacts], dtype="Int64"),
-            "role_id": pd.Series([a.role.id if a.role else None for a in self.artifacts],
-                                 dtype="category"),
-            "has_template": pd.Series([a.template is not None for a in self.artifacts], dtype=bool),
-            "order": pd.Series([rank[a.id] for a in self.artifacts], dtype="Int64"),
-        })
+        arts = pd.DataFrame(
+            {
+                "id": pd.Series(self.ids, dtype="string"),
+                "generates": pd.Series([a.generates for a in self.artifacts], dtype="string"),
+                "is_glob": pd.Series([is_glob(a.generates) for a in self.artifacts], dtype=bool),
+                "requires": pd.Series([list(a.requires) for a in self.artifacts], dtype=object),
+                "depth": pd.Series([self.depth[a.id] for a in self.artifacts], dtype="Int64"),
+                "role_id": pd.Series(
+                    [a.role.id if a.role else None for a in self.artifacts], dtype="category"
+                ),
+                "has_template": pd.Series(
+                    [a.template is not None for a in self.artifacts], dtype=bool
+                ),
+                "order": pd.Series([rank[a.id] for a in self.artifacts], dtype="Int64"),
+            }
+        )
         rows = [(dep, a.id, "requires") for a in self.artifacts for dep in a.requires]
         rows += [(dep, "apply", "apply") for dep in self.model.apply.requires]
         edges = pd.DataFrame(rows, columns=["source", "target", "kind"]).astype(
@@ -132,7 +137,9 @@ class Schema:
 
     # --------------------------------------------------------------- display
     def __repr__(self) -> str:
-        return f"<Schema {self.name!r} ({self.source}), {len(self.artifacts)} artifacts: {self.chain}>"
+        return (
+            f"<Schema {self.name!r} ({self.source}), {len(self.artifacts)} artifacts: {self.chain}>"
+        )
 
     def _repr_html_(self) -> str:
         rows = []
@@ -190,9 +197,17 @@ class ValidationReport:
 
         cols = ["severity", "code", "path", "line", "column", "key", "message"]
         df = pd.DataFrame([{c: getattr(p, c) for c in cols} for p in self.problems], columns=cols)
-        return df.astype({"severity": "category", "code": "category", "line": "Int64",
-                          "column": "Int64", "path": "string", "key": "string",
-                          "message": "string"})
+        return df.astype(
+            {
+                "severity": "category",
+                "code": "category",
+                "line": "Int64",
+                "column": "Int64",
+                "path": "string",
+                "key": "string",
+                "message": "string",
+            }
+        )
 
     def __str__(self) -> str:
         head = f"{self.subject}: " if self.subject else ""
@@ -202,13 +217,17 @@ class ValidationReport:
         return f"{head}{verdict}\n" + "\n".join(f"  {p}" for p in self.problems)
 
     def __repr__(self) -> str:
-        return (f"<ValidationReport {self.subject or ''} valid={self.valid} "
-                f"errors={len(self.errors)} warnings={len(self.warnings)}>")
+        return (
+            f"<ValidationReport {self.subject or ''} valid={self.valid} "
+            f"errors={len(self.errors)} warnings={len(self.warnings)}>"
+        )
 
     def _repr_html_(self) -> str:
         verdict = "✔ valid" if self.valid else "✖ invalid"
-        return (f"<div class='crewbook-report'><p><b>{html.escape(self.subject)}</b> "
-                f"{verdict}</p>{problems_html(self.problems)}</div>")
+        return (
+            f"<div class='crewbook-report'><p><b>{html.escape(self.subject)}</b> "
+            f"{verdict}</p>{problems_html(self.problems)}</div>"
+        )
 
 
 def schema_file(path: Path) -> Path:
@@ -224,11 +243,14 @@ def check_schema_folder(
     folder = file.parent
     shown = _display(file, display_root)
     doc = read_yaml(file, error_cls=SchemaError, display_path=shown)
-    return check_schema(doc, folder, schema_name=name or folder.name)
+    return check_schema(doc, folder, schema_name=name or folder.resolve().name)
 
 
 def load_schema(
-    path: Path | str, *, name: str | None = None, source: Source = "file",
+    path: Path | str,
+    *,
+    name: str | None = None,
+    source: Source = "file",
     display_root: Path | None = None,
 ) -> Schema:
     """Load a schema folder or its `schema.yaml`; raise `SchemaError` listing every problem.
@@ -239,9 +261,12 @@ def load_schema(
     folder = file.parent
     model, problems = check_schema_folder(file, name=name, display_root=display_root)
     if model is None:
-        raise SchemaError(f"schema {name or folder.name!r} is invalid", problems)
+        raise SchemaError(f"schema {name or folder.resolve().name!r} is invalid", problems)
     return Schema(
-        name=name or folder.name, source=source, folder=folder, model=model,
+        name=name or folder.resolve().name,
+        source=source,
+        folder=folder,
+        model=model,
         warnings=tuple(p for p in problems if p.severity == "warning"),
         display_folder=_display(folder, display_root),
     )

@@ -25,7 +25,8 @@ def check_schema(
     model, problems = parse_model(SchemaFile, doc)
     problems = list(doc.problems) + problems
     artifacts = [
-        (index, item) for index, item in enumerate(_list(doc.data.get("artifacts")))
+        (index, item)
+        for index, item in enumerate(_list(doc.data.get("artifacts")))
         if isinstance(item, dict)
     ]
     problems += _check_ids(doc, artifacts)
@@ -37,12 +38,15 @@ def check_schema(
     problems += _check_outputs(doc, artifacts)
     declared = doc.data.get("name")
     if isinstance(declared, str) and declared != schema_name:
-        problems.append(doc.problem(
-            "schema_name_mismatch",
-            f"name {declared!r} differs from the folder name {schema_name!r}; the folder "
-            f"wins (the schema is used as {schema_name!r}): set `name: {schema_name}`",
-            ("name",), severity="warning",
-        ))
+        problems.append(
+            doc.problem(
+                "schema_name_mismatch",
+                f"name {declared!r} differs from the folder name {schema_name!r}; the folder "
+                f"wins (the schema is used as {schema_name!r}): set `name: {schema_name}`",
+                ("name",),
+                severity="warning",
+            )
+        )
     problems.sort(key=lambda p: (p.line or 0, p.column or 0))
     if any(p.severity == "error" for p in problems):
         return None, problems
@@ -63,11 +67,13 @@ def _check_ids(doc: SourceDoc, artifacts: list[tuple[int, dict[str, Any]]]) -> l
         if art_id in first:
             line = doc.position(("artifacts", first[art_id], "id"))
             where = f" (first at line {line.line})" if line else ""
-            problems.append(doc.problem(
-                "duplicate_id",
-                f"artifact id {art_id!r} is declared twice{where}; ids must be unique",
-                ("artifacts", index, "id"),
-            ))
+            problems.append(
+                doc.problem(
+                    "duplicate_id",
+                    f"artifact id {art_id!r} is declared twice{where}; ids must be unique",
+                    ("artifacts", index, "id"),
+                )
+            )
         else:
             first[art_id] = index
     return problems
@@ -91,17 +97,28 @@ def _check_requires(
         key = "apply.requires" if base[0] == "apply" else "requires"
         for i, name in requires:
             if name not in known:
-                problems.append(doc.problem(
-                    "unknown_artifact",
-                    f"`{key}` names {name!r}, which is no artifact of schema {schema!r}"
-                    + (did_you_mean(name, known) or f"; artifacts: {', '.join(known)}"),
-                    (*base, i),
-                ))
+                problems.append(
+                    doc.problem(
+                        "unknown_artifact",
+                        f"`{key}` names {name!r}, which is no artifact of schema {schema!r}"
+                        + (
+                            did_you_mean(name, known)
+                            or (
+                                f"; artifacts: {', '.join(known)}"
+                                if known
+                                else "; the schema declares no artifacts"
+                            )
+                        ),
+                        (*base, i),
+                    )
+                )
     return problems
 
 
 def _check_cycles(doc: SourceDoc, artifacts: list[tuple[int, dict[str, Any]]]) -> list[Problem]:
-    index_of = {str(item["id"]): index for index, item in artifacts if isinstance(item.get("id"), str)}
+    index_of = {
+        str(item["id"]): index for index, item in artifacts if isinstance(item.get("id"), str)
+    }
     graph = {
         art_id: [r for _, r in _requires(item) if r in index_of]
         for index, item in artifacts
@@ -113,12 +130,14 @@ def _check_cycles(doc: SourceDoc, artifacts: list[tuple[int, dict[str, Any]]]) -
         first = cycle[0]
         req = _requires(artifacts[[i for i, _ in artifacts].index(index_of[first])][1])
         pos = next((i for i, r in req if r == (cycle[1] if len(cycle) > 1 else first)), 0)
-        problems.append(doc.problem(
-            "dependency_cycle",
-            f"dependencies form a cycle: {path}; no artifact in it can ever be ready. "
-            "Remove one of these `requires`",
-            ("artifacts", index_of[first], "requires", pos),
-        ))
+        problems.append(
+            doc.problem(
+                "dependency_cycle",
+                f"dependencies form a cycle: {path}; no artifact in it can ever be ready. "
+                "Remove one of these `requires`",
+                ("artifacts", index_of[first], "requires", pos),
+            )
+        )
     return problems
 
 
@@ -139,7 +158,7 @@ def find_cycles(graph: dict[str, list[str]]) -> list[list[str]]:
         stack.append(node)
         for dep in graph.get(node, []):
             if state.get(dep) == 1:
-                cycle = stack[stack.index(dep):]
+                cycle = stack[stack.index(dep) :]
                 key = frozenset(cycle)
                 if key not in seen:
                     seen.add(key)
@@ -161,7 +180,9 @@ def _check_templates(
 ) -> list[Problem]:
     problems = []
     templates = folder / "templates"
-    available = sorted(p.name for p in templates.iterdir() if p.is_file()) if templates.is_dir() else []
+    available = (
+        sorted(p.name for p in templates.iterdir() if p.is_file()) if templates.is_dir() else []
+    )
     for index, item in artifacts:
         name = item.get("template")
         if not isinstance(name, str) or path_defect(name):
@@ -169,21 +190,28 @@ def _check_templates(
         target = templates / name
         if not target.is_file():
             hint = did_you_mean(name, available) or (
-                f"; templates/ holds {', '.join(available)}" if available
-                else "; the schema has no templates/ folder" if not templates.is_dir() else ""
+                f"; templates/ holds {', '.join(available)}"
+                if available
+                else "; the schema has no templates/ folder"
+                if not templates.is_dir()
+                else ""
             )
-            problems.append(doc.problem(
-                "missing_template",
-                f"template {name!r} is not in the schema's templates/ folder{hint}",
-                ("artifacts", index, "template"),
-            ))
+            problems.append(
+                doc.problem(
+                    "missing_template",
+                    f"template {name!r} is not in the schema's templates/ folder{hint}",
+                    ("artifacts", index, "template"),
+                )
+            )
         elif not target.resolve().is_relative_to(templates.resolve()):
-            problems.append(doc.problem(
-                "unsafe_path",
-                f"template {name!r} is a link that leads outside templates/; "
-                "copy the file into templates/ instead",
-                ("artifacts", index, "template"),
-            ))
+            problems.append(
+                doc.problem(
+                    "unsafe_path",
+                    f"template {name!r} is a link that leads outside templates/; "
+                    "copy the file into templates/ instead",
+                    ("artifacts", index, "template"),
+                )
+            )
     return problems
 
 
@@ -198,18 +226,24 @@ def _check_roles(doc: SourceDoc, artifacts: list[tuple[int, dict[str, Any]]]) ->
         role_id = role["id"]
         loc = ("artifacts", index, "role", "id")
         if role_id in reserved:
-            problems.append(doc.problem(
-                "reserved_role",
-                f"role id {role_id!r} is a built-in step role; give the artifact role "
-                f"its own id (built-in: {', '.join(sorted(reserved))})", loc,
-            ))
+            problems.append(
+                doc.problem(
+                    "reserved_role",
+                    f"role id {role_id!r} is a built-in step role; give the artifact role "
+                    f"its own id (built-in: {', '.join(sorted(reserved))})",
+                    loc,
+                )
+            )
         if role_id in first:
             owner = artifacts[[i for i, _ in artifacts].index(first[role_id])][1].get("id")
-            problems.append(doc.problem(
-                "duplicate_role",
-                f"role id {role_id!r} is already the role of artifact {owner!r}; "
-                "role ids are unique in a schema", loc,
-            ))
+            problems.append(
+                doc.problem(
+                    "duplicate_role",
+                    f"role id {role_id!r} is already the role of artifact {owner!r}; "
+                    "role ids are unique in a schema",
+                    loc,
+                )
+            )
         else:
             first[role_id] = index
     return problems
@@ -225,23 +259,35 @@ def _check_outputs(doc: SourceDoc, artifacts: list[tuple[int, dict[str, Any]]]) 
             continue
         generated.add(out)
         if out in owners:
-            problems.append(doc.problem(
-                "duplicate_output",
-                f"artifact {item.get('id')!r} generates {out!r}, as {owners[out]!r} does: "
-                "both would be done as soon as one is written",
-                ("artifacts", index, "generates"), severity="warning",
-            ))
+            problems.append(
+                doc.problem(
+                    "duplicate_output",
+                    f"artifact {item.get('id')!r} generates {out!r}, as {owners[out]!r} does: "
+                    "both would be done as soon as one is written",
+                    ("artifacts", index, "generates"),
+                    severity="warning",
+                )
+            )
         else:
             owners[out] = str(item.get("id"))
     apply = doc.data.get("apply")
     tracks = apply.get("tracks") if isinstance(apply, dict) else None
-    if isinstance(tracks, str) and generated and tracks not in generated and not is_glob(tracks):
-        problems.append(doc.problem(
-            "tracks_not_generated",
-            f"apply.tracks is {tracks!r}, which no artifact generates; implementation "
-            "progress will read a file no step writes",
-            ("apply", "tracks"), severity="warning",
-        ))
+    if (
+        isinstance(tracks, str)
+        and generated
+        and tracks not in generated
+        and not is_glob(tracks)
+        and not path_defect(tracks)
+    ):
+        problems.append(
+            doc.problem(
+                "tracks_not_generated",
+                f"apply.tracks is {tracks!r}, which no artifact generates; implementation "
+                "progress will read a file no step writes",
+                ("apply", "tracks"),
+                severity="warning",
+            )
+        )
     return problems
 
 

@@ -27,10 +27,15 @@ def example_project(name: str = "tour", dest: Path | str | None = None) -> Path:
             f"no example project {name!r}"
             + (did_you_mean(name, example_names()) or f"; examples: {', '.join(example_names())}")
         )
-    target = Path(dest) if dest is not None else Path(tempfile.mkdtemp(prefix=f"crewbook-{name}-")) / name
+    target = (
+        Path(dest)
+        if dest is not None
+        else Path(tempfile.mkdtemp(prefix=f"crewbook-{name}-")) / name
+    )
     if target.exists() and any(target.iterdir()):
         raise AlreadyExistsError(f"{target} exists and is not empty; choose another folder", target)
     source = Path(str(resources.files(__package__).joinpath(name)))
-    shutil.copytree(source, target, dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        source, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
+    )
     return target

@@ -1,0 +1,80 @@
+"""The public namespace is small and pinned; importing it stays light."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import crewbook
+
+EXPECTED = {
+    "AlreadyExistsError",
+    "ApplyState",
+    "ArtifactNotFoundError",
+    "ArtifactState",
+    "Change",
+    "ChangeNotFoundError",
+    "ChangeStatus",
+    "ConfigError",
+    "CrewbookError",
+    "Instructions",
+    "InvalidInputError",
+    "LedgerError",
+    "LoopRefused",
+    "NotFoundError",
+    "PipelineError",
+    "Problem",
+    "Project",
+    "ProjectNotFoundError",
+    "RoleListing",
+    "Schema",
+    "SchemaError",
+    "SchemaListing",
+    "SchemaNotFoundError",
+    "SchemaWarning",
+    "TaskItem",
+    "UnsafePathError",
+    "ValidationReport",
+    "__version__",
+    "change_status",
+    "example_project",
+    "find_project_root",
+    "get_schema",
+    "instructions",
+    "list_roles",
+    "list_schemas",
+    "load_schema",
+    "new_change",
+    "open_change",
+    "validate_schema",
+}
+
+
+def test_all_is_pinned() -> None:
+    assert set(crewbook.__all__) == EXPECTED
+    assert sorted(crewbook.__all__) == list(crewbook.__all__), "keep __all__ sorted"
+
+
+def test_every_exported_name_exists() -> None:
+    missing = [name for name in crewbook.__all__ if not hasattr(crewbook, name)]
+    assert missing == []
+
+
+def test_import_does_not_load_heavy_packages() -> None:
+    code = (
+        "import sys, crewbook\n"
+        "heavy = [m for m in ('graphviz', 'ipywidgets', 'matplotlib', 'IPython') "
+        "if m in sys.modules]\n"
+        "print(','.join(heavy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_errors_subclass_the_natural_builtins() -> None:
+    assert issubclass(crewbook.SchemaError, ValueError)
+    assert issubclass(crewbook.SchemaNotFoundError, KeyError)
+    assert issubclass(crewbook.ProjectNotFoundError, FileNotFoundError)
+    assert issubclass(crewbook.AlreadyExistsError, FileExistsError)
+    assert issubclass(crewbook.LoopRefused, RuntimeError)
+    assert str(crewbook.SchemaNotFoundError("no schema 'x'")) == "no schema 'x'"

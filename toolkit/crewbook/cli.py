@@ -1,0 +1,224 @@
+"""The `crewbook` command: schemas, validation, changes, instructions and roles.
+
+Exit status: 0 ok, 1 invalid input found (or a refusal), 2 usage error (including
+a project, change or schema that does not exist). Every command takes `--json`;
+with it, output (and any error) is one JSON document on standard output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .artifacts.change import new_change, open_change
+from .artifacts.instructions import instructions, list_roles
+from .artifacts.registry import list_schemas
+from .errors import CrewbookError, NotFoundError
+from .examples import example_names, example_project
+from .validation import validate_paths
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    else:
+        print(text)
+
+
+def _project(args: argparse.Namespace) -> Path | None:
+    return Path(args.project) if args.project else None
+
+
+def cmd_schemas(args: argparse.Namespace) -> int:
+    listing = list_schemas(_project(args))
+    _emit(args, listing.to_dict(), str(listing))
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    report = validate_paths([Path(p) for p in args.paths], project=_project(args))
+    _emit(args, report.to_dict(), str(report))
+    return 0 if report.valid else 1
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    status = open_change(args.change, _project(args)).status()
+    _emit(args, status.to_dict(), str(status))
+    return 1 if any(p.severity == "error" for p in status.problems) else 0
+
+
+def cmd_new_change(args: argparse.Namespace) -> int:
+    change = new_change(
+        args.name,
+        args.schema,
+        _project(args),
+        description=args.description,
+        skip_specs=args.skip_specs,
+    )
+    rel = change.project.relative(change.folder)
+    _emit(
+        args,
+        {"change": change.name, "schema": change.schema_name, "path": rel},
+        f"Created change {change.name} (schema {change.schema_name}) in {rel}/",
+    )
+    return 0
+
+
+def cmd_instructions(args: argparse.Namespace) -> int:
+    result = instructions(args.artifact, args.change, _project(args), language=args.lang)
+    _emit(args, result.to_dict(), result.text().rstrip())
+    return 0
+
+
+def cmd_roles(args: argparse.Namespace) -> int:
+    listing = list_roles(at=args.at, schema=args.schema, project=_project(args))
+    _emit(args, listing.to_dict(), str(listing))
+    return 0
+
+
+def cmd_example(args: argparse.Namespace) -> int:
+    path = example_project(args.name, args.dest)
+    _emit(
+        args,
+        {"example": args.name, "path": str(path)},
+        f"Copied example project {args.name!r} to {path}\nTry: crewbook --project {path} schemas",
+    )
+    return 0
+
+
+def _common() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--project",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="the project root (default: walk up from the current folder "
+        "to the one holding _codev/)",
+    )
+    common.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="print one JSON document instead of text",
+    )
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser, subcommands included."""
+    common = _common()
+    parser = argparse.ArgumentParser(
+        prog="crewbook",
+        parents=[common],
+        description="Check, inspect and step the workflow model of AI delivery teams.",
+        epilog="Exit status: 0 ok, 1 invalid input found, 2 usage error.",
+    )
+    parser.add_argument("--version", action="version", version=f"crewbook {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def add(name: str, func: Handler, help_: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, parents=[common], help=help_, description=help_)
+        p.set_defaults(func=func)
+        return p
+
+    add("schemas", cmd_schemas, "list the usable schemas and warn about the others (A5)")
+    p = add(
+        "validate",
+        cmd_validate,
+        "check schemas, configs, changes or whole projects, reporting every problem",
+    )
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="a schema folder or schema.yaml, a config.yaml, a change folder, "
+        "a project folder, or a ledger (.jsonl)",
+    )
+    p = add("status", cmd_status, "where a change stands: artifacts, apply gate, tasks (A6)")
+    p.add_argument("--change", required=True, metavar="DIR", help="the change folder or name")
+
+    p = sub.add_parser("new", help="create something (a change)", description="create something")
+    new_sub = p.add_subparsers(dest="what", metavar="WHAT", required=True)
+    q = new_sub.add_parser(
+        "change",
+        parents=[common],
+        help="create a change (A8)",
+        description="create _codev/changes/NAME/ recording its schema",
+    )
+    q.set_defaults(func=cmd_new_change)
+    q.add_argument("name", metavar="NAME", help="kebab-case name of the change")
+    q.add_argument("--schema", metavar="S", help="schema to use (default: the config's schema:)")
+    q.add_argument("--description", metavar="TEXT", help="one line on the change")
+    q.add_argument("--skip-specs", action="store_true", help="skip artifacts under specs/ (A9)")
+
+    p = add(
+        "instructions",
+        cmd_instructions,
+        "what an agent needs to write one artifact of a change (A10)",
+    )
+    p.add_argument("artifact", metavar="ARTIFACT", help="an artifact id, or 'apply'")
+    p.add_argument("--change", required=True, metavar="DIR", help="the change folder or name")
+    p.add_argument("--lang", default="en", metavar="CODE", help="language of role names")
+    p = add("roles", cmd_roles, "roles and the step they act at (A7)")
+    p.add_argument("--at", metavar="STEP", help="only the roles at STEP, such as plan.write")
+    p.add_argument("--schema", metavar="S", help="schema whose artifact roles to list")
+    p = add("example", cmd_example, "copy a bundled example project to try crewbook on")
+    p.add_argument(
+        "name",
+        nargs="?",
+        default="tour",
+        choices=example_names(),
+        help="which example (default: tour)",
+    )
+    p.add_argument(
+        "dest", nargs="?", metavar="DEST", help="where to copy it (default: a temp folder)"
+    )
+    for register in _plugins():
+        register(sub, common)
+    return parser
+
+
+def _plugins() -> list[Callable[[Any, argparse.ArgumentParser], None]]:
+    """Commands contributed by the other packages (each imports nothing heavy)."""
+    return []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    for name, default in (("project", None), ("json", False)):
+        if not hasattr(args, name):
+            setattr(args, name, default)
+    try:
+        return int(args.func(args))
+    except CrewbookError as exc:
+        status = 2 if isinstance(exc, NotFoundError) else 1
+        problems = getattr(exc, "problems", ())
+        if args.json:
+            print(
+                json.dumps(
+                    {
+                        "error": {
+                            "type": type(exc).__name__,
+                            "message": str(exc),
+                            "problems": [p.to_dict() for p in problems],
+                        }
+                    },
+                    indent=2,
+                    ensure_ascii=False,
+                )
+            )
+        else:
+            print(f"crewbook: error: {exc}", file=sys.stderr)
+        return status
+    except KeyboardInterrupt:
+        print("crewbook: interrupted", file=sys.stderr)
+        return 130

@@ -187,7 +187,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _plugins() -> list[Callable[[Any, argparse.ArgumentParser], None]]:
     """Commands contributed by the other packages (each imports nothing heavy)."""
-    return []
+    from .draw.cli import register as graph
+    from .routing.cli import register as routing
+
+    return [graph, routing]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

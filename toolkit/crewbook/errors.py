@@ -9,14 +9,19 @@ The hierarchy (each class also subclasses the natural built-in, so an existing
     │   ├── SchemaError                   a schema.yaml (SPEC A3, A4, A7)
     │   ├── ConfigError                   _codev/config.yaml or a change.yaml
     │   ├── PipelineError                 a pipeline TOML file (SPEC B)
-    │   └── LedgerError                   a ledger file (DESIGN rule 3)
+    │   ├── LedgerError                   a ledger file (DESIGN rule 3)
+    │   └── RoutingError                  a preset, profile or task-classes file (D7-D9)
     ├── UnsafePathError (ValueError)      a path read from a file would leave its root
     ├── NotFoundError (LookupError)       something named does not exist
     │   ├── ProjectNotFoundError (FileNotFoundError)   no folder holding `_codev/`
     │   ├── ChangeNotFoundError (FileNotFoundError)    no such change folder
     │   ├── SchemaNotFoundError (KeyError)             no schema of that name
-    │   └── ArtifactNotFoundError (KeyError)           no artifact of that id
+    │   ├── ArtifactNotFoundError (KeyError)           no artifact of that id
+    │   ├── PresetNotFoundError (KeyError)             no routing preset of that family
+    │   └── TaskNotFoundError (KeyError)               no task of that id in the change
     ├── AlreadyExistsError (FileExistsError)   refusing to overwrite without `force`
+    ├── DotNotFoundError (FileNotFoundError)   Graphviz's `dot` is needed and missing
+    ├── DotError (RuntimeError)           `dot` failed or timed out
     └── LoopRefused (RuntimeError)        an engine refused a report; nothing changed
 
 Messages say what happened, why, and what to do. A `Problem` is data, not an
@@ -145,6 +150,10 @@ class LedgerError(InvalidInputError):
     """A ledger file holds lines that are not valid events."""
 
 
+class RoutingError(InvalidInputError):
+    """A preset, profile or task-classes file, or a classification, breaks the rules."""
+
+
 class UnsafePathError(CrewbookError, ValueError):
     """A path read from a file would leave the folder it must stay in."""
 
@@ -167,6 +176,22 @@ class SchemaNotFoundError(NotFoundError, KeyError):
 
 class ArtifactNotFoundError(NotFoundError, KeyError):
     """No artifact of that id in the schema."""
+
+
+class PresetNotFoundError(NotFoundError, KeyError):
+    """No routing preset of that family, built in or custom."""
+
+
+class TaskNotFoundError(NotFoundError, KeyError):
+    """No task of that id in the change."""
+
+
+class DotNotFoundError(CrewbookError, FileNotFoundError):
+    """The Graphviz `dot` program is needed and was not found."""
+
+
+class DotError(CrewbookError, RuntimeError):
+    """`dot` ran but failed, or took longer than its timeout."""
 
 
 class AlreadyExistsError(CrewbookError, FileExistsError):

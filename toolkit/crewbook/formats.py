@@ -26,8 +26,17 @@ def _artifact_models() -> dict[str, type[BaseModel]]:
     }
 
 
-#: File name in `schemas/` → a function returning the model it describes.
-FORMAT_SOURCES: list[Callable[[], dict[str, type[BaseModel]]]] = [_artifact_models]
+def _routing_models() -> dict[str, type[BaseModel]]:
+    from .routing.model import format_models
+
+    return format_models()
+
+
+#: Functions returning, for each file name in `schemas/`, the model it describes.
+FORMAT_SOURCES: list[Callable[[], dict[str, type[BaseModel]]]] = [
+    _artifact_models,
+    _routing_models,
+]
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -9,7 +10,7 @@ from .artifacts.change import open_change
 from .artifacts.project import CODEV, Project, find_project_root, load_config
 from .artifacts.registry import list_schemas
 from .artifacts.schema import ValidationReport, validate_schema
-from .errors import InvalidInputError, Problem, ProjectNotFoundError
+from .errors import InvalidInputError, NotFoundError, Problem, ProjectNotFoundError
 
 
 def validate_paths(paths: Sequence[Path], project: Path | None = None) -> ValidationReport:
@@ -70,11 +71,14 @@ def _validate_one(path: Path, project: Path | None) -> list[Problem]:
     ]
 
 
-def _errors_of(load: object) -> list[Problem]:
+def _errors_of(load: object, path: str | None = None) -> list[Problem]:
     try:
         load()  # type: ignore[operator]
     except InvalidInputError as exc:
-        return list(exc.problems) or [Problem("invalid", str(exc))]
+        return list(exc.problems) or [Problem("invalid", str(exc), path=path)]
+    except NotFoundError as exc:  # e.g. a change naming a schema that does not exist
+        code = re.sub(r"(?<!^)(?=[A-Z])", "_", type(exc).__name__.removesuffix("Error")).lower()
+        return [Problem(code, str(exc), path=path)]
     return []
 
 
@@ -85,7 +89,9 @@ def _validate_change(folder: Path, root: Path | None) -> list[Problem]:
         problems.extend(status.problems)
 
     problems: list[Problem] = []
-    return _errors_of(load) + problems
+    shown = folder / "change.yaml"
+    display = Project(root).relative(shown) if root else str(shown)
+    return _errors_of(load, display) + problems
 
 
 def _validate_project(root: Path) -> list[Problem]:

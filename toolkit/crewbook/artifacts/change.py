@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 import yaml
 
+from ..draw.display import Drawable
 from ..errors import (
     AlreadyExistsError,
     ChangeNotFoundError,
@@ -33,6 +34,8 @@ from .schema import Schema
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ..draw.model import GraphModel
 
 ArtifactStatus = Literal["done", "ready", "blocked", "skipped"]
 ApplyStatus = Literal["blocked", "ready", "in_progress", "complete"]
@@ -219,8 +222,8 @@ class ApplyState:
 
 
 @dataclass(frozen=True, eq=False)
-class ChangeStatus:
-    """Where a change stands; `frame()` for pandas, `to_dict()` for JSON."""
+class ChangeStatus(Drawable):
+    """Where a change stands; `frame()` for pandas, `to_dict()` for JSON, `graph()` to see it."""
 
     change: str
     schema: Schema
@@ -298,6 +301,12 @@ class ChangeStatus:
                 "line": "Int64",
             }
         )
+
+    def graph_model(self) -> GraphModel:
+        """The schema's drawing coloured by status, with a legend and the next artifact bold."""
+        from .graph import status_graph
+
+        return status_graph(self)
 
     def __str__(self) -> str:
         width = max((len(a.id) for a in self.artifacts), default=0)
@@ -424,7 +433,7 @@ def compute_status(change: Change, schema: Schema) -> ChangeStatus:
                     code="path_outside_change",
                     message=f"{rel!r} matches `generates` of {art_id!r} but leads outside the "
                     "change folder (a symlink?); it is not counted",
-                    path=change.project.relative(folder / rel),
+                    path=f"{change.project.relative(folder)}/{rel}",
                     key=f"{art_id}.generates",
                 )
             )

@@ -9,6 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..draw.display import Drawable
 from ..errors import (
     InvalidInputError,
     ProjectNotFoundError,
@@ -22,6 +23,8 @@ from .schema import Schema, Source, load_schema
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ..draw.model import GraphModel
 
 
 def builtin_folder() -> Path:
@@ -52,7 +55,7 @@ class SchemaWarning:
 
 
 @dataclass(frozen=True)
-class SchemaListing:
+class SchemaListing(Drawable):
     """The usable schemas (project ones first, then built-in) and the warnings."""
 
     schemas: tuple[Schema, ...]
@@ -61,6 +64,12 @@ class SchemaListing:
 
     def __iter__(self) -> Iterator[Schema]:
         return iter(self.schemas)
+
+    def graph_model(self) -> GraphModel:
+        """Every schema as a box of its artifacts; unusable ones as a red node."""
+        from .graph import listing_graph
+
+        return listing_graph(self)
 
     def __len__(self) -> int:
         return len(self.schemas)

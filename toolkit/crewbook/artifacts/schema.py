@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import graphlib
+import heapq
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -9,7 +11,15 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from ..errors import ArtifactNotFoundError, Problem, SchemaError, did_you_mean, problems_html
+from ..draw.display import Drawable
+from ..errors import (
+    ArtifactNotFoundError,
+    CrewbookError,
+    Problem,
+    SchemaError,
+    did_you_mean,
+    problems_html,
+)
 from ..models import is_glob
 from ..sources import read_yaml
 from .model import ArtifactSpec, SchemaFile
@@ -17,6 +27,9 @@ from .validate import check_schema
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ..draw.matrix import Matrix
+    from ..draw.model import GraphModel
 
 Source = Literal["project", "built-in", "file"]
 
@@ -29,8 +42,11 @@ class SchemaFrames(NamedTuple):
 
 
 @dataclass(frozen=True, eq=False)
-class Schema:
-    """A valid artifact schema: its model, where it came from, and views of it."""
+class Schema(Drawable):
+    """A valid artifact schema: its model, where it came from, and views of it.
+
+    Drawing (from `Drawable`): `dot()`, `mermaid()`, `graph()`, `svg()`, `save(path)`.
+    """
 
     name: str
     source: Source
@@ -52,34 +68,41 @@ class Schema:
 
     def artifact(self, artifact_id: str) -> ArtifactSpec:
         """The artifact `artifact_id`, or an error naming the nearest one."""
-        for art in self.model.artifacts:
-            if art.id == artifact_id:
-                return art
+        found = self._by_id.get(artifact_id)
+        if found is not None:
+            return found
         raise ArtifactNotFoundError(
             f"schema {self.name!r} has no artifact {artifact_id!r}"
             + (did_you_mean(artifact_id, self.ids) or f"; artifacts: {', '.join(self.ids)}")
         )
 
     @cached_property
+    def _by_id(self) -> dict[str, ArtifactSpec]:
+        return {a.id: a for a in self.model.artifacts}
+
+    @cached_property
     def order(self) -> list[str]:
         """Artifact ids in topological order, ties broken by declaration order."""
         position = {a.id: i for i, a in enumerate(self.model.artifacts)}
-        waiting = {a.id: set(a.requires) for a in self.model.artifacts}
+        sorter = graphlib.TopologicalSorter({a.id: a.requires for a in self.model.artifacts})
+        sorter.prepare()
+        ready: list[tuple[int, str]] = []
         done: list[str] = []
-        while waiting:
-            ready = min((i for i, deps in waiting.items() if not deps), key=position.__getitem__)
-            done.append(ready)
-            del waiting[ready]
-            for deps in waiting.values():
-                deps.discard(ready)
+        while sorter.is_active():
+            for art_id in sorter.get_ready():
+                heapq.heappush(ready, (position[art_id], art_id))
+            _, art_id = heapq.heappop(ready)
+            done.append(art_id)
+            sorter.done(art_id)
         return done
 
     @cached_property
     def depth(self) -> dict[str, int]:
         """Artifact id → length of its longest chain of `requires` (roots are 0)."""
         depth: dict[str, int] = {}
+        requires = {a.id: a.requires for a in self.model.artifacts}
         for art_id in self.order:
-            deps = self.artifact(art_id).requires
+            deps = requires[art_id]
             depth[art_id] = 1 + max((depth[d] for d in deps), default=-1)
         return depth
 
@@ -135,6 +158,18 @@ class Schema:
         )
         return SchemaFrames(arts, edges)
 
+    def graph_model(self) -> GraphModel:
+        """The drawing: artifacts, `requires` edges, the apply gate, role badges."""
+        from .graph import schema_graph
+
+        return schema_graph(self)
+
+    def role_matrix(self) -> Matrix:
+        """The artifact × role table (`writes` / `reads`) as a heatmap; `.frame` for pandas."""
+        from .graph import role_matrix
+
+        return role_matrix(self)
+
     # --------------------------------------------------------------- display
     def __repr__(self) -> str:
         return (
@@ -166,11 +201,16 @@ class Schema:
 
 
 @dataclass(frozen=True)
-class ValidationReport:
-    """The result of checking files: every problem found, errors and warnings."""
+class ValidationReport(Drawable):
+    """The result of checking files: every problem found, errors and warnings.
+
+    `file` is the schema.yaml checked, when known: the display then draws it, even
+    broken (cycle edges red, dangling `requires` to a dashed "missing" node).
+    """
 
     problems: tuple[Problem, ...]
     subject: str = ""
+    file: Path | None = field(default=None, compare=False, repr=False)
 
     @property
     def valid(self) -> bool:
@@ -221,6 +261,18 @@ class ValidationReport:
             f"<ValidationReport {self.subject or ''} valid={self.valid} "
             f"errors={len(self.errors)} warnings={len(self.warnings)}>"
         )
+
+    def _drawing_model(self) -> GraphModel | None:
+        from .graph import report_graph
+
+        return report_graph(self)
+
+    def graph_model(self) -> GraphModel:
+        """The drawing of the checked schema from its raw data, broken or not."""
+        model = self._drawing_model()
+        if model is None:
+            raise CrewbookError(f"report {self.subject!r} has no readable schema file to draw")
+        return model
 
     def _repr_html_(self) -> str:
         verdict = "✔ valid" if self.valid else "✖ invalid"
@@ -279,7 +331,8 @@ def validate_schema(path: Path | str, *, display_root: Path | None = None) -> Va
         _, problems = check_schema_folder(file, display_root=display_root)
     except SchemaError as exc:
         problems = list(exc.problems)
-    return ValidationReport(tuple(problems), subject=_display(file, display_root))
+    return ValidationReport(tuple(problems), subject=_display(file, display_root),
+                            file=file.resolve())
 
 
 def _display(path: Path, root: Path | None) -> str:

@@ -253,9 +253,11 @@ def _check_outputs(doc: SourceDoc, artifacts: list[tuple[int, dict[str, Any]]]) 
     problems = []
     owners: dict[str, str] = {}
     generated = set()
+    unknown_output = False  # an artifact without a readable `generates` might write tracks
     for index, item in artifacts:
         out = item.get("generates")
         if not isinstance(out, str):
+            unknown_output = True
             continue
         generated.add(out)
         if out in owners:
@@ -275,6 +277,7 @@ def _check_outputs(doc: SourceDoc, artifacts: list[tuple[int, dict[str, Any]]]) 
     if (
         isinstance(tracks, str)
         and generated
+        and not unknown_output
         and tracks not in generated
         and not is_glob(tracks)
         and not path_defect(tracks)

@@ -1,0 +1,105 @@
+"""`validate_paths`: one check per kind of file, every problem of every path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from crewbook.validation import validate_paths
+
+DATA = Path(__file__).parent / "data"
+
+
+def found(report) -> list[tuple[str, str | None, int | None]]:
+    return [(p.code, p.path, p.line) for p in report.problems]
+
+
+def test_a_whole_project(tour) -> None:
+    report = validate_paths([tour])
+    assert not report.valid
+    assert found(report) == [
+        ("unknown_key", "_codev/schemas/research/schema.yaml", 7),
+        ("dependency_cycle", "_codev/schemas/research/schema.yaml", 10),
+        ("unknown_artifact", "_codev/schemas/research/schema.yaml", 15),
+    ]
+    assert report.subject == str(tour)
+
+
+def test_a_whole_project_reports_unusable_folders_and_broken_changes(tour) -> None:
+    schemas = tour / "_codev" / "schemas"
+    (schemas / "empty").mkdir()
+    (schemas / "research" / "schema.yaml").unlink()
+    (schemas / "research").rmdir()
+    change = tour / "_codev" / "changes" / "odd"
+    change.mkdir()
+    (change / "change.yaml").write_text("schema: lite\nstatus: draft\n")
+    report = validate_paths([tour])
+    assert [(p.code, p.severity) for p in report.problems] == [
+        ("schema_unusable", "warning"),
+        ("unknown_key", "error"),
+    ]
+    assert report.problems[0].path == "_codev/schemas/empty"
+    assert report.problems[1].path == "_codev/changes/odd/change.yaml"
+
+
+def test_a_config_file(tour) -> None:
+    config = tour / "_codev" / "config.yaml"
+    assert validate_paths([config]).problems == ()
+    config.write_text("schema: Lite\nrules:\n  brief: one rule\n")
+    assert [(p.code, p.line) for p in validate_paths([config]).problems] == [
+        ("invalid_id", 1),
+        ("wrong_type", 3),
+    ]
+
+
+def test_a_change_folder_or_its_change_yaml(tour, tmp_path: Path) -> None:
+    folder = tour / "_codev" / "changes" / "add-csv-export"
+    assert validate_paths([folder, folder / "change.yaml"]).problems == ()
+    (tmp_path / "out.md").write_text("x")
+    (folder / "tasks.md").symlink_to(tmp_path / "out.md")
+    report = validate_paths([folder])
+    assert [p.code for p in report.problems] == ["path_outside_change"]
+    assert not report.valid
+
+
+def test_a_change_whose_schema_is_missing(tour) -> None:
+    folder = tour / "_codev" / "changes" / "add-csv-export"
+    (folder / "change.yaml").write_text("schema: gone\n")
+    report = validate_paths([folder])
+    assert [(p.code, p.path) for p in report.problems] == [
+        ("schema_not_found", "_codev/changes/add-csv-export/change.yaml"),
+    ]
+    assert "no schema named 'gone'" in report.problems[0].message
+    whole = validate_paths([tour])
+    assert [p.code for p in whole.problems] == [
+        "unknown_key",
+        "dependency_cycle",
+        "unknown_artifact",
+        "schema_not_found",
+    ], "one broken change does not stop the rest of the project from being checked"
+
+
+def test_several_paths_and_what_cannot_be_checked(tour) -> None:
+    report = validate_paths(
+        [
+            DATA / "valid_schemas" / "minimal",
+            DATA / "broken_schemas" / "self-dependency" / "schema.yaml",
+            tour / "nope",
+            tour / "_codev" / "changes" / "add-csv-export" / "brief.md",
+            tour / "_codev",
+        ]
+    )
+    assert [p.code for p in report.problems] == [
+        "dependency_cycle",
+        "file_not_found",
+        "unknown_kind",
+        "unknown_kind",
+    ]
+    assert "give a schema.yaml, config.yaml, change.yaml" in report.problems[2].message
+    assert "holds no schema.yaml, change.yaml or _codev/" in report.problems[3].message
+
+
+def test_valid_inputs_give_an_empty_valid_report() -> None:
+    report = validate_paths([p for p in (DATA / "valid_schemas").iterdir()])
+    assert report.valid
+    assert report.problems == ()
+    assert str(report).endswith(": valid")

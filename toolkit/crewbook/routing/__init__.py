@@ -1,0 +1,61 @@
+"""Model routing (SPEC D7–D9): provider presets, profiles, task classes and routes.
+
+* `provider_presets_list()` — the built-in families (claude, codex, gemini, mistral) and
+  the custom presets in `$CREWBOOK_HOME/presets/`;
+* `provider_profile_init(family, scope="global"|"project", force=False)` — write a
+  profile (tier × effort → model + native effort, role defaults) from a preset;
+* `provider_profile_show()` — the active profile, each value with its source;
+* `task_classify(task_id, complexity=, capability_tier=, effort_level=)` and
+  `task_route_show(task_id)` — classify a task, and see its suggested route;
+* `task_routes(change)`, `compare_profiles(a, b)`, `.matrix()` / `.role_matrix()` — tables.
+
+See `docs/routing.md` for the file formats and the resolution order. Importing this
+package is light: pandas is imported by the functions that build DataFrames.
+"""
+
+from __future__ import annotations
+
+from .active import ActiveProfile, RoleRoute, provider_profile_show
+from .axes import COMPLEXITIES, EFFORTS, LOOP_ROLES, TIERS
+from .errors import PresetNotFoundError, RoutingError, TaskNotFoundError
+from .home import crewbook_home
+from .matrices import ProfileComparison, RoutingMatrix, compare_profiles
+from .presets import Preset, PresetListing, get_preset, provider_presets_list
+from .profiles import ProfileInit, provider_profile_init
+from .routes import (
+    TaskRoute,
+    TaskRoutingTable,
+    role_route,
+    task_classify,
+    task_route_show,
+    task_routes,
+)
+
+__all__ = [
+    "COMPLEXITIES",
+    "EFFORTS",
+    "LOOP_ROLES",
+    "TIERS",
+    "ActiveProfile",
+    "Preset",
+    "PresetListing",
+    "PresetNotFoundError",
+    "ProfileComparison",
+    "ProfileInit",
+    "RoleRoute",
+    "RoutingError",
+    "RoutingMatrix",
+    "TaskNotFoundError",
+    "TaskRoute",
+    "TaskRoutingTable",
+    "compare_profiles",
+    "crewbook_home",
+    "get_preset",
+    "provider_presets_list",
+    "provider_profile_init",
+    "provider_profile_show",
+    "role_route",
+    "task_classify",
+    "task_route_show",
+    "task_routes",
+]

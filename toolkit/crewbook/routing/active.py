@@ -1,0 +1,418 @@
+"""The active profile (SPEC D7, D9): every value with the layer it came from.
+
+Matrix cells resolve project profile → global profile → the preset of the active
+family (the first family a profile names; a profile of another family is skipped for
+cells). Role and task defaults resolve project → global → `routing/defaults.yaml`.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..artifacts.project import Project, ProjectLike
+from ..errors import Problem, did_you_mean
+from .axes import EFFORTS, LOOP_ROLES, TIERS, Effort, Tier, check_axis
+from .errors import PresetNotFoundError, RoutingError
+from .home import display_home_path, global_profile_path
+from .model import AxisPair, Capability
+from .presets import Preset, get_preset
+from .profiles import (
+    DEFAULTS_DISPLAY,
+    ProfileLayer,
+    builtin_defaults,
+    maybe_project,
+    profile_layers,
+    project_profile_path,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .matrices import RoutingMatrix
+
+Source = Literal["project", "global", "preset", "built-in", "none"]
+TaskDefaultKind = Literal["unclassified", "simple", "complex"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One layer consulted for a value: what it says, and whether it was used."""
+
+    source: Source
+    where: str
+    value: str | None
+    used: bool
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{"source", "where", "value", "used", "reason"}`."""
+        return {
+            "source": self.source,
+            "where": self.where,
+            "value": self.value,
+            "used": self.used,
+            "reason": self.reason,
+        }
+
+    def __str__(self) -> str:
+        mark = "→" if self.used else " "
+        value = self.value if self.value is not None else "(not set)"
+        why = f"  [{self.reason}]" if self.reason else ""
+        return f"{mark} {self.source:<8} {self.where}: {value}{why}"
+
+
+@dataclass(frozen=True)
+class CellResolution:
+    """Where the capability of one tier × effort cell came from."""
+
+    tier: Tier
+    effort: Effort
+    capability: Capability | None
+    source: Source
+    where: str | None
+    candidates: tuple[Candidate, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The capability, its source and every layer consulted."""
+        return {
+            "tier": self.tier,
+            "effort": self.effort,
+            **(self.capability.to_dict() if self.capability else {"model": None}),
+            "source": self.source,
+            "source_path": self.where,
+            "candidates": [c.to_dict() for c in self.candidates],
+        }
+
+    def __str__(self) -> str:
+        head = f"{self.tier}/{self.effort}: " + (
+            self.capability.label if self.capability else "no model"
+        )
+        return "\n".join([head, *(f"  {c}" for c in self.candidates)])
+
+    def __repr__(self) -> str:
+        model = self.capability.model if self.capability else None
+        return f"<CellResolution {self.tier}/{self.effort} → {model} ({self.source})>"
+
+    def _repr_html_(self) -> str:
+        return _candidates_html(str(self).splitlines()[0], self.candidates)
+
+
+@dataclass(frozen=True)
+class AxisResolution:
+    """A tier and effort pair and where it came from (a role or task default)."""
+
+    pair: AxisPair
+    source: Source
+    where: str
+
+
+@dataclass(frozen=True, eq=False)
+class RoleRoute:
+    """The tier, effort and capability a role gets by default (a suggestion)."""
+
+    loop: str
+    role: str
+    tier: Tier
+    effort: Effort
+    source: Source
+    where: str
+    cell: CellResolution
+
+    @property
+    def capability(self) -> Capability | None:
+        """The model and native effort, or None without a profile."""
+        return self.cell.capability
+
+    def to_dict(self) -> dict[str, Any]:
+        """Role, tier, effort, their source, and the resolved cell."""
+        return {
+            "loop": self.loop,
+            "role": self.role,
+            "tier": self.tier,
+            "effort": self.effort,
+            "source": self.source,
+            "source_path": self.where,
+            "cell": self.cell.to_dict(),
+        }
+
+    def __str__(self) -> str:
+        cap = self.capability.label if self.capability else "no model (no profile)"
+        return (
+            f"{self.loop}.{self.role}: {self.tier}/{self.effort} ({self.source} {self.where}) "
+            f"→ {cap} ({self.cell.source} {self.cell.where or ''})".rstrip()
+        )
+
+    def __repr__(self) -> str:
+        model = self.capability.model if self.capability else None
+        return f"<RoleRoute {self.loop}.{self.role} {self.tier}/{self.effort} → {model}>"
+
+    def _repr_html_(self) -> str:
+        head = (
+            f"{self.loop}.{self.role}: {self.tier}/{self.effort} (from {self.source} "
+            f"{self.where}) → " + (self.capability.label if self.capability else "no model")
+        )
+        return _candidates_html(head, self.cell.candidates)
+
+
+def _candidates_html(head: str, candidates: tuple[Candidate, ...]) -> str:
+    rows = "".join(
+        f"<tr style='{'' if c.used else 'color:#9e9e9e'}'><td>{'→' if c.used else ''}</td>"
+        f"<td>{c.source}</td><td><code>{html.escape(c.where)}</code></td>"
+        f"<td>{html.escape(c.value or '(not set)')}</td><td>{html.escape(c.reason)}</td></tr>"
+        for c in candidates
+    )
+    return (
+        f"<div class='crewbook-route'><p><b>{html.escape(head)}</b></p><table><thead><tr>"
+        "<th></th><th>layer</th><th>file</th><th>value</th><th></th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></div>"
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class ActiveProfile:
+    """The profile in force: project over global over preset over crewbook defaults."""
+
+    family: str | None
+    layers: tuple[ProfileLayer, ...]
+    preset: Preset | None
+    project: Project | None
+    searched: tuple[str, ...]
+    preset_problem: str | None = None
+
+    @property
+    def exists(self) -> bool:
+        """Whether any profile file exists."""
+        return bool(self.layers)
+
+    @property
+    def hint(self) -> str:
+        """What to do when there is no profile."""
+        return (
+            "no routing profile: run `crewbook routing init FAMILY` (families: "
+            "`crewbook routing presets`); looked in " + ", ".join(self.searched)
+        )
+
+    def _layer_skip(self, layer: ProfileLayer) -> str:
+        fam = layer.file.family
+        if fam and self.family and fam != self.family:
+            return f"skipped: family {fam}, not {self.family}"
+        return ""
+
+    def cell(self, tier: Tier | str, effort: Effort | str) -> CellResolution:
+        """The capability at `tier` × `effort`, with every layer consulted."""
+        _check_pair(tier, effort)
+        t: Tier = tier  # type: ignore[assignment]
+        e: Effort = effort  # type: ignore[assignment]
+        candidates: list[Candidate] = []
+        chosen: tuple[Capability, Source, str] | None = None
+        for layer in self.layers:
+            cap = layer.file.matrix.cell(t, e)
+            if cap is None:
+                continue
+            skip = self._layer_skip(layer)
+            used = chosen is None and not skip
+            candidates.append(Candidate(layer.scope, layer.display_path, cap.label, used, skip))
+            if used:
+                chosen = (cap, layer.scope, layer.display_path)
+        if self.preset is not None and self.family is not None:
+            cap = self.preset.cell(t, e)
+            used = chosen is None
+            candidates.append(Candidate("preset", self.preset.display_path, cap.label, used))
+            if used:
+                chosen = (cap, "preset", self.preset.display_path)
+        if chosen is None:
+            return CellResolution(t, e, None, "none", None, tuple(candidates))
+        return CellResolution(t, e, chosen[0], chosen[1], chosen[2], tuple(candidates))
+
+    def cells(self) -> dict[tuple[Tier, Effort], CellResolution]:
+        """Every cell, deep to light, low to high."""
+        return {(t, e): self.cell(t, e) for t in TIERS for e in EFFORTS}
+
+    def _pair(self, getter: Any, what: str) -> AxisResolution:
+        for layer in self.layers:
+            pair = getter(layer.file)
+            if pair is not None:
+                return AxisResolution(pair, layer.scope, layer.display_path)
+        pair = getter(builtin_defaults())
+        assert pair is not None, what
+        return AxisResolution(pair, "built-in", DEFAULTS_DISPLAY)
+
+    def task_default(self, kind: TaskDefaultKind) -> AxisResolution:
+        """The tier/effort implied by complexity `simple`/`complex`, or for `unclassified`."""
+        return self._pair(lambda f: getattr(f.task_defaults, kind), kind)
+
+    def role(self, role: str, loop: str = "crew") -> RoleRoute:
+        """The default route of `role` in `loop` (`crew` or `delivery`)."""
+        if loop not in LOOP_ROLES:
+            raise RoutingError(
+                f"no loop {loop!r}"
+                + (did_you_mean(loop, LOOP_ROLES) or f"; loops: {', '.join(LOOP_ROLES)}")
+            )
+        if role not in LOOP_ROLES[loop]:
+            raise RoutingError(
+                f"no role {role!r} in the {loop} loop"
+                + (
+                    did_you_mean(role, LOOP_ROLES[loop])
+                    or f"; roles: {', '.join(LOOP_ROLES[loop])}"
+                )
+            )
+        found = self._pair(lambda f: f.roles.get(loop, role), f"{loop}.{role}")
+        return RoleRoute(
+            loop,
+            role,
+            found.pair.tier,
+            found.pair.effort,
+            found.source,
+            found.where,
+            self.cell(found.pair.tier, found.pair.effort),
+        )
+
+    def roles(self) -> list[RoleRoute]:
+        """Every role of every loop, crew first."""
+        return [self.role(r, loop) for loop, roles in LOOP_ROLES.items() for r in roles]
+
+    # -- data and display ------------------------------------------------------------------
+
+    def frame(self) -> pd.DataFrame:
+        """One row per cell: tier, effort, model, setting, native, native_text, note,
+        source, source_path."""
+        from .frames import resolutions_frame
+
+        return resolutions_frame(list(self.cells().values()), family=self.family)
+
+    def roles_frame(self) -> pd.DataFrame:
+        """One row per role: loop, role, tier, effort, source, source_path, model,
+        native_text, cell_source."""
+        from .frames import roles_frame
+
+        return roles_frame(self.roles())
+
+    def matrix(self) -> RoutingMatrix:
+        """Tier × effort → `model · native`, coloured by model; framed cells come from the
+        project profile."""
+        from .matrices import capability_matrix
+
+        cells = self.cells()
+        return capability_matrix(
+            {k: r.capability for k, r in cells.items()},
+            title=f"Routing profile ({self.family or 'no family'})",
+            marked={k for k, r in cells.items() if r.source == "project"},
+            note="framed: from the project profile",
+        )
+
+    def role_matrix(self) -> RoutingMatrix:
+        """Role × tier/effort → model, for the crew and delivery roles."""
+        from .matrices import role_matrix
+
+        return role_matrix(self.roles(), title=f"Role routing ({self.family or 'no family'})")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The shape of `crewbook routing show --json`."""
+        return {
+            "family": self.family,
+            "exists": self.exists,
+            "layers": [
+                {"scope": x.scope, "path": x.display_path, "family": x.file.family}
+                for x in self.layers
+            ],
+            "preset": self.preset.display_path if self.preset else None,
+            "matrix": {t: {e: self.cell(t, e).to_dict() for e in EFFORTS} for t in TIERS},
+            "roles": [r.to_dict() for r in self.roles()],
+            "task_defaults": {
+                k: {
+                    "tier": d.pair.tier,
+                    "effort": d.pair.effort,
+                    "source": d.source,
+                    "source_path": d.where,
+                }
+                for k in ("unclassified", "simple", "complex")
+                for d in [self.task_default(k)]
+            },
+            "hint": None if self.exists else self.hint,
+        }
+
+    def _sources_lines(self) -> list[str]:
+        by_source: dict[str, list[str]] = {}
+        for (t, e), res in self.cells().items():
+            key = f"{res.source} {res.where}" if res.where else res.source
+            by_source.setdefault(key, []).append(f"{t}/{e}")
+        return [
+            f"  {key}: " + ("all 9 cells" if len(cells) == 9 else ", ".join(cells))
+            for key, cells in by_source.items()
+        ]
+
+    def __str__(self) -> str:
+        if not self.exists:
+            return f"Routing profile: none.\n{self.hint}"
+        lines = [f"Routing profile: family {self.family or '(none named)'}"]
+        lines += [f"  {x.scope}: {x.display_path}" for x in self.layers]
+        if self.preset_problem:
+            lines.append(f"  preset: {self.preset_problem}")
+        lines += ["", self.matrix().to_markdown().rstrip(), "", "Cells from:"]
+        lines += self._sources_lines()
+        lines += ["", "Roles (tier/effort from [source]):"]
+        for r in self.roles():
+            cap = r.capability.label if r.capability else "(no model)"
+            lines.append(
+                f"  {r.loop:<8} {r.role:<19} {f'{r.tier}/{r.effort}':<15} [{r.source}]  {cap}"
+            )
+        lines += ["", "Task defaults (what complexity alone implies):"]
+        for kind in ("unclassified", "simple", "complex"):
+            d = self.task_default(kind)
+            lines.append(f"  {kind:<12} {d.pair!s:<15} [{d.source}]")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        scopes = ", ".join(x.scope for x in self.layers) or "no profile"
+        return f"<ActiveProfile family={self.family!r} ({scopes})>"
+
+    def _repr_html_(self) -> str:
+        if not self.exists:
+            return f"<div><b>Routing profile: none.</b> {html.escape(self.hint)}</div>"
+        layers = "".join(
+            f"<li>{x.scope}: <code>{html.escape(x.display_path)}</code></li>" for x in self.layers
+        )
+        sources = "".join(f"<li>{html.escape(s.strip())}</li>" for s in self._sources_lines())
+        return (
+            f"<div class='crewbook-profile'><p><b>Routing profile</b>: family "
+            f"<code>{html.escape(self.family or '(none named)')}</code></p><ul>{layers}</ul>"
+            f"{self.matrix()._repr_html_()}<p>Cells from:</p><ul>{sources}</ul>"
+            f"{self.role_matrix()._repr_html_()}</div>"
+        )
+
+
+def _check_pair(tier: object, effort: object) -> None:
+    problems = [
+        Problem("invalid_value", msg, key=key)
+        for key, msg in (
+            ("tier", check_axis("capability_tier", tier)),
+            ("effort", check_axis("effort_level", effort)),
+        )
+        if msg
+    ]
+    if problems:
+        raise RoutingError("invalid tier or effort", problems)
+
+
+def provider_profile_show(project: ProjectLike = None) -> ActiveProfile:
+    """The active profile, with where each value comes from (project > global > preset).
+
+    `project` defaults to the project around the current folder, if any. Read-only.
+    """
+    proj = maybe_project(project)
+    layers = profile_layers(proj)
+    searched = []
+    if proj is not None:
+        searched.append(proj.relative(project_profile_path(proj)))
+    searched.append(display_home_path(global_profile_path()))
+    family = next((x.file.family for x in layers if x.file.family), None)
+    preset: Preset | None = None
+    problem = None
+    if family is not None:
+        try:
+            preset = get_preset(family)
+        except PresetNotFoundError as exc:
+            problem = f"{exc}; cells the profiles leave out have no model"
+    return ActiveProfile(family, tuple(layers), preset, proj, tuple(searched), problem)

@@ -1,0 +1,82 @@
+"""Reading routing files strictly (every problem, with file:line) and writing them safely."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+import yaml
+from pydantic import BaseModel
+
+from ..errors import Problem
+from ..models import parse_model
+from ..sources import SourceDoc, read_yaml
+from .errors import RoutingError
+
+M = TypeVar("M", bound=BaseModel)
+Check = Callable[[Any, SourceDoc], list[Problem]]
+
+
+def load_model(
+    path: Path,
+    model: type[M],
+    display_path: str,
+    what: str,
+    check: Callable[[M, SourceDoc], list[Problem]] | None = None,
+) -> M:
+    """`model` read from `path`, or one `RoutingError` listing every problem found."""
+    doc = read_yaml(path, error_cls=RoutingError, display_path=display_path)
+    problems = list(doc.problems)
+    problems += _non_string_keys(doc)
+    parsed, found = parse_model(model, doc)
+    problems += found
+    if parsed is not None and check is not None:
+        problems += check(cast(M, parsed), doc)
+    if any(p.severity == "error" for p in problems):
+        raise RoutingError(f"{what} {display_path} is invalid", problems)
+    return cast(M, parsed)
+
+
+def _non_string_keys(doc: SourceDoc) -> list[Problem]:
+    """YAML reads `1.2:` as a number: say so plainly instead of a type error."""
+    problems: list[Problem] = []
+
+    def walk(data: Any, where: tuple[str | int, ...]) -> None:
+        if isinstance(data, dict):
+            for key, value in data.items():
+                if not isinstance(key, str):
+                    problems.append(
+                        doc.problem(
+                            "wrong_type",
+                            f"key {key!r} is read as a {type(key).__name__}, not text; "
+                            f"quote it: '{key}'",
+                            (*where, str(key)),
+                        )
+                    )
+                walk(value, (*where, str(key)))
+
+    walk(doc.data, ())
+    return problems
+
+
+def dump_yaml(data: dict[str, Any], header: str = "") -> str:
+    """YAML text for `data` (key order kept), after `header` comment lines."""
+    body = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    lines = "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines())
+    return lines + body
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` all at once: a crash never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,367 @@
+"""Routing as DataFrames and matrices (the design card's "role-routing matrices").
+
+* `capability_matrix`: tier × effort → `model · native effort`, coloured by model;
+* `role_matrix`: role × tier/effort → model, for the crew and delivery roles;
+* `task_table`: the routes of a change's tasks, with where each axis came from;
+* `compare_profiles`: two or more profiles or families side by side, differences framed.
+
+Each display is a `RoutingMatrix`, the drawing layer's `crewbook.draw.Matrix` with
+categorical colours (one per model) instead of a numeric scale; its `frame` is the
+table shown, and the `*_frame` functions give long tables with real dtypes.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..draw.matrix import Matrix, content_uuid, text_colour
+from .axes import EFFORTS, TIERS, Effort, Tier
+from .frames import cells_frame, short_source
+from .model import Capability
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .active import ActiveProfile, RoleRoute
+    from .presets import Preset
+    from .routes import TaskRoute
+
+#: Light, distinct fills (ColorBrewer Set3) for models, readable with black text.
+MODEL_PALETTE: tuple[str, ...] = (
+    "#8dd3c7",
+    "#ffffb3",
+    "#bebada",
+    "#fb8072",
+    "#80b1d3",
+    "#fdb462",
+    "#b3de69",
+    "#fccde5",
+    "#d9d9d9",
+    "#bc80bd",
+    "#ccebc5",
+    "#ffed6f",
+)
+MARK_CSS = "outline: 2px solid #c62828; outline-offset: -2px; font-weight: bold"
+EMPTY = "—"
+SEP = " · "
+
+
+def model_colours(models: Iterable[str | None]) -> dict[str, str]:
+    """A colour per model, in order of first appearance (so a matrix always looks the same)."""
+    names = [m for m in dict.fromkeys(models) if m]
+    return {m: MODEL_PALETTE[i % len(MODEL_PALETTE)] for i, m in enumerate(names)}
+
+
+@dataclass(frozen=True, eq=False)
+class RoutingMatrix(Matrix):
+    """A text `Matrix` whose cells are filled by category (model) and optionally framed.
+
+    colours: same shape as `frame`, a CSS colour or None per cell; marked: same shape,
+    True for cells drawn with a red frame (a project override, a difference); note:
+    a line under the table explaining the marks.
+    """
+
+    colours: pd.DataFrame | None = None
+    marked: pd.DataFrame | None = None
+    note: str = ""
+
+    def to_html(self) -> str:
+        """The table as HTML: cells filled by model, marked cells framed (stable ids)."""
+        frame = self.frame
+
+        def fmt(value: Any) -> str:
+            text = EMPTY if value is None else str(value)
+            if SEP in text:
+                first, rest = text.split(SEP, 1)
+                return f"{html.escape(first)}<br><small>{html.escape(rest)}</small>"
+            return html.escape(text)
+
+        def styles(_: Any) -> pd.DataFrame:
+            import pandas as pd
+
+            out = pd.DataFrame("", index=frame.index, columns=frame.columns)
+            for i in range(frame.shape[0]):
+                for j in range(frame.shape[1]):
+                    css = []
+                    colour = self.colours.iat[i, j] if self.colours is not None else None
+                    if isinstance(colour, str) and colour:
+                        css.append(f"background-color: {colour}; color: {text_colour(colour)}")
+                    if self.marked is not None and bool(self.marked.iat[i, j]):
+                        css.append(MARK_CSS)
+                    out.iat[i, j] = "; ".join(css)
+            return out
+
+        note = f"<p><small>{html.escape(self.note)}</small></p>" if self.note else ""
+        try:
+            import jinja2  # noqa: F401  (Styler needs it)
+        except ImportError:  # pragma: no cover - jinja2 ships with the notebook stack
+            table = frame.map(fmt).to_html(escape=False)
+            title = f"<p><b>{html.escape(self.title)}</b></p>" if self.title else ""
+            return f"<div class='crewbook-matrix'>{title}{table}{note}</div>"
+        styler = (
+            frame.style.set_uuid(content_uuid(frame, self.title))
+            .format(fmt)
+            .apply(styles, axis=None)
+            .set_table_styles(
+                [
+                    {"selector": "td", "props": "text-align: center; padding: 3px 8px"},
+                    {
+                        "selector": "caption",
+                        "props": "caption-side: top; font-weight: bold; text-align: left",
+                    },
+                ]
+            )
+        )
+        if self.title:
+            styler = styler.set_caption(html.escape(self.title))
+        return f"<div class='crewbook-matrix'>{styler.to_html()}{note}</div>"
+
+    def to_markdown(self) -> str:
+        """The Markdown table, with the note under it."""
+        text = super().to_markdown()
+        return f"{text}\n{self.note}\n" if self.note else text
+
+    def __repr__(self) -> str:
+        rows, cols = self.frame.shape
+        return f"<RoutingMatrix {self.title!r}: {rows} × {cols}>"
+
+
+# -- matrices ----------------------------------------------------------------------------
+
+
+def _label(cap: Capability | None) -> str:
+    return cap.label if cap is not None else EMPTY
+
+
+def capability_matrix(
+    cells: Mapping[tuple[Tier, Effort], Capability | None],
+    *,
+    title: str = "",
+    marked: Iterable[tuple[Tier, Effort]] = (),
+    note: str = "",
+    colours: Mapping[str, str] | None = None,
+) -> RoutingMatrix:
+    """Tier × effort → `model · native effort`, coloured by model."""
+    import pandas as pd
+
+    palette = dict(colours or model_colours(c.model for c in cells.values() if c))
+    index = pd.Index(list(TIERS), name="tier")
+    columns = pd.Index(list(EFFORTS), name="effort")
+    text = pd.DataFrame(
+        [[_label(cells.get((t, e))) for e in EFFORTS] for t in TIERS], index=index, columns=columns
+    )
+    fill = pd.DataFrame(
+        [
+            [palette.get(c.model) if (c := cells.get((t, e))) else None for e in EFFORTS]
+            for t in TIERS
+        ],
+        index=index,
+        columns=columns,
+    )
+    marks = set(marked)
+    mark = pd.DataFrame(
+        [[(t, e) in marks for e in EFFORTS] for t in TIERS], index=index, columns=columns
+    )
+    return RoutingMatrix(
+        text,
+        title=title,
+        empty=EMPTY,
+        colours=fill,
+        marked=mark,
+        note=note if marks else "",
+    )
+
+
+def role_matrix(roles: Sequence[RoleRoute], *, title: str = "") -> RoutingMatrix:
+    """Role × tier/effort → model: each role's row shows its model in its cell."""
+    import pandas as pd
+
+    palette = model_colours(r.capability.model for r in roles if r.capability)
+    combos = [f"{t}/{e}" for t in TIERS for e in EFFORTS]
+    index = pd.Index([f"{r.role} ({r.loop})" for r in roles], name="role")
+    columns = pd.Index(combos, name="tier/effort")
+    text, fill, mark = [], [], []
+    for r in roles:
+        here = f"{r.tier}/{r.effort}"
+        model = r.capability.model if r.capability else EMPTY
+        text.append([model if c == here else "" for c in combos])
+        fill.append([palette.get(model) if c == here else None for c in combos])
+        project = r.source == "project" or r.cell.source == "project"
+        mark.append([project and c == here for c in combos])
+    return RoutingMatrix(
+        pd.DataFrame(text, index=index, columns=columns),
+        title=title,
+        colours=pd.DataFrame(fill, index=index, columns=columns),
+        marked=pd.DataFrame(mark, index=index, columns=columns),
+        note="framed: set by the project profile" if any(any(m) for m in mark) else "",
+    )
+
+
+def task_table(routes: Sequence[TaskRoute], *, title: str = "") -> RoutingMatrix:
+    """The routes of tasks: class, tier and effort with their source, model and its source."""
+    import pandas as pd
+
+    palette = model_colours(r.model for r in routes)
+    columns = ["text", "class", "tier", "tier from", "effort", "effort from", "model", "model from"]
+    rows: list[list[str]] = []
+    fill: list[list[str | None]] = []
+    mark: list[list[bool]] = []
+    for r in routes:
+        text = r.task.text or ""
+        rows.append(
+            [
+                text if len(text) <= 48 else text[:47] + "…",
+                str(r.task_class) if r.task_class else "",
+                r.tier,
+                short_source(r.tier_source),
+                r.effort,
+                short_source(r.effort_source),
+                _label(r.capability),
+                r.source,
+            ]
+        )
+        fill.append([*([None] * 6), palette.get(r.model or ""), None])
+        mark.append([False] * 6 + [r.source == "project", False])
+    index = pd.Index([r.task.id for r in routes], name="task")
+    return RoutingMatrix(
+        pd.DataFrame(rows, index=index, columns=columns),
+        title=title,
+        colours=pd.DataFrame(fill, index=index, columns=columns),
+        marked=pd.DataFrame(mark, index=index, columns=columns),
+        note="framed: model from the project profile" if any(any(m) for m in mark) else "",
+    )
+
+
+# -- comparison --------------------------------------------------------------------------
+
+Comparable = Any  # Preset | ActiveProfile | str (a family name)
+
+
+def _key(cap: Capability | None) -> tuple[str, str | None, int | None] | None:
+    return cap.route_key if cap is not None else None
+
+
+def _cells_of(item: Comparable) -> tuple[str, dict[tuple[Tier, Effort], Capability | None]]:
+    from .active import ActiveProfile
+    from .presets import Preset, get_preset
+
+    if isinstance(item, str):
+        item = get_preset(item)
+    if isinstance(item, Preset):
+        return item.family, {(t, e): item.cell(t, e) for t in TIERS for e in EFFORTS}
+    if isinstance(item, ActiveProfile):
+        name = "profile" + (f" ({item.family})" if item.family else "")
+        if item.project is not None and any(x.scope == "project" for x in item.layers):
+            name = "project " + name
+        return name, {k: r.capability for k, r in item.cells().items()}
+    raise TypeError(
+        f"cannot compare a {type(item).__name__}: give a family name, a Preset or an "
+        "ActiveProfile (provider_profile_show())"
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class ProfileComparison:
+    """Profiles or families side by side: one row per tier/effort, one column each."""
+
+    names: tuple[str, ...]
+    cells: tuple[dict[tuple[Tier, Effort], Capability | None], ...]
+
+    @property
+    def differences(self) -> list[tuple[str, Tier, Effort]]:
+        """(name, tier, effort) of every cell that differs from the first column."""
+        base = self.cells[0]
+        return [
+            (name, t, e)
+            for name, cells in zip(self.names[1:], self.cells[1:], strict=True)
+            for t in TIERS
+            for e in EFFORTS
+            if _key(cells.get((t, e))) != _key(base.get((t, e)))
+        ]
+
+    def frame(self) -> pd.DataFrame:
+        """One row per (name, cell): name, tier, effort, the capability columns, and
+        differs (bool: not the same as the first column)."""
+        import pandas as pd
+
+        diff = set(self.differences)
+        frames = []
+        for name, cells in zip(self.names, self.cells, strict=True):
+            f = cells_frame(cells).drop(columns="family")
+            f.insert(0, "name", pd.Series([name] * len(f), dtype="string"))
+            f["differs"] = [(name, t, e) in diff for (t, e) in cells]
+            frames.append(f)
+        return pd.concat(frames, ignore_index=True)
+
+    def matrix(self) -> RoutingMatrix:
+        """The side-by-side table; cells that differ from the first column are framed."""
+        import pandas as pd
+
+        palette = model_colours(
+            c.model for cells in self.cells for c in cells.values() if c is not None
+        )
+        index = pd.Index([f"{t}/{e}" for t in TIERS for e in EFFORTS], name="tier/effort")
+        columns = pd.Index(list(self.names), name="profile")
+        diff = set(self.differences)
+        text = [[_label(cells.get((t, e))) for cells in self.cells] for t in TIERS for e in EFFORTS]
+        fill = [
+            [palette.get(c.model) if (c := cells.get((t, e))) else None for cells in self.cells]
+            for t in TIERS
+            for e in EFFORTS
+        ]
+        mark = [[(n, t, e) in diff for n in self.names] for t in TIERS for e in EFFORTS]
+        return RoutingMatrix(
+            pd.DataFrame(text, index=index, columns=columns),
+            title="Compared: " + " vs ".join(self.names),
+            colours=pd.DataFrame(fill, index=index, columns=columns),
+            marked=pd.DataFrame(mark, index=index, columns=columns),
+            note=f"framed: differs from {self.names[0]}" if diff else "",
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{"names", "matrix": {name: {tier: {effort: cell}}}, "differences"}`."""
+        return {
+            "names": list(self.names),
+            "matrix": {
+                name: {
+                    t: {e: (c.to_dict() if (c := cells.get((t, e))) else None) for e in EFFORTS}
+                    for t in TIERS
+                }
+                for name, cells in zip(self.names, self.cells, strict=True)
+            },
+            "differences": [{"name": n, "tier": t, "effort": e} for n, t, e in self.differences],
+        }
+
+    def __str__(self) -> str:
+        return self.matrix().to_markdown()
+
+    def __repr__(self) -> str:
+        n = len(self.differences)
+        return (
+            f"<ProfileComparison {' vs '.join(self.names)}: "
+            f"{n} differing cell{'' if n == 1 else 's'}>"
+        )
+
+    def _repr_html_(self) -> str:
+        return self.matrix()._repr_html_()
+
+
+def compare_profiles(*items: Preset | ActiveProfile | str) -> ProfileComparison:
+    """Two or more profiles or families side by side (`compare_profiles("claude", "codex")`,
+    `compare_profiles(provider_profile_show(), "claude")`); differences from the first
+    are framed."""
+    if len(items) < 2:
+        raise TypeError("compare_profiles needs at least two profiles or families")
+    names: list[str] = []
+    cells = []
+    for item in items:
+        name, c = _cells_of(item)
+        base, n = name, 2
+        while name in names:
+            name, n = f"{base} ({n})", n + 1
+        names.append(name)
+        cells.append(c)
+    return ProfileComparison(tuple(names), tuple(cells))

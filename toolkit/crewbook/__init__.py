@@ -7,6 +7,8 @@ ipywidgets, matplotlib, IPython) is imported until a function needs it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .artifacts.change import (
     ApplyState,
     ArtifactState,
@@ -45,6 +47,8 @@ from .errors import (
     UnsafePathError,
 )
 from .examples import example_project
+from .loop import Act, Loop, MemoryLedger, Snapshot, Status
+from .pipeline import Pipeline, PipelineLoop, load_pipeline, validate_pipeline
 from .routing import (
     compare_profiles,
     get_preset,
@@ -57,9 +61,43 @@ from .routing import (
     task_routes,
 )
 
+if TYPE_CHECKING:
+    from .ledger import (
+        Ledger,
+        LedgerEvent,
+        import_speckit_runs,
+        plot_rounds,
+        plot_timeline,
+        read_ledger,
+        rework,
+        run_outcomes,
+        timeline,
+        to_parquet,
+        usage_by_role,
+        validate_ledger,
+        verdict_funnel,
+    )
+
+#: Ledger names load on first use, so `import crewbook` loads neither pandas nor pyarrow.
+_LAZY_LEDGER = frozenset({
+    "Ledger", "LedgerEvent", "import_speckit_runs", "plot_rounds", "plot_timeline",
+    "read_ledger", "rework", "run_outcomes", "timeline", "to_parquet", "usage_by_role",
+    "validate_ledger", "verdict_funnel",
+})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_LEDGER:
+        from . import ledger
+
+        return getattr(ledger, name)
+    raise AttributeError(f"module 'crewbook' has no attribute {name!r}")
+
+
 __version__ = "0.1.0"
 
 __all__ = [
+    "Act",
     "AlreadyExistsError",
     "ApplyState",
     "ArtifactNotFoundError",
@@ -74,11 +112,17 @@ __all__ = [
     "GraphModel",
     "Instructions",
     "InvalidInputError",
+    "Ledger",
     "LedgerError",
+    "LedgerEvent",
+    "Loop",
     "LoopRefused",
     "Matrix",
+    "MemoryLedger",
     "NotFoundError",
+    "Pipeline",
     "PipelineError",
+    "PipelineLoop",
     "PresetNotFoundError",
     "Problem",
     "Project",
@@ -90,6 +134,8 @@ __all__ = [
     "SchemaListing",
     "SchemaNotFoundError",
     "SchemaWarning",
+    "Snapshot",
+    "Status",
     "TaskItem",
     "TaskNotFoundError",
     "UnsafePathError",
@@ -101,18 +147,31 @@ __all__ = [
     "find_project_root",
     "get_preset",
     "get_schema",
+    "import_speckit_runs",
     "instructions",
     "list_roles",
     "list_schemas",
+    "load_pipeline",
     "load_schema",
     "new_change",
     "open_change",
+    "plot_rounds",
+    "plot_timeline",
     "provider_presets_list",
     "provider_profile_init",
     "provider_profile_show",
+    "read_ledger",
+    "rework",
     "role_route",
+    "run_outcomes",
     "task_classify",
     "task_route_show",
     "task_routes",
+    "timeline",
+    "to_parquet",
+    "usage_by_role",
+    "validate_ledger",
+    "validate_pipeline",
     "validate_schema",
+    "verdict_funnel",
 ]

@@ -139,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         metavar="PATH",
         help="a schema folder or schema.yaml, a config.yaml, a change folder, "
-        "a project folder, or a ledger (.jsonl)",
+        "a project folder, a pipeline (.toml) or a ledger (.jsonl)",
     )
     p = add("status", cmd_status, "where a change stands: artifacts, apply gate, tasks (A6)")
     p.add_argument("--change", required=True, metavar="DIR", help="the change folder or name")
@@ -188,9 +188,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _plugins() -> list[Callable[[Any, argparse.ArgumentParser], None]]:
     """Commands contributed by the other packages (each imports nothing heavy)."""
     from .draw.cli import register as graph
+    from .ledger.cli import register as ledger
+    from .pipeline.cli import register as step
     from .routing.cli import register as routing
 
-    return [graph, routing]
+    return [graph, ledger, routing, step]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

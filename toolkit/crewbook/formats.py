@@ -32,10 +32,24 @@ def _routing_models() -> dict[str, type[BaseModel]]:
     return format_models()
 
 
+def _pipeline_models() -> dict[str, type[BaseModel]]:
+    from .pipeline.model import format_models
+
+    return format_models()
+
+
+def _ledger_models() -> dict[str, type[BaseModel]]:
+    from .ledger.events import LedgerEvent
+
+    return {"ledger-event.json": LedgerEvent}
+
+
 #: Functions returning, for each file name in `schemas/`, the model it describes.
 FORMAT_SOURCES: list[Callable[[], dict[str, type[BaseModel]]]] = [
     _artifact_models,
     _routing_models,
+    _pipeline_models,
+    _ledger_models,
 ]
 
 

@@ -36,10 +36,12 @@ example): subclass `Loop`, give it a ``kind`` (the ledger's ``loop`` field) and 
 *inside* ``transition`` (before anything is returned). Engines whose state is immutable
 by construction (frozen dataclasses, new mappings on every change) set
 ``copy_state = False``, so ``report`` and ``snapshot`` skip the defensive deep copy
-(it is the largest cost of a step). An engine that persists its state between
-processes (a CLI) rebuilds the loop with ``Loop(state, acts=n)``. Engine-specific facts
-of a contract go in ``Act.details`` (the pipeline puts its input versions and round
-there), of a status in ``Status.details``.
+(it is the largest cost of a step); their snapshots share state with the loop, so
+treat ``snapshot.state`` as read-only (``loop.state`` is always a copy). An engine
+that persists its state between processes (a CLI) rebuilds the loop with
+``Loop(state, acts=n)``. Engine-specific facts of a contract go in ``Act.details``
+(the pipeline puts its input versions and round there), of a status in
+``Status.details``.
 
 Changes since the first version: ``Act.details``; ``acts=`` (resume a persisted loop);
 ``copy_state``; ``is_finished()`` (a cheap check engines may override; ``report`` asks
@@ -68,7 +70,11 @@ Report = TypeVar("Report")
 
 @runtime_checkable
 class EventSink(Protocol):
-    """Anything events can be appended to: a `crewbook.Ledger` or a `MemoryLedger`."""
+    """Anything events can be appended to: a `crewbook.Ledger` or a `MemoryLedger`.
+
+    A sink may also offer ``append_many(events)``: `Loop.report` then hands it all the
+    events of one act at once (one lock, one write).
+    """
 
     def append(self, event: Any) -> Any:
         """Store one event; return what was stored."""
@@ -348,7 +354,8 @@ class Loop(ABC, Generic[State, Report]):
             raise LoopRefused(f"that snapshot is of a {snapshot.loop} loop, not {self.kind}",
                               code="wrong_snapshot")
         self.ledger.append(self._stamp(
-            {"kind": "rewind", "summary": f"rewind from act {self._acts} to act {snapshot.act}",
+            {"kind": "rewind", "summary": f"rewind to the state after act {snapshot.act} "
+                                          f"(from after act {self._acts})",
              "payload": {"from_act": self._acts, "to_act": snapshot.act}},
             self.clock().isoformat(),
         ))

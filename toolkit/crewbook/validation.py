@@ -55,6 +55,10 @@ def _validate_one(path: Path, project: Path | None) -> list[Problem]:
         return _validate_change(path.parent, root)
     if name == "config.yaml" and path.parent.name == CODEV:
         return _errors_of(lambda: load_config(path.parent.parent))
+    if path.suffix == ".toml":
+        from .pipeline import validate_pipeline
+
+        return validate_pipeline(path)
     if path.suffix == ".jsonl":
         from .ledger.cli import validate_ledger
 
@@ -64,7 +68,7 @@ def _validate_one(path: Path, project: Path | None) -> list[Problem]:
         Problem(
             "unknown_kind",
             f"crewbook does not know how to check {name!r}: give a "
-            "schema.yaml, config.yaml, change.yaml, a .jsonl ledger, or a folder "
+            "schema.yaml, config.yaml, change.yaml, a pipeline .toml, a .jsonl ledger, or a folder "
             "holding one",
             path=str(path),
         )

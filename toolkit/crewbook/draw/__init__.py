@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..errors import DotError, DotNotFoundError
 from .display import Drawable, fallback_card, prepare, save
 from .dot import quote, to_dot
 from .matrix import Matrix, heatmap_html, markdown_table
 from .mermaid import decode_mermaid_id, mermaid_id, to_mermaid
 from .model import Edge, GraphModel, Node, attrs
-from .render import DotError, DotNotFoundError, dot_available, find_dot, render, render_svg
+from .render import dot_available, find_dot, render, render_svg
 from .settings import DrawOptions, options
 
 if TYPE_CHECKING:

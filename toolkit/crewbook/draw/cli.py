@@ -18,10 +18,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..errors import DotNotFoundError, Problem
 from .display import SAVE_FORMATS, prepare, save
 from .dot import to_dot
 from .mermaid import to_mermaid
-from .render import DotNotFoundError, render
+from .render import render
 
 STDOUT_FORMATS = ("dot", "mmd", "svg", "png", "pdf")
 
@@ -34,7 +35,8 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
                               epilog="Formats by extension: " + ", ".join(
                                   f"{e} ({w})" for e, w in SAVE_FORMATS.items()))
     p.add_argument("path", nargs="?", default=".", metavar="PATH",
-                   help="a schema folder or schema.yaml, or a project (default: .)")
+                   help="a schema folder or schema.yaml, a project, or a pipeline .toml "
+                        "(default: .)")
     p.add_argument("--schema", metavar="NAME",
                    help="in a project: the schema to draw (default: the config's schema:)")
     p.add_argument("--change", metavar="DIR",
@@ -57,7 +59,13 @@ def cmd_graph(args: argparse.Namespace) -> int:
     """Draw what PATH names; 0 when drawn, 1 when `dot` is needed but missing."""
     from ..artifacts.graph import model_for_path
 
-    model, problems = model_for_path(Path(args.path), schema=args.schema, change=args.change)
+    if Path(args.path).suffix == ".toml":
+        from ..pipeline import load_pipeline
+
+        model = load_pipeline(args.path).graph_model()
+        problems: tuple[Problem, ...] = ()
+    else:
+        model, problems = model_for_path(Path(args.path), schema=args.schema, change=args.change)
     model = prepare(model, collapse=args.collapse, expand=args.expand)
     as_json = bool(getattr(args, "json", False))
     if problems and not as_json:

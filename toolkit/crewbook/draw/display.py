@@ -17,11 +17,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInputError
+from ..errors import DotNotFoundError, InvalidInputError
 from .dot import to_dot
 from .mermaid import to_mermaid
 from .model import GraphModel
-from .render import INSTALL_HINTS, DotNotFoundError, render, render_svg
+from .render import INSTALL_HINTS, render, render_svg
 from .settings import options
 
 if TYPE_CHECKING:

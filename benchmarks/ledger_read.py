@@ -1,0 +1,156 @@
+"""Benchmark the ledger reader and writer against named peers, measured in the same run.
+
+    python benchmarks/ledger_read.py            # 100k and 1M events
+    python benchmarks/ledger_read.py 100000     # one size
+
+For each size it prints events/s and MB/s of `read_ledger` (payload as dicts, the
+default) and its time as a ratio to (a) pyarrow's JSON reader with the same explicit
+schema plus ``to_pandas`` (the floor; target <= 1.3x), (b) ``pandas.read_json(lines=
+True)`` (target >= 5x faster) and (c) validating each line with pydantic (target >=
+8x faster); the same ratios for ``payload="none"`` (no Python object per event); the
+peak memory of a fresh process reading the file against the size of the frame; and
+the writer's append throughput with and without per-event fsync. Timings are the
+best of a few runs; the data comes from ``make_ledgers.py`` (fixed seed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.json as pj
+
+from crewbook.ledger import Ledger, LedgerEvent, read_ledger
+from crewbook.ledger.parse import ARROW_SCHEMA
+
+sys.path.insert(0, str(Path(__file__).parent))
+from make_ledgers import ledger_path
+
+
+def best(fn: Callable[[], Any], repeat: int) -> float:
+    """Best wall time of `repeat` calls, in seconds."""
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+        del result
+    return min(times)
+
+
+def floor(path: Path) -> pd.DataFrame:
+    """pyarrow's JSON reader with the reader's explicit schema, then to_pandas."""
+    options = pj.ParseOptions(explicit_schema=ARROW_SCHEMA, unexpected_field_behavior="infer")
+    frame: pd.DataFrame = pj.read_json(path, parse_options=options).to_pandas()
+    return frame
+
+
+def pydantic_lines(path: Path) -> list[LedgerEvent]:
+    """Validate each line with the pydantic model (what a naive loader does)."""
+    with path.open("rb") as lines:
+        return [LedgerEvent.model_validate_json(line) for line in lines if line.strip()]
+
+
+PEAK = """
+import re, sys
+from pathlib import Path
+from crewbook.ledger import read_ledger
+import pyarrow, pandas
+
+def high_water():  # VmHWM: peak RSS of this process (ru_maxrss would include the parent's)
+    return int(re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text())[1]) * 1024
+
+base = high_water()
+df = read_ledger(sys.argv[1])
+print(base, high_water(), int(df.memory_usage(deep=True).sum()))
+"""
+
+
+def peak_memory(path: Path) -> tuple[int, int]:
+    """(peak RSS growth while reading, deep size of the frame) in bytes, in a fresh process."""
+    out = subprocess.run([sys.executable, "-c", PEAK, str(path)], check=True,
+                         capture_output=True, text=True).stdout.split()
+    base, peak, frame = (int(x) for x in out)
+    return peak - base, frame
+
+
+def bench_read(n: int, quick: bool) -> dict[str, Any]:
+    path = ledger_path(n)
+    size = path.stat().st_size
+    repeat = 2 if n >= 1_000_000 else 3
+    ours = best(lambda: read_ledger(path), repeat)
+    bare = best(lambda: read_ledger(path, payload="none"), repeat)
+    arrow = best(lambda: floor(path), repeat)
+    pandas_json = best(lambda: pd.read_json(path, lines=True), 1)
+    pyd = best(lambda: pydantic_lines(path), 1)
+    growth, frame = peak_memory(path)
+    return {"events": n, "MB": size / 1e6, "read_ledger_s": ours, "events_per_s": n / ours,
+            "MB_per_s": size / 1e6 / ours, "vs_arrow_floor": ours / arrow,
+            "pandas_read_json_s": pandas_json, "faster_than_pandas": pandas_json / ours,
+            "pydantic_s": pyd, "faster_than_pydantic": pyd / ours,
+            "no_payload_s": bare, "no_payload_vs_pandas": pandas_json / bare,
+            "no_payload_vs_pydantic": pyd / bare,
+            "peak_rss_MB": growth / 1e6, "frame_MB": frame / 1e6,
+            "peak_over_frame": growth / frame}
+
+
+def bench_append(count: int, fsync: str) -> float:
+    """Events per second appended by one `Ledger` (lock + write + flush each)."""
+    with tempfile.TemporaryDirectory(dir=Path(__file__).parent / "_data") as folder, \
+            Ledger(Path(folder) / "a.jsonl", run="bench", loop="crew",
+                   fsync=fsync) as ledger:  # type: ignore[arg-type]
+        start = time.perf_counter()
+        for i in range(count):
+            ledger.append({"kind": "report", "role": "developer", "stage": "build",
+                           "verdict": "done", "attempt": 1, "tokens_in": 1000 + i,
+                           "tokens_out": 200, "cost": 0.006, "duration_ms": 61_000,
+                           "payload": {"task": f"T-{i % 50}"}})
+        return count / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sizes", nargs="*", type=int, default=[100_000, 1_000_000])
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+    print(f"pyarrow {pa.__version__}, pandas {pd.__version__}, python "
+          f"{sys.version.split()[0]}", flush=True)
+    results = []
+    for n in args.sizes:
+        r = bench_read(n, quick=False)
+        results.append(r)
+        print(f"\n{n:,} events ({r['MB']:.0f} MB): read_ledger {r['read_ledger_s']:.2f} s = "
+              f"{r['events_per_s']:,.0f} events/s, {r['MB_per_s']:.0f} MB/s", flush=True)
+        print(f"  (a) vs pyarrow read_json + to_pandas (floor): {r['vs_arrow_floor']:.2f}x "
+              f"the time   [target <= 1.3x]")
+        print(f"  (b) pandas.read_json(lines=True) {r['pandas_read_json_s']:.2f} s: "
+              f"read_ledger is {r['faster_than_pandas']:.1f}x faster   [target >= 5x]")
+        print(f"  (c) pydantic per line {r['pydantic_s']:.2f} s: "
+              f"read_ledger is {r['faster_than_pydantic']:.1f}x faster   [target >= 8x]")
+        print(f"  read_ledger(payload='none') {r['no_payload_s']:.2f} s: "
+              f"{r['no_payload_vs_pandas']:.1f}x faster than (b), "
+              f"{r['no_payload_vs_pydantic']:.1f}x faster than (c)")
+        print(f"  peak memory growth {r['peak_rss_MB']:.0f} MB for a {r['frame_MB']:.0f} MB "
+              f"frame ({r['peak_over_frame']:.1f}x)", flush=True)
+    plain = bench_append(20_000, "close")
+    synced = bench_append(1_000, "always")
+    print(f"\nappend: {plain:,.0f} events/s (fsync on close), {synced:,.0f} events/s "
+          f"(fsync per event)")
+    if args.json:
+        print(json.dumps({"read": results, "append_per_s": plain,
+                          "append_fsync_per_s": synced}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

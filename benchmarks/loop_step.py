@@ -1,0 +1,187 @@
+"""Accepted reports per second through a 6-stage pipeline, against the `transitions` library.
+
+Three crewbook runs step the same pipeline (six stages in a row, each producing one
+JSON artifact validated against its kind's JSON Schema, then ``done``):
+
+- with a ledger written to a file (`crewbook.Ledger`: a locked, flushed line per event);
+- with an in-memory ledger (`MemoryLedger`);
+- with no ledger at all (events dropped).
+
+The peer is an equivalent `transitions.Machine`: six states and ``done``, one
+``report`` trigger per stage whose condition validates the artifact against the
+same JSON Schema with the same compiled validator and stores it. Both sides do the
+same work per step apart from what crewbook adds (refusal checks, versions, ledger
+events, the next contract).
+
+Run: ``python benchmarks/loop_step.py [--runs 300]`` (needs ``pip install transitions``,
+the ``bench`` extra). Prints reports/s for each and the ratios; the targets are
+"within 2x of transitions with the ledger on" and "faster than transitions without".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+STAGES = 6
+SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["summary", "items"],
+    "properties": {
+        "summary": {"type": "string", "minLength": 1},
+        "items": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+    },
+}
+
+
+def write_pipeline(folder: Path) -> Path:
+    """A 6-stage pipeline, its kinds config, schemas and prompts, in `folder`."""
+    (folder / "schemas").mkdir(parents=True)
+    (folder / "prompts").mkdir()
+    config, stages, transitions = [], [], []
+    for i in range(1, STAGES + 1):
+        (folder / "schemas" / f"k{i}.json").write_text(json.dumps(SCHEMA))
+        (folder / "prompts" / f"s{i}.md").write_text(f"# stage {i}\n")
+        config.append(f'[[artifacts]]\nid = "k{i}"\nschema_path = "schemas/k{i}.json"\n')
+        needs = f'needs = ["a{i - 1}"]\n' if i > 1 else ""
+        stages.append(f'[[stages]]\nid = "s{i}"\nprompt = "prompts/s{i}.md"\n{needs}'
+                      f'produces = [{{ name = "a{i}", kind = "k{i}" }}]\nmax_retries = 1\n')
+        to = f"s{i + 1}" if i < STAGES else "done"
+        transitions.append(f'[[transitions]]\nid = "t{i}"\nfrom = "s{i}"\nto = "{to}"\n'
+                           f'condition_type = "artifact_validated"\n'
+                           f'condition_artifact_id = "a{i}"\n')
+    (folder / "config.toml").write_text("\n".join(config))
+    path = folder / "six.toml"
+    path.write_text('id = "six"\nstart = "s1"\n\n' + "\n".join(stages + transitions))
+    return path
+
+
+def artifact(i: int) -> dict[str, Any]:
+    return {"summary": f"stage {i} done", "items": [f"item {i}.1", f"item {i}.2"]}
+
+
+REPORTS = [{"stage": f"s{i}", "artifacts": {f"a{i}": artifact(i)}} for i in range(1, STAGES + 1)]
+
+
+class NullSink:
+    """A ledger that drops every event."""
+
+    def append(self, event: Any) -> Any:
+        return event
+
+
+def crewbook_runner(path: Path, sink: Callable[[], Any]) -> Callable[[int], int]:
+    from crewbook.pipeline import StageReport, load_pipeline
+
+    pipeline = load_pipeline(path)
+    reports = [StageReport(r["stage"], r["artifacts"]) for r in REPORTS]  # type: ignore[arg-type]
+
+    def run(runs: int) -> int:
+        ledger = sink()
+        for _ in range(runs):
+            loop = pipeline.loop(ledger=ledger, run="bench")
+            for report in reports:
+                loop.report(report)
+            assert loop.status().finished_reason == "done"
+        return runs * STAGES
+
+    return run
+
+
+def transitions_runner(path: Path) -> Callable[[int], int]:
+    from transitions import Machine
+
+    from crewbook.pipeline import load_pipeline
+
+    kinds = load_pipeline(path).kinds  # the same compiled validators
+    validators = [kinds[f"k{i}"].validator for i in range(1, STAGES + 1)]
+
+    class Run:
+        def __init__(self) -> None:
+            self.artifacts: dict[str, Any] = {}
+
+    states = [f"s{i}" for i in range(1, STAGES + 1)] + ["done"]
+
+    def run(runs: int) -> int:
+        for _ in range(runs):
+            model = Run()
+            table = []
+            for i in range(1, STAGES + 1):
+                validator = validators[i - 1]
+
+                def ok(report: dict[str, Any], i: int = i, validator: Any = validator,
+                       model: Run = model) -> bool:
+                    content = report["artifacts"][f"a{i}"]
+                    if not validator.is_valid(content):
+                        return False
+                    model.artifacts[f"a{i}"] = content
+                    return True
+
+                table.append({"trigger": "report", "source": f"s{i}", "dest": states[i],
+                              "conditions": [ok]})
+            Machine(model=model, states=states, transitions=table, initial="s1",
+                    auto_transitions=False)
+            for report in REPORTS:
+                model.report(report)  # type: ignore[attr-defined]
+            assert model.state == "done"  # type: ignore[attr-defined]
+        return runs * STAGES
+
+    return run
+
+
+def rate(run: Callable[[int], int], runs: int, repeat: int = 5) -> float:
+    run(max(1, runs // 10))  # warm up
+    best: list[float] = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        steps = run(runs)
+        best.append(steps / (time.perf_counter() - start))
+    return statistics.median(best)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=300, help="pipeline runs per measure")
+    args = parser.parse_args(argv)
+    try:
+        import transitions  # noqa: F401
+    except ImportError:
+        print("this benchmark needs the peer library: pip install transitions", file=sys.stderr)
+        return 2
+    from crewbook.ledger import Ledger
+    from crewbook.loop import MemoryLedger
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        path = write_pipeline(folder / "pipe")
+        ledger_file = folder / "bench.jsonl"
+        peer = rate(transitions_runner(path), args.runs)
+        results = {
+            "crewbook, ledger file": rate(
+                crewbook_runner(path, lambda: Ledger(ledger_file, run="bench")), args.runs),
+            "crewbook, memory ledger": rate(crewbook_runner(path, MemoryLedger), args.runs),
+            "crewbook, no ledger": rate(crewbook_runner(path, NullSink), args.runs),
+        }
+    print(f"accepted reports/s through a {STAGES}-stage pipeline ({args.runs} runs, median of 5)")
+    print(f"  {'transitions (peer)':<26}{peer:>12,.0f}")
+    for name, value in results.items():
+        print(f"  {name:<26}{value:>12,.0f}   {value / peer:5.2f}x transitions")
+    with_ledger = results["crewbook, ledger file"] / peer
+    without = results["crewbook, no ledger"] / peer
+    print(f"target: ledger on within 2x of transitions (ratio >= 0.50): "
+          f"{'met' if with_ledger >= 0.5 else 'NOT met'} ({with_ledger:.2f})")
+    print(f"target: no ledger faster than transitions (ratio > 1): "
+          f"{'met' if without > 1 else 'NOT met'} ({without:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+"""``crewbook ledger summary|convert`` through `register`, and ``crewbook validate`` on ledgers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from crewbook.ledger import read_ledger
+from crewbook.ledger.cli import register, validate_ledger
+
+from .conftest import HISTORY, SPECKIT_RUNS, event, line
+
+EVENTS = sum(len(p.read_text().splitlines()) for p in HISTORY.glob("*.jsonl"))
+
+
+def run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="crewbook")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> Path:
+    return Path(shutil.copytree(HISTORY, tmp_path / "history"))
+
+
+def test_summary_text(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["ledger", "summary", str(HISTORY)]) == 0
+    out = capsys.readouterr()
+    lines = out.out.splitlines()
+    assert lines[0] == f"3 file(s), {EVENTS} events, 3 runs (crew 2, coordinator 1)"
+    assert lines[1].startswith("from 2025-03-03T")
+    assert " to 2025-03-03T" in lines[1]
+    assert ("finished: scope_covered 1, failed 1, rounds_exhausted 1; not finished: 0; "
+            "escalated: 1") in out.out
+    assert "tokens:" in out.out
+    assert out.err == ""
+
+
+def test_summary_json_covers_spec_kit_runs_too(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["ledger", "summary", str(HISTORY), str(SPECKIT_RUNS), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["files"], data["runs"], data["events"]) == (5, 5, EVENTS + 35)
+    assert data["loops"] == {"crew": 2, "coordinator": 1, "spec-kit": 2}
+    assert data["finished"] == {"completed": 1, "failed": 2, "rounds_exhausted": 1,
+                                "scope_covered": 1}
+    assert data["problems"] == []
+    df = read_ledger([HISTORY, SPECKIT_RUNS])
+    assert data["tokens_in"] == int(df["tokens_in"].sum())
+
+
+def test_summary_reports_bad_lines_and_exits_1(history: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    path = history / "run-0001.jsonl"
+    lines = path.read_text().splitlines()
+    lines[4] = "{oops"
+    path.write_text("\n".join(lines) + "\n" + line(event(99))[:15])
+    assert run(["ledger", "summary", str(history)]) == 1
+    out = capsys.readouterr()
+    assert "1 bad line(s) skipped, 1 warning(s)" in out.out
+    assert f"{path}:5:2: not JSON" in out.err
+    assert "ledger_truncated_line" in out.err
+    assert run(["ledger", "summary", str(history), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert [(p["code"], p["line"]) for p in data["problems"]] == [
+        ("ledger_bad_json", 5), ("ledger_truncated_line", len(lines) + 1)]
+
+
+def test_summary_of_a_missing_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["ledger", "summary", str(tmp_path / "nope.jsonl")]) == 1
+    assert "file_not_found" in capsys.readouterr().err
+
+
+def test_convert_one_file(history: Path, tmp_path: Path,
+                          capsys: pytest.CaptureFixture[str]) -> None:
+    source = history / "run-0002.jsonl"
+    assert run(["ledger", "convert", str(source), "--to", "parquet"]) == 0
+    target = source.with_suffix(".parquet")
+    assert f"wrote {target}" in capsys.readouterr().out
+    pd.testing.assert_frame_equal(read_ledger(target), read_ledger(source))
+    out = tmp_path / "elsewhere" / "x.parquet"
+    assert run(["ledger", "convert", str(source), "--to", "parquet", "-o", str(out)]) == 0
+    assert out.is_file()
+
+
+def test_convert_a_folder_keeps_relative_names(history: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copytree(SPECKIT_RUNS, history / "speckit")
+    out = tmp_path / "parquet"
+    assert run(["ledger", "convert", str(history), "--to", "parquet", "-o", str(out),
+                "--json"]) == 0
+    written = json.loads(capsys.readouterr().out)["written"]
+    assert sorted(Path(w["output"]).relative_to(out).as_posix() for w in written) == [
+        "run-0001.parquet", "run-0002.parquet", "run-0003.parquet",
+        "speckit/3f9a1c2e.parquet", "speckit/b71e04d9.parquet"]
+    assert len(read_ledger(sorted(out.rglob("*.parquet")))) == EVENTS + 35
+
+
+def test_convert_refuses_a_ledger_with_bad_lines_unless_told(
+        history: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = history / "run-0003.jsonl"
+    path.write_text(path.read_text() + "junk\n")
+    assert run(["ledger", "convert", str(path), "--to", "parquet"]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}:" in err
+    assert "--errors skip" in err
+    assert not path.with_suffix(".parquet").exists()
+    assert run(["ledger", "convert", str(path), "--to", "parquet", "--errors", "skip"]) == 1
+    assert path.with_suffix(".parquet").exists()
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["ledger"], ["ledger", "convert", "x.jsonl"],
+                 ["ledger", "convert", "x.jsonl", "--to", "csv"]):
+        with pytest.raises(SystemExit) as info:
+            run(argv)
+        assert info.value.code == 2
+    capsys.readouterr()
+
+
+def test_validate_ledger_lists_every_bad_line(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text("\n".join([line(event(0)), "nope", line(event(2, seq=-1)),
+                               line(event(3))[:20]]))
+    problems = validate_ledger(path)
+    assert [(p.code, p.line, p.severity) for p in problems] == [
+        ("ledger_bad_json", 2, "error"), ("ledger_bad_event", 3, "error"),
+        ("ledger_truncated_line", 4, "warning")]
+    assert validate_ledger(SPECKIT_RUNS / "3f9a1c2e" / "log.jsonl") == []
+
+
+def test_through_the_crewbook_command(history: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    cli = pytest.importorskip("crewbook.cli")
+    bad = history / "run-0001.jsonl"
+    bad.write_text(bad.read_text() + "nope\n")
+    assert cli.main(["validate", str(history / "run-0002.jsonl")]) == 0
+    assert cli.main(["validate", str(bad)]) == 1
+    assert "ledger_bad_json" in capsys.readouterr().out
+    if register not in cli._plugins():  # until the main parser registers it
+        monkeypatch.setattr(cli, "_plugins", lambda: [register])
+    one = str(history / "run-0002.jsonl")
+    assert cli.main(["ledger", "summary", one, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"] == 1
+    assert cli.main(["--json", "ledger", "summary", one]) == 0  # the shared --json
+    assert json.loads(capsys.readouterr().out)["events"] > 0
+    assert cli.main(["ledger", "summary", str(bad)]) == 1
+    assert "not JSON" in capsys.readouterr().err
+    assert cli.main(["ledger", "convert", one, "--to", "parquet"]) == 0
+    assert (history / "run-0002.parquet").is_file()

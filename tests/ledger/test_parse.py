@@ -1,0 +1,160 @@
+"""Parsing internals: the fast path and the line-by-line path agree with the model."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from crewbook.ledger.events import REQUIRED_BY_KIND, LedgerEvent
+from crewbook.ledger.lines import cut_short, is_object_prefix
+from crewbook.ledger.parse import SMALL_BLOCK, parse_bytes
+
+from .conftest import event, line
+
+# Values that are sometimes valid and sometimes not, for every field.
+field_values: dict[str, st.SearchStrategy[Any]] = {
+    "v": st.sampled_from([1, 2, None, "1"]),
+    "ts": st.sampled_from(["2025-03-01T09:00:00Z", "2025-03-01T09:00:00.5+01:00",
+                           "2025-03-01T09:00:00", "yesterday", 17, None]),
+    "run": st.sampled_from(["r1", "", 3, None]),
+    "seq": st.sampled_from([0, 5, -1, 1.5, True, "2", None]),
+    "loop": st.sampled_from(["crew", "", None]),
+    "kind": st.sampled_from(["act", "verdict", "finish", "init", "bar", "acts", None]),
+    "role": st.sampled_from(["qa", None, 4]),
+    "stage": st.sampled_from(["build", None]),
+    "verdict": st.sampled_from(["go", None, False]),
+    "attempt": st.sampled_from([1, 0, 3, None, 2.5]),
+    "version": st.sampled_from([0, -2, None]),
+    "summary": st.sampled_from(["ok", None, ["x"]]),
+    "tokens_in": st.sampled_from([0, 10, -1, None]),
+    "tokens_out": st.sampled_from([3, None, "3"]),
+    "cost": st.sampled_from([0.5, 2, -0.1, None, "0.1"]),
+    "duration_ms": st.sampled_from([100, -5, None]),
+    "payload": st.sampled_from([{}, {"a": 1}, {"a": [1, {"b": None}]}, [1], "x", None]),
+    "extra": st.sampled_from([None, 1]),
+}
+# The same, limited to values of the right JSON type, so Arrow reads every line and the
+# rules are checked column by column (the fast path) rather than by the model.
+typed_values: dict[str, st.SearchStrategy[Any]] = {
+    "v": st.sampled_from([1, 2, None]),
+    "ts": st.sampled_from(["2025-03-01T09:00:00Z", "2025-03-01T09:00:00", None]),
+    "run": st.sampled_from(["r1", "", None]),
+    "seq": st.sampled_from([0, 5, -1, None]),
+    "loop": st.sampled_from(["crew", "", None]),
+    "kind": st.sampled_from(["act", "verdict", "finish", "bar", "escalate", "transition",
+                             "acts", None]),
+    "role": st.sampled_from(["qa", None]),
+    "stage": st.sampled_from(["build", None]),
+    "verdict": st.sampled_from(["go", None]),
+    "summary": st.sampled_from(["ok", None]),
+    "attempt": st.sampled_from([1, 0, None]),
+    "version": st.sampled_from([0, -2, None]),
+    "tokens_in": st.sampled_from([0, -1, None]),
+    "tokens_out": st.sampled_from([3, -3, None]),
+    "cost": st.sampled_from([0.5, -0.1, None]),
+    "duration_ms": st.sampled_from([100, -5, None]),
+    "payload": st.sampled_from([{}, {"a": 1}, None]),
+    "extra": st.sampled_from([None, 1]),
+}
+
+BASE = {"v": 1, "ts": "2025-03-01T09:00:00Z", "run": "r1", "seq": 0, "loop": "crew",
+        "kind": "verdict", "role": "qa", "stage": "verify", "verdict": "go", "attempt": 1}
+# A valid event with up to three fields changed (None removes the field).
+
+
+def changed(values: dict[str, st.SearchStrategy[Any]]) -> st.SearchStrategy[dict[str, Any]]:
+    """A valid event with up to three fields changed (None removes the field)."""
+    return st.dictionaries(st.sampled_from(sorted(values)), st.none(), max_size=3).flatmap(
+        lambda keys: st.fixed_dictionaries({k: values[k] for k in keys})
+    ).map(lambda changes: {**BASE, **changes})
+
+
+candidate = changed(field_values)
+typed_candidate = changed(typed_values)
+
+
+def model_accepts(obj: dict[str, Any]) -> bool:
+    try:
+        LedgerEvent.model_validate(obj)
+    except ValidationError:
+        return False
+    return True
+
+
+@settings(max_examples=300, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(st.lists(candidate, min_size=1, max_size=6),
+                 st.lists(typed_candidate, min_size=1, max_size=6)))
+def test_the_reader_accepts_exactly_what_the_model_accepts(objs: list[dict[str, Any]]) -> None:
+    # null fields mean "absent" for the reader and the model alike, except payload
+    objs = [{k: v for k, v in o.items() if v is not None or k == "payload"} for o in objs]
+    data = "".join(json.dumps(o) + "\n" for o in objs).encode()
+    parsed = parse_bytes(data, "p.jsonl")
+    accepted = [i for i, o in enumerate(objs) if model_accepts(o)]
+    rejected_lines = sorted({p.line for p in parsed.problems})
+    assert rejected_lines == [i + 1 for i in range(len(objs)) if i not in accepted]
+    assert parsed.table.num_rows == len(accepted)
+    assert all(p.severity == "error" and p.code == "ledger_bad_event" for p in parsed.problems)
+
+
+json_objects = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=6),
+              st.floats(allow_nan=False, allow_infinity=False)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3),
+                            st.dictionaries(st.text(max_size=4), inner, max_size=3)),
+    max_leaves=10,
+).map(lambda v: {"value": v})
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(json_objects, st.data())
+def test_every_proper_prefix_of_an_object_is_a_cut_line(obj: dict[str, Any],
+                                                         data: st.DataObject) -> None:
+    text = json.dumps(obj, ensure_ascii=data.draw(st.booleans()))
+    cut = data.draw(st.integers(1, len(text) - 1))
+    assert is_object_prefix(text[:cut])
+    assert cut_short(text.encode()[:cut])
+    assert not cut_short(text.encode())
+
+
+def test_corrupt_lines_are_not_cut_lines() -> None:
+    for text in ("{not json", "garbage", '{"a":1}}', '{"a":1} {"b":2}', "[1,2", '{"a":1,,',
+                 '{"a" 1', '{"a":1}x', '"text', '{"a":tx', ""):
+        assert not cut_short(text.encode()), text
+
+
+def test_small_refused_blocks_go_line_by_line_and_big_ones_are_split() -> None:
+    lines = [line(event(i, payload={"x": i})) for i in range(SMALL_BLOCK * 8)]
+    lines[5] = line(event(5, payload={"x": "five"}))  # x changes type: Arrow refuses
+    parsed = parse_bytes(("\n".join(lines) + "\n").encode(), "p.jsonl")
+    assert parsed.problems == []
+    assert parsed.table.column("seq").to_pylist() == list(range(SMALL_BLOCK * 8))
+    assert parsed.payloads is not None
+    assert parsed.payloads[5] == {"x": "five"}
+    assert len(parsed.table.to_batches()) > 2  # read in several blocks
+
+
+def test_empty_and_blank_input() -> None:
+    for data in (b"", b"\n\n", b"  \n \t\n"):
+        parsed = parse_bytes(data, "p.jsonl")
+        assert parsed.table.num_rows == 0
+        assert parsed.problems == []
+
+
+@pytest.mark.parametrize(("kind", "name"), [(k, f) for k, fs in REQUIRED_BY_KIND.items()
+                                            for f in fs])
+def test_the_fast_path_knows_what_each_kind_needs(kind: str, name: str) -> None:
+    full = {"role": "qa", "stage": "verify", "verdict": "go", "summary": "why"}
+    good = {**event(0), "kind": kind, **full}
+    bad = {k: v for k, v in good.items() if k != name}
+    lines = [line({**good, "seq": i}) for i in range(40)]
+    lines[17] = line({**bad, "seq": 17})
+    parsed = parse_bytes(("\n".join(lines) + "\n").encode(), "p.jsonl")
+    assert len(parsed.table.to_batches()) == 1  # read by Arrow in one go: the fast path
+    assert [(p.line, p.key, p.message) for p in parsed.problems] == [
+        (18, name, f"a {kind!r} event needs {name}")]

@@ -1,0 +1,68 @@
+"""Run ledgers: one event format, a crash-safe writer, a fast reader, run-history analyses.
+
+``Ledger`` appends events (one JSON line each, under a file lock); ``read_ledger``
+loads files, folders of runs and spec-kit runs into one typed DataFrame; the analysis
+functions turn that frame into per-run outcomes, usage per role and stage, rework,
+verdict funnels and timelines; ``plot_timeline`` and ``plot_rounds`` draw them.
+
+Names are loaded on first use (PEP 562), so ``import crewbook.ledger`` costs nothing
+and ``from crewbook.ledger import Ledger`` does not load pandas or pyarrow; matplotlib
+is imported inside the plot functions only.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .analyses import rework, run_outcomes, timeline, usage_by_role, verdict_funnel
+    from .events import KINDS, REQUIRED_BY_KIND, LedgerEvent
+    from .plots import plot_rounds, plot_timeline
+    from .reader import LedgerWarning, read_ledger, to_parquet, validate_ledger
+    from .speckit import import_speckit_runs, speckit_events
+    from .writer import Ledger
+
+#: Public name → the module that defines it.
+_WHERE = {
+    "KINDS": "events", "REQUIRED_BY_KIND": "events", "LedgerEvent": "events",
+    "Ledger": "writer",
+    "LedgerWarning": "reader", "read_ledger": "reader", "to_parquet": "reader",
+    "validate_ledger": "reader",
+    "import_speckit_runs": "speckit", "speckit_events": "speckit",
+    "rework": "analyses", "run_outcomes": "analyses", "timeline": "analyses",
+    "usage_by_role": "analyses", "verdict_funnel": "analyses",
+    "plot_rounds": "plots", "plot_timeline": "plots",
+}
+
+__all__ = [
+    "KINDS",
+    "REQUIRED_BY_KIND",
+    "Ledger",
+    "LedgerEvent",
+    "LedgerWarning",
+    "import_speckit_runs",
+    "plot_rounds",
+    "plot_timeline",
+    "read_ledger",
+    "rework",
+    "run_outcomes",
+    "speckit_events",
+    "timeline",
+    "to_parquet",
+    "usage_by_role",
+    "validate_ledger",
+    "verdict_funnel",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,0 +1,214 @@
+"""The ``crewbook ledger`` command: ``summary PATH… [--json]`` and ``convert PATH --to parquet``.
+
+`register` adds the command to the main parser's subparsers; each subcommand sets
+``func(args) -> int``: 0 when every line was a valid event, 1 when invalid input was
+found (the summary still covers what could be read). `validate_ledger` (re-exported
+here) is what ``crewbook validate`` calls for ``.jsonl`` files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import LedgerError, Problem
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["convert_command", "register", "summary_command", "validate_ledger"]
+
+# Building the parser imports nothing heavy; pandas and pyarrow load when a command runs.
+PROBLEMS_ATTR = "crewbook_problems"
+
+
+def validate_ledger(path: Path | str) -> list[Problem]:
+    """Every problem of one ledger file, bad lines numbered (see `reader.validate_ledger`)."""
+    from .reader import validate_ledger as validate
+
+    return validate(path)
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+             common: argparse.ArgumentParser | None = None) -> None:
+    """Add ``ledger`` with its ``summary`` and ``convert`` subcommands.
+
+    `common` is the main parser's shared-options parent (``--json``...); without it,
+    each subcommand gets its own ``--json``.
+    """
+    parents = [common] if common is not None else []
+    parser = subparsers.add_parser(
+        "ledger", parents=parents,
+        help="summarise, convert and check run ledgers (JSON Lines)",
+        description="Work with run ledgers: JSON Lines files of loop events, folders of "
+        "them, and spec-kit run folders (.specify/workflows/runs/<id>/).",
+    )
+    commands = parser.add_subparsers(dest="ledger_command", metavar="COMMAND", required=True)
+
+    summary = commands.add_parser(
+        "summary", parents=parents, help="events, runs, outcomes and spend of one or more ledgers",
+        description="Summarise ledgers: events, runs, how they finished, rounds, tokens "
+        "and cost. Bad lines are skipped and listed; the exit status is 1 if any.",
+    )
+    summary.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+                         help="a ledger file, a folder of them, or a spec-kit run folder")
+    if common is None:
+        summary.add_argument("--json", action="store_true", help="print one JSON object")
+    summary.set_defaults(func=summary_command)
+
+    convert = commands.add_parser(
+        "convert", parents=parents, help="convert ledgers to Parquet (payload kept as JSON text)",
+        description="Write each ledger as Parquet, for DuckDB or Spark. A folder is "
+        "converted file by file, keeping relative names.",
+    )
+    convert.add_argument("path", type=Path, metavar="PATH",
+                         help="a ledger file, a folder of them, or a spec-kit run folder")
+    convert.add_argument("--to", choices=["parquet"], required=True, help="target format")
+    convert.add_argument("-o", "--output", type=Path, metavar="OUT",
+                         help="output file (for one ledger) or folder (default: next to "
+                         "each ledger, .parquet instead of .jsonl)")
+    convert.add_argument("--errors", choices=["raise", "skip"], default="raise",
+                         help="'skip' converts the valid lines of a ledger with bad lines "
+                         "(default: leave that ledger out and exit 1)")
+    if common is None:
+        convert.add_argument("--json", action="store_true", help="print one JSON object")
+    convert.set_defaults(func=convert_command)
+
+
+def summary_command(args: argparse.Namespace) -> int:
+    """``crewbook ledger summary``: print the summary; 1 if any line was invalid."""
+    from .reader import read_ledger
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            df = read_ledger(args.paths, errors="skip", payload="none")
+    except LedgerError as exc:
+        return _fail(exc.problems, getattr(args, "json", False))
+    problems: list[Problem] = df.attrs.get(PROBLEMS_ATTR, [])
+    data = summarise(df)
+    data["files"] = len(df.attrs.get("crewbook_sources", []))
+    data["problems"] = [p.to_dict() for p in problems]
+    if getattr(args, "json", False):
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print(_summary_text(data))
+        for problem in problems:
+            print(problem, file=sys.stderr)
+    return 1 if any(p.severity == "error" for p in problems) else 0
+
+
+def convert_command(args: argparse.Namespace) -> int:
+    """``crewbook ledger convert``: one Parquet file per ledger; 1 if any was left out."""
+    from .reader import find_ledgers, read_ledger, to_parquet
+
+    root: Path = args.path
+    try:
+        files = find_ledgers(root)
+    except LedgerError as exc:
+        return _fail(exc.problems, getattr(args, "json", False))
+    written: list[dict[str, Any]] = []
+    problems: list[Problem] = []
+    failed = False
+    for path, shown in files:
+        target = _target(root, path, args.output, single=len(files) == 1 and root == path)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                df = read_ledger(path, errors=args.errors)
+        except LedgerError as exc:
+            problems.extend(exc.problems)
+            failed = True
+            continue
+        problems.extend(df.attrs.get(PROBLEMS_ATTR, []))
+        failed = failed or any(p.severity == "error" for p in df.attrs.get(PROBLEMS_ATTR, []))
+        to_parquet(df, target)
+        written.append({"source": shown, "output": str(target), "events": len(df)})
+    if getattr(args, "json", False):
+        print(json.dumps({"written": written, "problems": [p.to_dict() for p in problems]},
+                         indent=2, ensure_ascii=False))
+    else:
+        for item in written:
+            print(f"wrote {item['output']} ({item['events']:,} events from {item['source']})")
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        if failed and args.errors == "raise":
+            print("ledgers with bad lines were not converted; fix them, or pass "
+                  "--errors skip to convert their valid lines", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def summarise(df: pd.DataFrame) -> dict[str, Any]:
+    """The figures `summary` prints, as plain JSON-ready values."""
+    from .analyses import run_outcomes
+
+    outcomes = run_outcomes(df)
+    reasons = outcomes["finished_reason"].astype(object).dropna().value_counts()
+    rounds = outcomes["rounds"].dropna()
+    return {
+        "events": len(df),
+        "runs": len(outcomes),
+        "loops": {str(k): int(v) for k, v in
+                  outcomes["loop"].astype(object).value_counts().items()},
+        "kinds": {str(k): int(v) for k, v in df["kind"].value_counts().items() if v},
+        "first": _iso(df["ts"].min()),
+        "last": _iso(df["ts"].max()),
+        "finished": {str(k): int(v) for k, v in reasons.items()},
+        "unfinished": int((~outcomes["finished"]).sum()),
+        "escalated": int(outcomes["escalated"].sum()),
+        "rounds_median": float(rounds.median()) if len(rounds) else None,
+        "rounds_max": int(rounds.max()) if len(rounds) else None,
+        "tokens_in": int(df["tokens_in"].sum()),
+        "tokens_out": int(df["tokens_out"].sum()),
+        "cost": round(float(df["cost"].sum()), 6),
+    }
+
+
+def _summary_text(d: dict[str, Any]) -> str:
+    loops = ", ".join(f"{k} {v:,}" for k, v in d["loops"].items()) or "none"
+    finished = ", ".join(f"{k} {v:,}" for k, v in d["finished"].items()) or "none"
+    lines = [
+        f"{d['files']:,} file(s), {d['events']:,} events, {d['runs']:,} runs ({loops})",
+        f"from {d['first'] or '-'} to {d['last'] or '-'}",
+        f"finished: {finished}; not finished: {d['unfinished']:,}; "
+        f"escalated: {d['escalated']:,}",
+    ]
+    if d["rounds_max"] is not None:
+        lines.append(f"rounds: median {d['rounds_median']:g}, max {d['rounds_max']}")
+    lines.append(f"tokens: {d['tokens_in']:,} in, {d['tokens_out']:,} out; "
+                 f"cost {d['cost']:,.2f}")
+    if d["problems"]:
+        errors = sum(p["severity"] == "error" for p in d["problems"])
+        lines.append(f"problems: {errors} bad line(s) skipped, "
+                     f"{len(d['problems']) - errors} warning(s) (listed on stderr)")
+    return "\n".join(lines)
+
+
+def _iso(value: Any) -> str | None:
+    import pandas as pd
+
+    if value is None or value is pd.NaT or pd.isna(value):
+        return None
+    return str(pd.Timestamp(value).isoformat()).replace("+00:00", "Z")
+
+
+def _target(root: Path, path: Path, output: Path | None, *, single: bool) -> Path:
+    if single:
+        return output if output is not None else path.with_suffix(".parquet")
+    relative = path.relative_to(root) if root.is_dir() else Path(path.name)
+    base = output if output is not None else root if root.is_dir() else path.parent
+    return (base / relative).with_suffix(".parquet")
+
+
+def _fail(problems: tuple[Problem, ...] | list[Problem], as_json: bool) -> int:
+    if as_json:
+        print(json.dumps({"problems": [p.to_dict() for p in problems]}, indent=2,
+                         ensure_ascii=False))
+    else:
+        for problem in problems:
+            print(problem, file=sys.stderr)
+    return 1

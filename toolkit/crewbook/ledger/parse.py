@@ -1,0 +1,312 @@
+"""Turn the bytes of one ledger file into an Arrow table of events, checking every rule.
+
+The happy path is one call to ``pyarrow.json.read_json`` with an explicit schema
+(multi-threaded C++, no Python loop over lines), then vectorised checks of the rules
+of `LedgerEvent` on whole columns. Only when Arrow refuses a block (bad JSON, a wrong
+type, a payload key whose type changes) is the block split in halves until the
+refused part is small, and that small part is read line by line with `json` and
+`LedgerEvent`, so one bad line in a million costs milliseconds, not a Python pass
+over the file.
+
+A line cut short (what a crash mid-write leaves: the line is the prefix of some JSON
+text) is never an error: it is left out with a warning, wherever it is. Any other
+bad line is an error that the caller raises or skips.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
+
+from ..errors import Problem, did_you_mean
+from .events import (
+    FIELDS,
+    KINDS,
+    MINIMUMS,
+    REQUIRED_BY_KIND,
+    missing_message,
+)
+from .lines import BAD_EVENT, cut_short, parse_line, truncated
+from .payloads import payload_dicts
+
+#: Columns read by Arrow with a fixed type (`payload` is inferred, see `payload_dicts`).
+ARROW_SCHEMA: Final = pa.schema([
+    ("v", pa.int64()),
+    ("ts", pa.timestamp("ns", tz="UTC")),
+    ("run", pa.string()),
+    ("seq", pa.int64()),
+    ("loop", pa.string()),
+    ("kind", pa.string()),
+    ("role", pa.string()),
+    ("stage", pa.string()),
+    ("verdict", pa.string()),
+    ("attempt", pa.int64()),
+    ("version", pa.int64()),
+    ("summary", pa.string()),
+    ("tokens_in", pa.int64()),
+    ("tokens_out", pa.int64()),
+    ("cost", pa.float64()),
+    ("duration_ms", pa.int64()),
+])
+FIXED: Final[tuple[str, ...]] = tuple(ARROW_SCHEMA.names)
+
+#: A refused block at most this many lines long is read line by line.
+SMALL_BLOCK: Final = 256
+
+
+
+@dataclass
+class Parsed:
+    """The events of one file: fixed columns, payloads (if asked), and the problems."""
+
+    table: pa.Table
+    payloads: list[dict[str, Any]] | None
+    problems: list[Problem] = field(default_factory=list)
+
+
+def parse_bytes(data: bytes, name: str, *, with_payload: bool = True) -> Parsed:
+    """Every valid event of `data` (a whole ledger file); bad lines become problems.
+
+    Rows of the returned table are the valid events, in file order. Error problems
+    name lines that were left out; the caller decides whether that is fatal.
+    """
+    return _Parser(data, name, with_payload).run()
+
+
+class _Parser:
+    def __init__(self, data: bytes, name: str, with_payload: bool) -> None:
+        self.data = data
+        self.buf = pa.py_buffer(data)
+        self.name = name
+        self.with_payload = with_payload
+        self._newlines: np.ndarray[Any, np.dtype[np.int64]] | None = None
+        self.tables: list[pa.Table] = []
+        self.payloads: list[dict[str, Any]] = []
+        self.problems: list[Problem] = []
+
+    # -- line geometry (computed only when something needs line numbers) --------------
+
+    @property
+    def newlines(self) -> np.ndarray[Any, np.dtype[np.int64]]:
+        if self._newlines is None:
+            raw = np.frombuffer(self.data, dtype=np.uint8)
+            self._newlines = np.flatnonzero(raw == 10).astype(np.int64)
+        return self._newlines
+
+    @property
+    def n_lines(self) -> int:
+        nl = self.newlines
+        tail = len(self.data) - (int(nl[-1]) + 1 if len(nl) else 0)
+        return len(nl) + (1 if tail > 0 else 0)
+
+    def span(self, lo: int, hi: int) -> tuple[int, int]:
+        """Byte range of lines [lo, hi) (0-based line indexes)."""
+        nl = self.newlines
+        start = 0 if lo == 0 else int(nl[lo - 1]) + 1
+        end = int(nl[hi - 1]) + 1 if hi - 1 < len(nl) else len(self.data)
+        return start, end
+
+    def line_bytes(self, i: int) -> bytes:
+        start, end = self.span(i, i + 1)
+        return self.data[start:end]
+
+    def nonblank(self, lo: int, hi: int) -> np.ndarray[Any, np.dtype[np.int64]]:
+        """Indexes of the lines in [lo, hi) that hold something besides white space."""
+        nl = self.newlines
+        starts = np.concatenate(([0], nl + 1))[lo:hi]
+        ends = np.append(nl, len(self.data))[lo:hi]
+        lengths = ends - starts
+        keep = lengths > 0
+        for j in np.flatnonzero(keep & (lengths < 16)):  # rare: short lines may be blank
+            if not self.data[int(starts[j]):int(ends[j])].strip():
+                keep[j] = False
+        return np.flatnonzero(keep).astype(np.int64) + lo
+
+    # -- the passes ------------------------------------------------------------------
+
+    def run(self) -> Parsed:
+        end = len(self.data)
+        if self.data and not self.data.endswith(b"\n"):
+            cut = self.data.rfind(b"\n") + 1
+            tail = self.data[cut:]
+            if tail.strip() and cut_short(tail):
+                line = self.data.count(b"\n") + 1
+                self.problems.append(truncated(self.name, line, last=True))
+                end = cut
+        if not _NOT_SPACE.search(self.data, 0, end):
+            return Parsed(_empty_table(), [] if self.with_payload else None, self.problems)
+        table = self.arrow(0, end)
+        if table is not None and table.num_rows == self.count_rows(end):
+            self.accept(table, None)
+        else:
+            last = self.n_lines if end == len(self.data) else self.n_lines - 1
+            self.bisect(0, last)
+        out = pa.concat_tables(self.tables) if self.tables else _empty_table()
+        self.problems.sort(key=lambda p: (p.line or 0))
+        return Parsed(out, self.payloads if self.with_payload else None, self.problems)
+
+    def count_rows(self, end: int) -> int:
+        """Number of non-blank lines in data[:end] (fast when there are no blank lines)."""
+        data = self.data
+        lines = data.count(b"\n", 0, end) + (0 if data.endswith(b"\n", 0, end) else 1)
+        maybe_blank = _SPACE_AFTER_NEWLINE.search(data, 0, end) is not None or \
+            data[:1].isspace()
+        return len(self.nonblank(0, lines)) if maybe_blank else lines
+
+    def arrow(self, start: int, end: int) -> pa.Table | None:
+        """Arrow's reading of data[start:end], or None when Arrow refuses it."""
+        options = pj.ParseOptions(
+            explicit_schema=ARROW_SCHEMA,
+            unexpected_field_behavior="infer" if self.with_payload else "ignore",
+        )
+        try:
+            table = pj.read_json(pa.BufferReader(self.buf.slice(start, end - start)),
+                                 parse_options=options)
+            table.validate(full=True)  # Arrow's JSON reader lets invalid UTF-8 through
+        except (pa.ArrowException, ValueError):  # ArrowInvalid, bad UTF-8...
+            return None
+        return table
+
+    def bisect(self, lo: int, hi: int) -> None:
+        """Read lines [lo, hi): by Arrow if it accepts them, else split or go line by line."""
+        if hi <= lo:
+            return
+        if hi - lo <= SMALL_BLOCK:
+            self.line_by_line(lo, hi)
+            return
+        start, end = self.span(lo, hi)
+        table = self.arrow(start, end)
+        rows = self.nonblank(lo, hi)
+        if table is not None and table.num_rows == len(rows):
+            self.accept(table, rows)
+            return
+        mid = (lo + hi) // 2
+        self.bisect(lo, mid)
+        self.bisect(mid, hi)
+
+    def accept(self, table: pa.Table, rows: np.ndarray[Any, np.dtype[np.int64]] | None) -> None:
+        """Check an Arrow-read block column by column; keep its valid rows."""
+        bad = check_table(table)
+        if bad:
+            if rows is None:
+                rows = self.nonblank(0, self.n_lines)
+            for index, key, message in bad:
+                self.problems.append(Problem(BAD_EVENT, message, self.name,
+                                             int(rows[index]) + 1, key=key))
+            keep = np.ones(table.num_rows, dtype=bool)
+            keep[sorted({index for index, _, _ in bad})] = False
+            table = table.filter(pa.array(keep))
+        if self.with_payload:
+            self.payloads.extend(payload_dicts(table))
+        self.tables.append(table.select(list(FIXED)))
+
+    def line_by_line(self, lo: int, hi: int) -> None:
+        rows: list[dict[str, Any]] = []
+        for i in range(lo, hi):
+            raw = self.line_bytes(i)
+            if not raw.strip():
+                continue
+            event = parse_line(raw, self.name, i + 1, self.problems, first=i == 0)
+            if event is not None:
+                rows.append(event.model_dump())
+        if rows:
+            if self.with_payload:
+                self.payloads.extend(row["payload"] for row in rows)
+            self.tables.append(pa.Table.from_pylist(
+                [{k: row[k] for k in FIXED} for row in rows], schema=ARROW_SCHEMA))
+
+
+# -- vectorised checks (the rules of LedgerEvent, on whole columns) ---------------------
+
+Check = tuple[int, str | None, str]
+
+
+def check_table(table: pa.Table) -> list[Check]:
+    """(row, key, message) for every rule of `LedgerEvent` a row breaks.
+
+    Cheap tests come first (a column without nulls cannot miss a value; a minimum
+    at or above the floor breaks nothing), so a valid file costs a few kernels.
+    """
+    found: list[Check] = []
+
+    def flag(mask: pa.ChunkedArray | pa.Array, key: str | None,
+             message: str | Callable[[int], str]) -> None:
+        if not pc.any(mask).as_py():  # nulls are skipped: null means "not broken"
+            return
+        for row in pc.indices_nonzero(pc.fill_null(mask, False)).to_pylist():
+            found.append((row, key, message(row) if callable(message) else message))
+
+    col = table.column
+    flag(pc.not_equal(col("v"), 1), "v",
+         lambda r: f"v is {col('v')[r].as_py()}; this reader knows format version 1 only")
+    for name in ("ts", "run", "seq", "loop", "kind"):
+        if col(name).null_count:
+            flag(pc.is_null(col(name)), name, missing_message(name))
+    for name in ("run", "loop"):
+        flag(pc.equal(col(name), ""), name, f"{name} is empty")
+    kinds = col("kind")
+    flag(pc.invert(pc.is_in(kinds, value_set=pa.array(KINDS))), "kind",
+         lambda r: f"unknown kind {kinds[r].as_py()!r}{did_you_mean(kinds[r].as_py(), KINDS)}; "
+         f"known kinds: {', '.join(KINDS)}")
+    needing: dict[str, list[str]] = {}
+    for kind, needed in REQUIRED_BY_KIND.items():
+        for name in needed:
+            needing.setdefault(name, []).append(kind)
+    for name, kinds_needing in needing.items():
+        if col(name).null_count:
+            flag(pc.and_(pc.is_in(kinds, value_set=pa.array(kinds_needing)),
+                         pc.is_null(col(name))), name, _needs(kinds, name))
+    for name, low in MINIMUMS.items():
+        column = col(name)
+        if column.null_count < len(column) and pc.min(column).as_py() < low:
+            flag(pc.less(column, low), name, _below(column, name, low))
+    if col("cost").null_count < table.num_rows:
+        flag(pc.invert(pc.is_finite(col("cost"))), "cost", "cost must be a finite number")
+    for extra in table.column_names:
+        if extra in FIXED:
+            continue
+        if extra == "payload":
+            if not (pa.types.is_struct(table.schema.field(extra).type)
+                    or pa.types.is_null(table.schema.field(extra).type)):
+                flag(pc.is_valid(col(extra)), "payload", "payload must be a JSON object")
+            continue
+        flag(pc.is_valid(col(extra)), extra,
+             f"unknown key {extra!r}{did_you_mean(extra, FIELDS)}; put extra data under "
+             "'payload'")
+    found.sort()
+    return found
+
+
+def _needs(kinds: pa.ChunkedArray, name: str) -> Callable[[int], str]:
+    def message(row: int) -> str:
+        return f"a {kinds[row].as_py()!r} event needs {name}"
+
+    return message
+
+
+def _below(column: pa.ChunkedArray, name: str, low: int) -> Callable[[int], str]:
+    def message(row: int) -> str:
+        return f"{name} is {column[row].as_py()}; it must be ≥ {low}"
+
+    return message
+
+
+# -- helpers ----------------------------------------------------------------------------
+
+
+def _empty_table() -> pa.Table:
+    return ARROW_SCHEMA.empty_table()
+
+
+#: A line that starts with white space (maybe an empty line): then count exactly.
+_SPACE_AFTER_NEWLINE: Final = re.compile(rb"\n[ \t\r\n\x0b\x0c]")
+_NOT_SPACE: Final = re.compile(rb"\S")
+
+

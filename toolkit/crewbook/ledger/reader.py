@@ -1,0 +1,261 @@
+"""`read_ledger`: ledger files, folders of runs and spec-kit runs into one typed DataFrame.
+
+Columns, in this order (docs/ledger.md has the full table)::
+
+    run        category          seq          Int64       ts        datetime64[ns, UTC]
+    loop       category          kind         category    role      category
+    stage      category          verdict      category    attempt   Int64
+    version    Int64             summary      str         tokens_in Int64
+    tokens_out Int64             cost         float64     duration_ms Int64
+    payload    object (dicts)    -- or payload.<key> columns with payload="flat"
+
+`kind` has every known kind as a category, in lifecycle order; the other category
+columns have their observed values, sorted. Rows keep file order (files in sorted
+path order). Problems found (cut lines, bad lines that were skipped) are in
+``df.attrs["crewbook_problems"]`` as `Problem` objects and are also warned about.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import LedgerError, Problem
+from .events import KINDS
+from .parse import ARROW_SCHEMA, Parsed, parse_bytes
+
+Errors = Literal["raise", "skip"]
+PayloadMode = Literal["dict", "flat", "none"]
+Source = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
+
+#: The frame's columns, in order (payload last; absent with payload="none").
+COLUMNS: Final[tuple[str, ...]] = (
+    "run", "seq", "ts", "loop", "kind", "role", "stage", "verdict", "attempt", "version",
+    "summary", "tokens_in", "tokens_out", "cost", "duration_ms", "payload",
+)
+CATEGORIES: Final[tuple[str, ...]] = ("run", "loop", "kind", "role", "stage", "verdict")
+PROBLEMS_ATTR: Final = "crewbook_problems"
+SOURCES_ATTR: Final = "crewbook_sources"
+
+
+class LedgerWarning(UserWarning):
+    """A ledger was read, but not all of it: a cut line, or bad lines skipped."""
+
+
+def read_ledger(
+    source: Source,
+    *,
+    errors: Errors = "raise",
+    payload: PayloadMode = "dict",
+) -> pd.DataFrame:
+    """Read one ledger, many, or a folder of them (recursively) into one DataFrame.
+
+    `source` is a ``.jsonl`` file, a ``.parquet`` file written by `to_parquet`, a
+    spec-kit run folder (``log.jsonl`` + ``state.json``), a folder holding any of
+    these, or a list of them. `errors="raise"` raises one `LedgerError` listing every
+    bad line (file and line number); `errors="skip"` leaves bad lines out, warns, and
+    lists them in ``df.attrs["crewbook_problems"]``. A line cut short by a crash is
+    always left out with a warning. `payload` is ``"dict"`` (one dict per row),
+    ``"flat"`` (``payload.<key>`` columns) or ``"none"`` (fastest: not read, and
+    unknown top-level keys are then not checked).
+    """
+    if errors not in ("raise", "skip"):
+        raise ValueError(f"errors must be 'raise' or 'skip', not {errors!r}")
+    if payload not in ("dict", "flat", "none"):
+        raise ValueError(f"payload must be 'dict', 'flat' or 'none', not {payload!r}")
+    files = find_ledgers(source)
+    parts = [read_one(path, shown, with_payload=payload != "none") for path, shown in files]
+    problems = [p for part in parts for p in part.problems]
+    bad = [p for p in problems if p.severity == "error"]
+    if bad and errors == "raise":
+        where = files[0][1] if len(files) == 1 else f"{len(files)} ledger files"
+        raise LedgerError(
+            f"{where} holds lines that are not valid ledger events; fix them, or read "
+            "with errors='skip' to leave them out", bad,
+        )
+    frame = build_frame(parts, payload)
+    frame.attrs[PROBLEMS_ATTR] = problems
+    frame.attrs[SOURCES_ATTR] = [shown for _, shown in files]
+    if problems:
+        shown = "\n".join(f"  {p}" for p in problems[:10])
+        more = f"\n  … and {len(problems) - 10} more" if len(problems) > 10 else ""
+        warnings.warn(
+            f"ledger read with {len(problems)} line(s) left out (see "
+            f"df.attrs['{PROBLEMS_ATTR}']):\n{shown}{more}",
+            LedgerWarning, stacklevel=2,
+        )
+    return frame
+
+
+def validate_ledger(path: Path | str) -> list[Problem]:
+    """Every problem of one ledger file (or spec-kit run folder), bad lines numbered.
+
+    Errors are lines that are not valid events (`ledger_bad_json`, `ledger_bad_event`);
+    a line cut short by a crash is a warning (`ledger_truncated_line`). An empty list
+    means every line is a valid event.
+    """
+    path = Path(path)
+    try:
+        files = find_ledgers(path)
+    except LedgerError as exc:
+        return list(exc.problems)
+    problems: list[Problem] = []
+    for file, shown in files:
+        problems.extend(read_one(file, shown, with_payload=True).problems)
+    return problems
+
+
+# -- finding files -----------------------------------------------------------------------
+
+
+def find_ledgers(source: Source) -> list[tuple[Path, str]]:
+    """(path, name shown in messages) for every ledger that `source` designates."""
+    items: Sequence[str | os.PathLike[str]] = (
+        [source] if isinstance(source, str | os.PathLike) else list(source))
+    found: list[tuple[Path, str]] = []
+    missing: list[Problem] = []
+    for item in items:
+        path = Path(item)
+        if path.is_dir():
+            found.extend(_in_folder(path))
+        elif path.is_file() and path.name == "log.jsonl" and (
+                path.parent / "state.json").is_file():
+            found.append((path.parent, str(item)))  # a spec-kit run's log
+        elif path.is_file():
+            found.append((path, str(item)))
+        else:
+            missing.append(Problem("file_not_found", "no such file or folder; check the path",
+                                   str(item)))
+    if missing:
+        raise LedgerError("cannot read the ledger", missing)
+    return found
+
+
+def _in_folder(folder: Path) -> list[tuple[Path, str]]:
+    if (folder / "log.jsonl").is_file() and (folder / "state.json").is_file():
+        return [(folder, str(folder))]
+    out: list[tuple[Path, str]] = []
+    for path in sorted(folder.rglob("*.jsonl")):
+        if path.name == "log.jsonl" and (path.parent / "state.json").is_file():
+            out.append((path.parent, str(path.parent)))
+        elif path.is_file():
+            out.append((path, str(path)))
+    return out
+
+
+# -- reading one ---------------------------------------------------------------------------
+
+
+def read_one(path: Path, shown: str, *, with_payload: bool) -> Parsed:
+    """The parsed events of one ledger file, spec-kit run folder or Parquet export."""
+    if path.is_dir():
+        from .speckit import speckit_run
+
+        events, problems = speckit_run(path)
+        rows = [e.model_dump() for e in events]
+        table = pa.Table.from_pylist([{k: r[k] for k in ARROW_SCHEMA.names} for r in rows],
+                                     schema=ARROW_SCHEMA)
+        return Parsed(table, [r["payload"] for r in rows] if with_payload else None, problems)
+    if path.suffix == ".parquet":
+        return _read_parquet(path, with_payload)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return Parsed(ARROW_SCHEMA.empty_table(), [] if with_payload else None,
+                      [Problem("unreadable", f"cannot read the file: {exc.strerror}", shown)])
+    return parse_bytes(data, shown, with_payload=with_payload)
+
+
+def _read_parquet(path: Path, with_payload: bool) -> Parsed:
+    import json
+
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    fixed = pa.table({name: table.column(name).cast(ARROW_SCHEMA.field(name).type)
+                      if name in table.column_names else pa.nulls(table.num_rows, type_)
+                      for name, type_ in zip(ARROW_SCHEMA.names, ARROW_SCHEMA.types,
+                                             strict=True)})
+    payloads = None
+    if with_payload:
+        if "payload" in table.column_names:
+            payloads = [json.loads(t) if t else {} for t in table.column("payload").to_pylist()]
+        else:
+            payloads = [{} for _ in range(table.num_rows)]
+    return Parsed(fixed, payloads)
+
+
+# -- the frame -----------------------------------------------------------------------------
+
+
+def _types(t: pa.DataType) -> Any:
+    if pa.types.is_integer(t):
+        return pd.Int64Dtype()
+    return None
+
+
+def build_frame(parts: Sequence[Parsed], payload: PayloadMode = "dict") -> pd.DataFrame:
+    """One typed frame from parsed files (see the module docstring for the columns)."""
+    tables = [p.table for p in parts if p.table.num_rows] or [ARROW_SCHEMA.empty_table()]
+    table = pa.concat_tables(tables).drop_columns(["v"])
+    for name in CATEGORIES:
+        index = table.schema.get_field_index(name)
+        table = table.set_column(index, name, pc.dictionary_encode(table.column(name)))
+    frame = table.to_pandas(types_mapper=_types, split_blocks=True, self_destruct=True)
+    for name in CATEGORIES:
+        values = frame[name].astype("category") if frame[name].dtype != "category" else frame[
+            name]
+        if name == "kind":
+            frame[name] = values.cat.set_categories(list(KINDS))
+        else:
+            frame[name] = values.cat.set_categories(sorted(values.cat.categories))
+    frame = frame[[c for c in COLUMNS if c != "payload"]]
+    if payload == "dict":
+        frame["payload"] = pd.Series(
+            [d for p in parts for d in (p.payloads or [])], index=frame.index, dtype=object)
+    elif payload == "flat":
+        dicts = [d for p in parts for d in (p.payloads or [])]
+        flat = pd.json_normalize(dicts, sep=".") if dicts else pd.DataFrame(index=frame.index)
+        flat.index = frame.index
+        flat.columns = [f"payload.{c}" for c in flat.columns]
+        frame = pd.concat([frame, flat], axis=1)
+    return pd.DataFrame(frame)
+
+
+def empty_frame(payload: PayloadMode = "dict") -> pd.DataFrame:
+    """A frame with no events and every column typed (handy for tests and defaults)."""
+    return build_frame([], payload)
+
+
+# -- Parquet -------------------------------------------------------------------------------
+
+
+def to_parquet(frame: pd.DataFrame, path: Path | str) -> Path:
+    """Write a ledger frame to Parquet; `payload` is stored as JSON text.
+
+    Categories become dictionary-encoded strings, `ts` a UTC timestamp, counts int64,
+    so DuckDB or Spark read it as is (see docs/ledger.md for a DuckDB query).
+    `read_ledger` reads the file back into the same frame.
+    """
+    import json
+
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    out = frame[[c for c in COLUMNS if c in frame.columns and c != "payload"]].copy()
+    out.attrs = {}  # problems are not data; Arrow would try to store them as JSON
+    if "payload" in frame.columns:
+        out["payload"] = pd.array(
+            [json.dumps(p, ensure_ascii=False, separators=(",", ":"), default=str)
+             for p in frame["payload"]], dtype="string[pyarrow]")
+    table = pa.Table.from_pandas(out, preserve_index=False)
+    pq.write_table(table, path)
+    return path

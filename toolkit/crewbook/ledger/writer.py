@@ -1,0 +1,320 @@
+"""`Ledger`: the append-only, crash-safe, multi-process writer of one ledger file.
+
+Each `append` takes a file lock (``<ledger>.lock``, via filelock), catches up with
+what other writers appended since (to continue each run's `seq`), writes the event
+as one whole line with a single ``write`` on an ``O_APPEND`` descriptor, and lets the
+lock go. So any number of processes can append to one file: lines never interleave,
+none is lost, and `seq` stays gapless per run. The line reaches the OS at once
+(flush per event); ``fsync`` happens on `close` or, with ``fsync="always"``, after
+every event (slower, but survives a power cut, not just a crash).
+
+A writer that dies mid-write can leave a line cut short at the end of the file. The
+next writer seals it with a newline (so its own line stays whole) and warns; readers
+leave the cut line out with a warning, wherever it is.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import secrets
+import threading
+import warnings
+import weakref
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from filelock import FileLock
+from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
+
+from ..errors import LedgerError, Problem
+from .events import LedgerEvent, validation_problems
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+FsyncPolicy = Literal["close", "always"]
+
+#: Catching up on more than this many bytes uses Arrow instead of a Python loop.
+_ARROW_SCAN_BYTES: Final = 1 << 20
+
+
+def new_run_id() -> str:
+    """A fresh run id: UTC time plus a random suffix, e.g. ``20250301T090000Z-3fa2c1``."""
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+
+
+class Ledger:
+    """Append events to a JSON Lines ledger; safe across processes and crashes.
+
+    ``Ledger(path, run=None, loop=None)``: `run` is the run events go to when they do
+    not name one; by default the run of the file's last event, or a new id for an
+    empty file. `loop` fills events that do not name their loop. Use it as a context
+    manager, or call `close`.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        run: str | None = None,
+        *,
+        loop: str | None = None,
+        fsync: FsyncPolicy = "close",
+    ) -> None:
+        if fsync not in ("close", "always"):
+            raise ValueError(f"fsync must be 'close' or 'always', not {fsync!r}")
+        self.path = Path(path)
+        self.loop = loop
+        self.fsync: FsyncPolicy = fsync
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = FileLock(f"{self.path}.lock")
+        self._thread_lock = threading.Lock()
+        self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        self._finalizer = weakref.finalize(self, os.close, self._fd)
+        self._scanned = 0  # bytes of the file already accounted for
+        self._next_seq: dict[str, int] = {}
+        self._events = 0  # complete, parseable lines in the file
+        self._last_run: str | None = None
+        with self._lock:
+            self._catch_up()
+        self.run: str = run or self._last_run or new_run_id()
+
+    # -- writing -------------------------------------------------------------------------
+
+    def append(self, event: Mapping[str, Any] | LedgerEvent) -> LedgerEvent:
+        """Store one event and return it as stored (with `run`, `seq` and `ts` set).
+
+        `event` is a dict or a `LedgerEvent`. The writer always assigns `seq` (the next
+        number of the event's run); it stamps `ts` with the current UTC time when the
+        event has none, and fills `run` and `loop` from the ledger when missing.
+        Raises `LedgerError` (nothing written) when the event breaks the format.
+        """
+        return self.append_many([event])[0]
+
+    def append_many(self, events: Iterable[Mapping[str, Any] | LedgerEvent]) -> list[LedgerEvent]:
+        """Store several events together: one lock, one write; all of them or none.
+
+        Each event is filled and numbered as by `append`, in order. If any is invalid,
+        `LedgerError` lists the problems of every one (keys prefixed ``[i].``) and
+        nothing is written. A loop hands it the events of one act.
+        """
+        items = list(events)
+        drafts: list[LedgerEvent] = []
+        problems: list[Problem] = []
+        for index, event in enumerate(items):
+            try:
+                drafts.append(self._draft(event))
+            except ValidationError as exc:
+                found = validation_problems(exc, path=str(self.path))
+                if len(items) > 1:
+                    found = [replace(p, key=f"[{index}].{p.key}" if p.key else f"[{index}]")
+                             for p in found]
+                problems.extend(found)
+        if problems:
+            what = "the event is" if len(items) == 1 else "events are"
+            raise LedgerError(f"cannot append to {self.path}: {what} not valid", problems)
+        with self._thread_lock, self._lock:
+            fd = self._require_open()
+            self._catch_up()
+            numbers = dict(self._next_seq)
+            stored: list[LedgerEvent] = []
+            for draft in drafts:
+                seq = numbers.get(draft.run, 0)
+                numbers[draft.run] = seq + 1
+                stored.append(draft.model_copy(update={"seq": seq}))
+            try:
+                data = "".join(e.to_line() + "\n" for e in stored).encode("utf-8")
+            except (PydanticSerializationError, UnicodeEncodeError) as exc:
+                raise LedgerError(f"cannot append to {self.path}: an event is not JSON", [
+                    Problem("ledger_bad_event", f"cannot write it as JSON: {exc}; keep "
+                            "payload to JSON values (text, numbers, lists, dicts)",
+                            str(self.path), key="payload")]) from None
+            if data:
+                _write_all(fd, data)
+                if self.fsync == "always":
+                    os.fsync(fd)
+            self._scanned += len(data)
+            for event in stored:
+                self._count(event.run, event.seq)
+        return stored
+
+    def _draft(self, event: Mapping[str, Any] | LedgerEvent) -> LedgerEvent:
+        """The event validated, with run, loop and ts filled in (seq comes later)."""
+        data = event.model_dump() if isinstance(event, LedgerEvent) else dict(event)
+        if data.get("run") is None:
+            data["run"] = self.run
+        if data.get("loop") is None and self.loop is not None:
+            data["loop"] = self.loop
+        if data.get("ts") is None:
+            data["ts"] = datetime.now(UTC)
+        data["seq"] = 0  # placeholder: validated now, numbered under the lock
+        return LedgerEvent.model_validate(data)
+
+    def close(self) -> None:
+        """fsync and close the file; appending afterwards raises ValueError."""
+        with self._thread_lock:
+            if self._fd is None:
+                return
+            try:
+                os.fsync(self._fd)
+            finally:
+                self._finalizer()
+                self._fd = None
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close` was called."""
+        return self._fd is None
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- reading back ----------------------------------------------------------------------
+
+    @property
+    def events(self) -> int:
+        """Complete events in the file (all runs) as last seen by this writer."""
+        return self._events
+
+    @property
+    def next_seq(self) -> int:
+        """The `seq` the next event of this ledger's run will get."""
+        return self._next_seq.get(self.run, 0)
+
+    def read(self, **kwargs: Any) -> pd.DataFrame:
+        """The whole file as a DataFrame (`read_ledger` on this path)."""
+        from .reader import read_ledger
+
+        return read_ledger(self.path, **kwargs)
+
+    # -- display --------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return (f"Ledger({str(self.path)!r}, run={self.run!r}, events={self._events}, "
+                f"next_seq={self.next_seq}, {state})")
+
+    def _repr_html_(self) -> str:
+        rows = [
+            ("file", str(self.path)), ("run", self.run), ("loop", self.loop or "(per event)"),
+            ("events in file", f"{self._events:,}"),
+            ("events in this run", f"{self.next_seq:,}"),
+            ("fsync", self.fsync), ("state", "closed" if self.closed else "open"),
+        ]
+        body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+                       f"<td><code>{html.escape(v)}</code></td></tr>" for k, v in rows)
+        return f"<table class='crewbook-ledger'><caption>Ledger</caption>{body}</table>"
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _require_open(self) -> int:
+        if self._fd is None:
+            raise ValueError(f"the ledger {self.path} is closed; open a new Ledger to append")
+        return self._fd
+
+    def _count(self, run: str, seq: int) -> None:
+        if seq >= self._next_seq.get(run, 0):
+            self._next_seq[run] = seq + 1
+        self._events += 1
+        self._last_run = run
+
+    def _catch_up(self) -> None:
+        """Account for lines other writers appended; seal a line a dead writer cut short.
+
+        Called with the file lock held, so no writer is mid-write: bytes after the last
+        newline can only be a cut line.
+        """
+        fd = self._require_open()
+        size = os.fstat(fd).st_size
+        if size < self._scanned:  # the file was truncated or replaced: start over
+            self._scanned, self._events, self._next_seq = 0, 0, {}
+        if size == self._scanned:
+            return
+        chunk = _read_at(fd, self._scanned, size - self._scanned)
+        complete = chunk.rfind(b"\n") + 1
+        if complete:
+            self._scan(chunk[:complete])
+        self._scanned += complete
+        tail = chunk[complete:]
+        if tail:
+            _write_all(fd, b"\n")
+            self._scanned += len(tail) + 1
+            warnings.warn(
+                f"{self.path}: the last line was cut short (a writer died mid-write); "
+                "sealed it with a newline so new events stay whole; readers leave it out",
+                stacklevel=3,
+            )
+
+    def _scan(self, data: bytes) -> None:
+        if len(data) >= _ARROW_SCAN_BYTES and self._scan_arrow(data):
+            return
+        for raw in data.splitlines():
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(obj, dict):
+                continue
+            run, seq = obj.get("run"), obj.get("seq")
+            if isinstance(run, str) and isinstance(seq, int) and not isinstance(seq, bool):
+                self._count(run, seq)
+
+    def _scan_arrow(self, data: bytes) -> bool:
+        """Fast catch-up on a big file; False when Arrow refuses it (then go line by line)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.json as pj
+
+        schema = pa.schema([("run", pa.string()), ("seq", pa.int64())])
+        try:
+            table = pj.read_json(
+                pa.BufferReader(pa.py_buffer(data)),
+                parse_options=pj.ParseOptions(explicit_schema=schema,
+                                              unexpected_field_behavior="ignore"),
+            )
+        except (pa.ArrowException, ValueError):
+            return False
+        table = table.filter(pc.and_(pc.is_valid(table["run"]), pc.is_valid(table["seq"])))
+        if table.num_rows == 0:
+            return True
+        for row in table.group_by("run").aggregate([("seq", "max")]).to_pylist():
+            self._next_seq[row["run"]] = max(self._next_seq.get(row["run"], 0),
+                                             row["seq_max"] + 1)
+        self._events += table.num_rows
+        self._last_run = table["run"][-1].as_py()
+        return True
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _read_at(fd: int, offset: int, size: int) -> bytes:
+    parts: list[bytes] = []
+    while size > 0:
+        if hasattr(os, "pread"):
+            part = os.pread(fd, size, offset)
+        else:  # pragma: no cover - Windows
+            os.lseek(fd, offset, os.SEEK_SET)
+            part = os.read(fd, size)
+        if not part:
+            break
+        parts.append(part)
+        offset += len(part)
+        size -= len(part)
+    return b"".join(parts)

@@ -1,0 +1,423 @@
+"""The pipeline loop (SPEC B3, B5–B8) on the Loop protocol of `crewbook.loop`.
+
+A run sits in one stage at a time. ``contract()`` says which stage acts, the
+artifacts it receives (its `needs`, with their versions), what it must produce, its
+prompt, budget and attempt, the moves open to it, the feedback of its last failed
+try and the decision journal. ``report(...)`` takes the stage's result:
+
+- *refused* (`LoopRefused`, nothing changes, nothing is logged): the run has
+  finished (``finished``); the report is for another stage (``wrong_stage``);
+  it names an artifact the stage does not produce (``not_produced``); an artifact
+  is not JSON data or the report is malformed (``bad_report``); it writes a file
+  although its tools cannot write (``cannot_write``), outside the workspace
+  (``unsafe_path``) or outside the stage's `writes` globs (``scope_creep``);
+  with ``invalid="refuse"``, also when its work fails (``invalid_artifact``);
+- *a failed try* (default ``invalid="retry"``): an artifact is missing, does not
+  validate against its kind's JSON Schema, or names workspace paths that do not
+  exist (``ground_references``). The errors are fed back to the next try; after
+  ``max_retries`` retries (default `DEFAULT_MAX_RETRIES`) the run escalates;
+- *passed*: the artifacts are stored (each with a version), then the stage's
+  transitions are evaluated in file order and the first whose condition holds is
+  taken. A transition that sends work back (a loop: to a stage no deeper than its
+  source) counts one round for its target; past the target's ``max_retries`` the
+  run escalates instead of looping. A stage whose `needs` are not all present
+  cannot start: entering it escalates. ``done`` finishes the run.
+
+Verdicts (a field an ``artifact_field_equals`` transition reads), steering and
+approvals (`Steer` reports) and escalations go into the decision journal that
+every contract carries (B8). Ledger events: ``init`` (with the first accepted
+report), ``report``, ``verdict``, ``transition``, ``escalate``, ``finish``, and
+``note`` for steering.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..errors import LoopRefused
+from ..loop import Act, Cap, EventSink, JournalEntry, Loop, Status, Transition, Verdict, utc_now
+from .model import DONE, ESCALATED, TransitionSpec
+from .plan import DEFAULT_MAX_RETRIES, StagePlan, effective_retries, json_copy
+from .rules import admit, field_value, holds
+from .rules import failures as work_failures
+from .state import (
+    _MEASURES,
+    InvalidPolicy,
+    PipelineReport,
+    PipelineState,
+    StageReport,
+    Steer,
+    parse_report,
+)
+
+if TYPE_CHECKING:
+    import graphviz
+    import pandas as pd
+
+    from ..draw.model import GraphModel
+    from .pipeline import Pipeline
+
+__all__ = [
+    "DEFAULT_MAX_RETRIES", "InvalidPolicy", "PipelineLoop", "PipelineReport", "PipelineState",
+    "StageReport", "Steer", "effective_retries", "parse_report", "replay",
+]
+
+Event = dict[str, Any]
+#: A state being built: its fields in a plain dict (see `PipelineLoop.transition`).
+Draft = dict[str, Any]
+
+
+def _freeze(draft: Draft) -> PipelineState:
+    """The state a draft describes (no copy, no per-call introspection)."""
+    state = object.__new__(PipelineState)
+    state.__dict__.update(draft)
+    return state
+
+
+class PipelineLoop(Loop[PipelineState, PipelineReport]):
+    """A run of a pipeline, stepped one report at a time (see the module docstring).
+
+    Build it with ``pipeline.loop(workspace=...)``. `workspace` is the folder that
+    ``ground_references`` paths are checked against (None: not checked, and
+    ``status().details["grounded"]`` says so). `invalid` chooses what failed work
+    does: ``"retry"`` (SPEC B: a failed try, fed back, capped, then escalation) or
+    ``"refuse"`` (a refusal: nothing counted, nothing logged).
+    """
+
+    kind = "pipeline"
+    copy_state = False
+
+    def __init__(
+        self, pipeline: Pipeline, workspace: str | Path | None = None, *,
+        ledger: EventSink | None = None, run: str | None = None,
+        clock: Callable[[], datetime] = utc_now, invalid: InvalidPolicy = "retry",
+        state: PipelineState | None = None, acts: int = 0,
+    ) -> None:
+        if invalid not in ("retry", "refuse"):
+            raise ValueError(f"invalid must be 'retry' or 'refuse', not {invalid!r}")
+        self.pipeline = pipeline
+        self.workspace = Path(workspace) if workspace is not None else None
+        self.invalid: InvalidPolicy = invalid
+        self._plans: dict[str, StagePlan] = pipeline.plans
+        start = pipeline.model.start
+        initial = state or PipelineState(stage=start, path=(start,))
+        super().__init__(initial, ledger=ledger, run=run, clock=clock, acts=acts)
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def artifacts(self) -> dict[str, Any]:
+        """A copy of the latest artifacts, by name."""
+        copied: dict[str, Any] = json_copy(dict(self._state.artifacts))
+        return copied
+
+    def artifact(self, name: str) -> Any:
+        """A copy of one artifact's latest content (KeyError when it does not exist yet)."""
+        if name not in self._state.artifacts:
+            raise KeyError(f"no artifact {name!r} yet; artifacts: "
+                           f"{', '.join(self._state.artifacts) or 'none'}")
+        return json_copy(self._state.artifacts[name])
+
+    def contract(self) -> Act:
+        """The next act; pure (called twice, returns equal Acts and writes nothing)."""
+        s = self._state
+        if s.finished_reason is not None or s.stage is None:
+            return Act(self.kind, self._acts + 1, None, journal=s.journal, finished=True,
+                       finished_reason=s.finished_reason,
+                       details={"pipeline": self.pipeline.id, "reason": s.reason})
+        plan = self._plans[s.stage]
+        stage = plan.stage
+        versions = s.versions
+        return Act(
+            self.kind, self._acts + 1, stage.id, stage=stage.id, receives=stage.needs,
+            expects=plan.expects, prompt_path=stage.prompt,
+            budget={"tokens": stage.token_budget, "retries_left": plan.retries - s.tries},
+            attempt=s.attempts.get(stage.id, 0) + 1, moves=plan.moves, feedback=s.feedback,
+            journal=s.journal,
+            details={
+                "pipeline": self.pipeline.id,
+                "inputs": {n: versions[n] for n in stage.needs if n in versions},
+                "try": s.tries + 1, "round": s.path.count(stage.id), "version": s.version,
+                "can_write": plan.writer,
+                "writes": list(stage.writes) if stage.writes is not None else None,
+                "ground_references": stage.ground_references,
+            },
+        )
+
+    def status(self) -> Status:
+        """Where the run is: stage, attempts, caps, how it ended, the journal."""
+        s = self._state
+        caps: list[Cap] = []
+        if s.stage is not None:
+            caps.append(Cap(f"{s.stage} retries", s.tries, self._plans[s.stage].retries))
+        for t in self.pipeline.topology.loops():
+            name = f"rounds back to {t.to}"
+            if all(c.name != name for c in caps):
+                caps.append(Cap(name, s.rounds.get(t.to, 0), self._plans[t.to].stage.max_retries))
+        return Status(
+            self.kind, self._acts, s.stage, s.previous, s.finished_reason is not None,
+            s.finished_reason, counters=dict(s.attempts), caps=tuple(caps), journal=s.journal,
+            path=s.path,
+            details={"pipeline": self.pipeline.id, "artifacts": dict(s.versions),
+                     "version": s.version, "reason": s.reason, "feedback": list(s.feedback),
+                     "grounded": self.workspace is not None,
+                     "last_transition": s.last_transition},
+        )
+
+    def is_finished(self) -> bool:
+        """Whether the run reached `done` or escalated."""
+        return self._state.finished_reason is not None
+
+    # ----------------------------------------------------------------- reporting
+    def report(self, report: PipelineReport | Mapping[str, Any] | None = None,
+               **fields: Any) -> Act:
+        """Apply a report, given as a `StageReport`, a `Steer`, JSON data, or keywords
+        (``loop.report(stage="analyst", artifacts={"analysis": {...}})``)."""
+        if type(report) is not StageReport and type(report) is not Steer:  # fast path first
+            if report is None:
+                report = fields
+            elif fields:
+                raise TypeError("give a report or keywords, not both")
+            if isinstance(report, Mapping):
+                report = parse_report(report)
+        elif fields:
+            raise TypeError("give a report or keywords, not both")
+        return super().report(report)
+
+    def steer(self, text: str, by: str = "human",
+              kind: Literal["steering", "approval"] = "steering") -> Act:
+        """Pin steering (or an approval) into the journal: ``report(Steer(...))``."""
+        return self.report(Steer(text, by, kind))
+
+    def transition(self, state: PipelineState, report: PipelineReport) -> Transition[PipelineState]:
+        """The next state and events for `report`, or `LoopRefused`; pure.
+
+        The next state is built in a draft (a plain dict of the state's fields, `d`)
+        and frozen once at the end: `state` itself is never touched.
+        """
+        act = self._acts + 1
+        events: list[Event] = []
+        d: Draft = dict(state.__dict__)
+        if not state.started:
+            events.append(self._init_event())
+            d["started"] = True
+        if isinstance(report, Steer):
+            entry = JournalEntry(report.kind, report.text, report.by, act)
+            events.append({"kind": "note", "role": report.by, "stage": state.stage,
+                           "summary": report.text,
+                           "payload": {"journal": report.kind, "act": act}})
+            d["journal"] = (*state.journal, entry)
+            return Transition(_freeze(d), events)
+        if not isinstance(report, StageReport):
+            raise LoopRefused(f"a pipeline report is a StageReport or Steer, not "
+                              f"{type(report).__name__}", code="bad_report")
+        stage_id = state.stage
+        if stage_id is None:  # pragma: no cover - report() refuses finished runs first
+            raise LoopRefused("the run has finished", code="finished")
+        plan = self._plans[stage_id]
+        if report.stage != stage_id:
+            raise LoopRefused(
+                f"the pipeline expects a report from stage {stage_id!r} (act {act}), not "
+                f"{report.stage!r}", code="wrong_stage")
+        artifacts, writes = admit(plan, report)
+        failures = work_failures(plan, artifacts, self.workspace)
+        if failures and self.invalid == "refuse":
+            raise LoopRefused(f"stage {stage_id!r} failed: " + "; ".join(failures),
+                              code="invalid_artifact")
+        attempt = state.attempts.get(stage_id, 0) + 1
+        base: Event = {"role": stage_id, "stage": stage_id, "attempt": attempt}
+        for key in _MEASURES:
+            value = getattr(report, key)
+            if value is not None:
+                base[key] = value
+        d["attempts"] = {**state.attempts, stage_id: attempt}
+        if failures:
+            return self._failed(d, plan, report, failures, base, events, act)
+        return self._passed(d, plan, report, artifacts, writes, base, events, act)
+
+    # ----------------------------------------------------------------- internals
+    def _init_event(self) -> Event:
+        p = self.pipeline
+        return {"kind": "init", "summary": f"pipeline {p.id} starts at {p.model.start}",
+                "payload": {"pipeline": p.id, "start": p.model.start,
+                            "stages": list(p.topology.order),
+                            "caps": {s.id: s.max_retries for s in p.model.stages}}}
+
+    def _failed(self, d: Draft, plan: StagePlan, report: StageReport, failures: list[str],
+                base: Event, events: list[Event], act: int) -> Transition[PipelineState]:
+        stage_id = plan.stage.id
+        tries = d["tries"] + 1
+        escalate = tries > plan.retries
+        events.append({**base, "kind": "report", "verdict": "failed",
+                       "summary": report.summary or f"{stage_id} failed: {failures[0]}",
+                       "payload": {"act": act, "outcome": "failed", "errors": failures,
+                                   "next": ESCALATED if escalate else stage_id}})
+        d["tries"] = tries
+        if escalate:
+            reason = (f"stage {stage_id!r} failed {tries} times (max_retries {plan.retries}): "
+                      f"{failures[0]}")
+            return self._escalate(d, reason, events, act)
+        d["feedback"] = tuple(failures)
+        return Transition(_freeze(d), events)
+
+    def _passed(self, d: Draft, plan: StagePlan, report: StageReport,
+                artifacts: dict[str, Any], writes: list[str], base: Event,
+                events: list[Event], act: int) -> Transition[PipelineState]:
+        versions = dict(d["versions"])
+        for name in artifacts:
+            versions[name] = versions.get(name, 0) + 1
+        d["versions"] = versions
+        everything = d["artifacts"] = {**d["artifacts"], **artifacts}
+        if writes:
+            d["version"] += 1
+            d["writes"] = (*d["writes"], *(w for w in writes if w not in d["writes"]))
+        chosen: tuple[TransitionSpec, bool] | None = None
+        for candidate in plan.out:
+            if holds(candidate[0], everything):
+                chosen = candidate
+                break
+        events.append({**base, "kind": "report", "verdict": "done", "version": d["version"],
+                       "summary": report.summary or _produced(plan.stage.id, artifacts, versions),
+                       "payload": {"act": act, "outcome": "passed",
+                                   "artifacts": {n: versions[n] for n in artifacts},
+                                   "writes": writes,
+                                   "next": chosen[0].to if chosen else ESCALATED}})
+        if plan.judged:
+            self._verdicts(d, plan, events, act)
+        if chosen is None:
+            out = [t for t, _ in plan.out]
+            reason = (f"no transition out of {plan.stage.id!r} holds"
+                      + (f" ({'; '.join(t.describe() for t in out)})" if out
+                         else ": it has no transition out"))
+            return self._escalate(d, reason, events, act)
+        return self._move(d, plan, *chosen, events, act)
+
+    def _verdicts(self, d: Draft, plan: StagePlan, events: list[Event], act: int) -> None:
+        stage_id, version = plan.stage.id, d["version"]
+        for t in plan.judged:
+            if t.condition_artifact_id not in d["artifacts"] or t.condition_field is None:
+                continue
+            value = field_value(d["artifacts"][t.condition_artifact_id], t.condition_field)
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            events.append({"kind": "verdict", "role": stage_id, "stage": stage_id,
+                           "verdict": text, "version": version,
+                           "attempt": d["attempts"].get(stage_id, 1),
+                           "summary": f"{stage_id}: {t.condition_field} = {text} on version "
+                                      f"{version}",
+                           "payload": {"act": act, "artifact": t.condition_artifact_id,
+                                       "field": t.condition_field}})
+            entry = JournalEntry("verdict", f"{t.condition_artifact_id}.{t.condition_field} = "
+                                 f"{text} (version {version})", stage_id, act)
+            d["verdicts"] = (*d["verdicts"], Verdict(stage_id, text, version, act))
+            d["journal"] = (*d["journal"], entry)
+
+    def _move(self, d: Draft, plan: StagePlan, t: TransitionSpec, loops: bool,
+              events: list[Event], act: int) -> Transition[PipelineState]:
+        stage_id = plan.stage.id
+        version = d["version"]
+        d["previous"], d["tries"], d["last_transition"] = stage_id, 0, t.id
+        if t.to == DONE:
+            verdicts = [v for v in d["verdicts"] if v.role == stage_id]
+            if verdicts and not verdicts[-1].covers(version):  # exact-version rule
+                return self._escalate(d, f"{stage_id}'s verdict is on version "
+                                      f"{verdicts[-1].version}, not {version}", events, act)
+            events.append({"kind": "transition", "stage": DONE, "summary": f"{t.id}: "
+                           f"{t.describe()}", "payload": {"from": stage_id, "transition": t.id}})
+            events.append({"kind": "finish", "verdict": DONE, "version": version,
+                           "summary": f"pipeline {self.pipeline.id} done",
+                           "payload": {"act": act}})
+            d.update(stage=None, feedback=(), finished_reason=DONE, path=(*d["path"], DONE))
+            return Transition(_freeze(d), events)
+        target = self._plans[t.to].stage
+        feedback: tuple[str, ...] = ()
+        rounds = d["rounds"]
+        if loops:
+            rounds = {**rounds, t.to: rounds.get(t.to, 0) + 1}
+            cap = target.max_retries
+            if cap is not None and rounds[t.to] > cap:
+                reason = (f"{t.id} ({t.describe()}) would send work back to {t.to!r} a "
+                          f"{_ordinal(rounds[t.to])} time; its max_retries allows {cap}")
+                return self._escalate(d, reason, events, act)
+            feedback = (f"sent back by {stage_id} ({t.id}: {t.describe()}), round "
+                        f"{rounds[t.to] + 1}",)
+        missing = [n for n in target.needs if n not in d["artifacts"]]
+        if missing:
+            return self._escalate(d, f"stage {t.to!r} cannot start: it needs "
+                                  f"{', '.join(map(repr, missing))}, not produced yet",
+                                  events, act)
+        events.append({"kind": "transition", "stage": t.to,
+                       "attempt": d["attempts"].get(t.to, 0) + 1,
+                       "summary": f"{t.id}: {t.describe()}",
+                       "payload": {"from": stage_id, "transition": t.id, "loop": loops,
+                                   "round": rounds.get(t.to, 0) + 1}})
+        d.update(stage=t.to, rounds=rounds, feedback=feedback, path=(*d["path"], t.to))
+        return Transition(_freeze(d), events)
+
+    def _escalate(self, d: Draft, reason: str, events: list[Event],
+                  act: int) -> Transition[PipelineState]:
+        where = d["stage"]
+        events.append({"kind": "escalate", "stage": where, "summary": reason,
+                       "payload": {"act": act}})
+        events.append({"kind": "finish", "verdict": ESCALATED, "version": d["version"],
+                       "summary": reason, "payload": {"act": act}})
+        entry = JournalEntry("escalation", reason, where, act)
+        d.update(stage=None, previous=where, feedback=(), finished_reason=ESCALATED,
+                 reason=reason, journal=(*d["journal"], entry),
+                 path=(*d["path"], ESCALATED))
+        return Transition(_freeze(d), events)
+
+    # ------------------------------------------------------------------ views
+    def acts_frame(self) -> pd.DataFrame:
+        """This run's reports as a DataFrame (see `crewbook.pipeline.frames.acts`)."""
+        from .frames import acts, ledger_frame
+
+        return acts(ledger_frame(self.ledger))
+
+    def graph_model(self) -> GraphModel:
+        """The pipeline's state diagram with this run on it (current stage, rounds...)."""
+        from .graph import state_graph
+
+        return state_graph(self.pipeline, self)
+
+    def flow_model(self) -> GraphModel:
+        """The artifact flow with the versions this run has produced."""
+        from .graph import flow_graph
+
+        return flow_graph(self.pipeline, self)
+
+    def dot(self) -> str:
+        """DOT text of the run's state diagram."""
+        from ..draw.dot import to_dot
+
+        return to_dot(self.graph_model())
+
+    def mermaid(self) -> str:
+        """Mermaid text of the run's state diagram."""
+        from ..draw.mermaid import to_mermaid
+
+        return to_mermaid(self.graph_model())
+
+    def graph(self) -> graphviz.Digraph:
+        """The run's state diagram as a `graphviz.Digraph` (displays as a picture)."""
+        from ..draw import to_graphviz
+
+        return to_graphviz(self.graph_model())
+
+
+def _produced(stage: str, artifacts: Mapping[str, Any], versions: Mapping[str, int]) -> str:
+    return f"{stage} produced " + (", ".join(f"{n} v{versions[n]}" for n in artifacts) or "nothing")
+
+
+def _ordinal(n: int) -> str:
+    return {1: "1st", 2: "2nd", 3: "3rd"}.get(n, f"{n}th")
+
+
+def replay(pipeline: Pipeline, reports: Sequence[PipelineReport | Mapping[str, Any]],
+           **kwargs: Any) -> PipelineLoop:
+    """A loop with `reports` applied in order (each must be accepted)."""
+    loop = PipelineLoop(pipeline, **kwargs)
+    for item in reports:
+        loop.report(item)
+    return loop

@@ -25,32 +25,35 @@ from .validation import validate_paths
 Handler = Callable[[argparse.Namespace], int]
 
 
-def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
-    if args.json:
+def emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    """Print `data` as JSON with `--json`, else `text` (shared by every command)."""
+    if getattr(args, "json", False):
         print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     else:
         print(text)
 
 
-def _project(args: argparse.Namespace) -> Path | None:
-    return Path(args.project) if args.project else None
+def project_arg(args: argparse.Namespace) -> Path | None:
+    """The `--project DIR` given, or None (walk up from the current folder)."""
+    project = getattr(args, "project", None)
+    return Path(project) if project else None
 
 
 def cmd_schemas(args: argparse.Namespace) -> int:
-    listing = list_schemas(_project(args))
-    _emit(args, listing.to_dict(), str(listing))
+    listing = list_schemas(project_arg(args))
+    emit(args, listing.to_dict(), str(listing))
     return 0
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    report = validate_paths([Path(p) for p in args.paths], project=_project(args))
-    _emit(args, report.to_dict(), str(report))
+    report = validate_paths([Path(p) for p in args.paths], project=project_arg(args))
+    emit(args, report.to_dict(), str(report))
     return 0 if report.valid else 1
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    status = open_change(args.change, _project(args)).status()
-    _emit(args, status.to_dict(), str(status))
+    status = open_change(args.change, project_arg(args)).status()
+    emit(args, status.to_dict(), str(status))
     return 1 if any(p.severity == "error" for p in status.problems) else 0
 
 
@@ -58,12 +61,12 @@ def cmd_new_change(args: argparse.Namespace) -> int:
     change = new_change(
         args.name,
         args.schema,
-        _project(args),
+        project_arg(args),
         description=args.description,
         skip_specs=args.skip_specs,
     )
     rel = change.project.relative(change.folder)
-    _emit(
+    emit(
         args,
         {"change": change.name, "schema": change.schema_name, "path": rel},
         f"Created change {change.name} (schema {change.schema_name}) in {rel}/",
@@ -72,20 +75,20 @@ def cmd_new_change(args: argparse.Namespace) -> int:
 
 
 def cmd_instructions(args: argparse.Namespace) -> int:
-    result = instructions(args.artifact, args.change, _project(args), language=args.lang)
-    _emit(args, result.to_dict(), result.text().rstrip())
+    result = instructions(args.artifact, args.change, project_arg(args), language=args.lang)
+    emit(args, result.to_dict(), result.text().rstrip())
     return 0
 
 
 def cmd_roles(args: argparse.Namespace) -> int:
-    listing = list_roles(at=args.at, schema=args.schema, project=_project(args))
-    _emit(args, listing.to_dict(), str(listing))
+    listing = list_roles(at=args.at, schema=args.schema, project=project_arg(args))
+    emit(args, listing.to_dict(), str(listing))
     return 0
 
 
 def cmd_example(args: argparse.Namespace) -> int:
     path = example_project(args.name, args.dest)
-    _emit(
+    emit(
         args,
         {"example": args.name, "path": str(path)},
         f"Copied example project {args.name!r} to {path}\nTry: crewbook --project {path} schemas",
@@ -93,7 +96,8 @@ def cmd_example(args: argparse.Namespace) -> int:
     return 0
 
 
-def _common() -> argparse.ArgumentParser:
+def common_options() -> argparse.ArgumentParser:
+    """The options every command takes: `--project DIR` and `--json`."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--project",
@@ -113,7 +117,7 @@ def _common() -> argparse.ArgumentParser:
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser, subcommands included."""
-    common = _common()
+    common = common_options()
     parser = argparse.ArgumentParser(
         prog="crewbook",
         parents=[common],

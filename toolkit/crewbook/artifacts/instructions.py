@@ -284,9 +284,10 @@ def list_roles(
         raise InvalidInputError(
             f"no step {at!r}" + (did_you_mean(at, known) or f"; steps: {', '.join(known)}")
         )
-    from .registry import _project_or_none, get_schema
+    from .project import project_or_none
+    from .registry import get_schema
 
-    proj = _project_or_none(project)
+    proj = project_or_none(project)
     config = proj.config if proj else None
     sch = get_schema(schema or (config.schema_ if config else None) or "spec-driven", proj)
     if proj:

@@ -137,3 +137,13 @@ ProjectLike = Project | Path | str | None
 def as_project(project: ProjectLike) -> Project:
     """A `Project` from a Project, a path, or None (walk up from the current folder)."""
     return project if isinstance(project, Project) else Project(project)
+
+
+def project_or_none(project: ProjectLike) -> Project | None:
+    """The given project, or the one around the current folder, or None outside any."""
+    if project is not None:
+        return as_project(project)
+    try:
+        return Project()
+    except ProjectNotFoundError:
+        return None

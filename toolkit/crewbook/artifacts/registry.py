@@ -12,13 +12,12 @@ from typing import TYPE_CHECKING, Any
 from ..draw.display import Drawable
 from ..errors import (
     InvalidInputError,
-    ProjectNotFoundError,
     SchemaError,
     SchemaNotFoundError,
     did_you_mean,
 )
 from ..models import KEBAB_CASE
-from .project import Project, ProjectLike, as_project
+from .project import Project, ProjectLike, project_or_none
 from .schema import Schema, Source, load_schema
 
 if TYPE_CHECKING:
@@ -169,22 +168,13 @@ class SchemaListing(Drawable):
         )
 
 
-def _project_or_none(project: ProjectLike) -> Project | None:
-    if project is not None:
-        return as_project(project)
-    try:
-        return Project()
-    except ProjectNotFoundError:
-        return None
-
-
 def list_schemas(project: ProjectLike = None) -> SchemaListing:
     """Every usable schema with its source; broken ones become warnings (A5).
 
     With `project=None` the project is found by walking up from the current folder;
     outside any project only the built-in schemas are listed.
     """
-    proj = _project_or_none(project)
+    proj = project_or_none(project)
     schemas: list[Schema] = []
     warnings: list[SchemaWarning] = []
     seen: set[str] = set()
@@ -245,7 +235,7 @@ def get_schema(name: str, project: ProjectLike = None) -> Schema:
 
     Only that schema is read; a broken one raises its `SchemaError`.
     """
-    proj = _project_or_none(project)
+    proj = project_or_none(project)
     if proj and (proj.schemas_folder / name).is_dir():
         return load_schema(
             proj.schemas_folder / name, name=name, source="project", display_root=proj.root

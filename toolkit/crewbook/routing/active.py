@@ -11,7 +11,7 @@ import html
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..artifacts.project import Project, ProjectLike
+from ..artifacts.project import Project, ProjectLike, project_or_none
 from ..errors import Problem, did_you_mean
 from .axes import EFFORTS, LOOP_ROLES, TIERS, Effort, Tier, check_axis
 from .errors import PresetNotFoundError, RoutingError
@@ -22,7 +22,6 @@ from .profiles import (
     DEFAULTS_DISPLAY,
     ProfileLayer,
     builtin_defaults,
-    maybe_project,
     profile_layers,
     project_profile_path,
 )
@@ -401,7 +400,7 @@ def provider_profile_show(project: ProjectLike = None) -> ActiveProfile:
 
     `project` defaults to the project around the current folder, if any. Read-only.
     """
-    proj = maybe_project(project)
+    proj = project_or_none(project)
     layers = profile_layers(proj)
     searched = []
     if proj is not None:

@@ -9,26 +9,13 @@ by `crewbook.cli.main`.
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+from ..cli import common_options, emit, project_arg
 from .axes import COMPLEXITIES, EFFORTS, SCOPES, TIERS
 
 Handler = Callable[[argparse.Namespace], int]
-
-
-def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
-    if getattr(args, "json", False):
-        print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
-    else:
-        print(text)
-
-
-def _project(args: argparse.Namespace) -> Path | None:
-    project = getattr(args, "project", None)
-    return Path(project) if project else None
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
@@ -36,7 +23,7 @@ def cmd_presets(args: argparse.Namespace) -> int:
     from .presets import provider_presets_list
 
     listing = provider_presets_list()
-    _emit(args, listing.to_dict(), str(listing))
+    emit(args, listing.to_dict(), str(listing))
     return 0
 
 
@@ -44,8 +31,8 @@ def cmd_init(args: argparse.Namespace) -> int:
     """`routing init FAMILY`: write a profile from a preset."""
     from .profiles import provider_profile_init
 
-    result = provider_profile_init(args.family, args.scope, args.force, _project(args))
-    _emit(args, result.to_dict(), str(result))
+    result = provider_profile_init(args.family, args.scope, args.force, project_arg(args))
+    emit(args, result.to_dict(), str(result))
     return 0
 
 
@@ -53,8 +40,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     """`routing show`: the active profile and where each value comes from."""
     from .active import provider_profile_show
 
-    profile = provider_profile_show(_project(args))
-    _emit(args, profile.to_dict(), str(profile))
+    profile = provider_profile_show(project_arg(args))
+    emit(args, profile.to_dict(), str(profile))
     return 0
 
 
@@ -68,9 +55,9 @@ def cmd_classify(args: argparse.Namespace) -> int:
         args.tier,
         args.effort,
         change=args.change,
-        project=_project(args),
+        project=project_arg(args),
     )
-    _emit(args, route.to_dict(), str(route))
+    emit(args, route.to_dict(), str(route))
     return 0
 
 
@@ -78,8 +65,8 @@ def cmd_route(args: argparse.Namespace) -> int:
     """`routing route TASK`: the suggested route, with its resolution path."""
     from .routes import task_route_show
 
-    route = task_route_show(args.task, change=args.change, project=_project(args))
-    _emit(args, route.to_dict(), str(route))
+    route = task_route_show(args.task, change=args.change, project=project_arg(args))
+    emit(args, route.to_dict(), str(route))
     return 0
 
 
@@ -87,31 +74,14 @@ def cmd_table(args: argparse.Namespace) -> int:
     """`routing table --change C`: the routes of every task of a change."""
     from .routes import task_routes
 
-    table = task_routes(args.change, _project(args))
-    _emit(args, table.to_dict(), str(table))
+    table = task_routes(args.change, project_arg(args))
+    emit(args, table.to_dict(), str(table))
     return 0
-
-
-def _common() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--project",
-        metavar="DIR",
-        default=argparse.SUPPRESS,
-        help="the project root (default: walk up from the current folder)",
-    )
-    common.add_argument(
-        "--json",
-        action="store_true",
-        default=argparse.SUPPRESS,
-        help="print one JSON document instead of text",
-    )
-    return common
 
 
 def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> None:
     """Add `routing` and its subcommands to the `crewbook` subparsers."""
-    common = common or _common()
+    common = common or common_options()
     routing = subparsers.add_parser(
         "routing",
         help="model routing: presets, profiles, task classes and routes (D7-D9)",

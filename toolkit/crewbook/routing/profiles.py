@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..artifacts.project import Project, ProjectLike, as_project
-from ..errors import AlreadyExistsError, Problem, ProjectNotFoundError, did_you_mean
+from ..errors import AlreadyExistsError, Problem, did_you_mean
 from .axes import (
     EFFORTS,
     LOOP_ROLES,
@@ -56,16 +56,6 @@ def builtin_defaults() -> DefaultsFile:
 def project_profile_path(project: Project) -> Path:
     """Where the project profile lives: `_codev/routing/profile.yaml`."""
     return project.codev / "routing" / "profile.yaml"
-
-
-def maybe_project(project: ProjectLike) -> Project | None:
-    """The given project, or the one around the current folder, or None if there is none."""
-    if project is not None:
-        return as_project(project)
-    try:
-        return Project()
-    except ProjectNotFoundError:
-        return None
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,6 +1,7 @@
 """`Ledger`: the append-only, crash-safe, multi-process writer of one ledger file.
 
-Each `append` takes a file lock (``<ledger>.lock``, via filelock), catches up with
+Each `append` takes an exclusive lock on the ledger file itself (``flock`` on POSIX;
+a ``<ledger>.lock`` file via filelock elsewhere), catches up with
 what other writers appended since (to continue each run's `seq`), writes the event
 as one whole line with a single ``write`` on an ``O_APPEND`` descriptor, and lets the
 lock go. So any number of processes can append to one file: lines never interleave,
@@ -22,7 +23,8 @@ import secrets
 import threading
 import warnings
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +32,11 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from filelock import FileLock
+
+try:  # POSIX: lock the ledger file itself, a few syscalls per append
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: a lock file beside the ledger
+    fcntl = None  # type: ignore[assignment]
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
@@ -43,6 +50,28 @@ FsyncPolicy = Literal["close", "always"]
 
 #: Catching up on more than this many bytes uses Arrow instead of a Python loop.
 _ARROW_SCAN_BYTES: Final = 1 << 20
+
+
+class _FlockLock:
+    """An exclusive `flock` on the ledger's own descriptor, shared by no other writer.
+
+    `flock` locks belong to the open file description, so two `Ledger` objects (in one
+    process or in several) exclude each other, while the descriptor stays open.
+    """
+
+    def __init__(self, descriptor: Callable[[], int]) -> None:
+        self._descriptor = descriptor  # raises once the ledger is closed
+        self._fd: int | None = None
+
+    def __enter__(self) -> object:
+        self._fd = self._descriptor()
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            self._fd = None
 
 
 def new_run_id() -> str:
@@ -73,10 +102,12 @@ class Ledger:
         self.loop = loop
         self.fsync: FsyncPolicy = fsync
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = FileLock(f"{self.path}.lock")
         self._thread_lock = threading.Lock()
         self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         self._finalizer = weakref.finalize(self, os.close, self._fd)
+        self._lock: AbstractContextManager[object] = (
+            _FlockLock(self._require_open) if fcntl is not None else FileLock(f"{self.path}.lock")
+        )
         self._scanned = 0  # bytes of the file already accounted for
         self._next_seq: dict[str, int] = {}
         self._events = 0  # complete, parseable lines in the file

@@ -23,6 +23,7 @@ from .artifacts.instructions import Instructions, RoleListing, instructions, lis
 from .artifacts.project import Project, find_project_root
 from .artifacts.registry import SchemaListing, SchemaWarning, get_schema, list_schemas
 from .artifacts.schema import Schema, ValidationReport, load_schema, validate_schema
+from .delivery import CoordinatorLoop, StandardLoop, review_required, start_task
 from .draw import GraphModel, Matrix
 from .errors import (
     AlreadyExistsError,
@@ -30,6 +31,7 @@ from .errors import (
     ChangeNotFoundError,
     ConfigError,
     CrewbookError,
+    DeliveryError,
     DotError,
     DotNotFoundError,
     InvalidInputError,
@@ -106,7 +108,9 @@ __all__ = [
     "ChangeNotFoundError",
     "ChangeStatus",
     "ConfigError",
+    "CoordinatorLoop",
     "CrewbookError",
+    "DeliveryError",
     "DotError",
     "DotNotFoundError",
     "GraphModel",
@@ -135,6 +139,7 @@ __all__ = [
     "SchemaNotFoundError",
     "SchemaWarning",
     "Snapshot",
+    "StandardLoop",
     "Status",
     "TaskItem",
     "TaskNotFoundError",
@@ -161,9 +166,11 @@ __all__ = [
     "provider_profile_init",
     "provider_profile_show",
     "read_ledger",
+    "review_required",
     "rework",
     "role_route",
     "run_outcomes",
+    "start_task",
     "task_classify",
     "task_route_show",
     "task_routes",

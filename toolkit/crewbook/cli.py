@@ -191,12 +191,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _plugins() -> list[Callable[[Any, argparse.ArgumentParser], None]]:
     """Commands contributed by the other packages (each imports nothing heavy)."""
+    from .delivery.cli import register as review_policy
     from .draw.cli import register as graph
     from .ledger.cli import register as ledger
     from .pipeline.cli import register as step
     from .routing.cli import register as routing
 
-    return [graph, ledger, routing, step]
+    return [graph, ledger, routing, step, review_policy]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,6 +9,7 @@ The hierarchy (each class also subclasses the natural built-in, so an existing
     │   ├── SchemaError                   a schema.yaml (SPEC A3, A4, A7)
     │   ├── ConfigError                   _codev/config.yaml or a change.yaml
     │   ├── PipelineError                 a pipeline TOML file (SPEC B)
+    │   ├── DeliveryError                 a role catalogue, task file or review policy (SPEC C)
     │   ├── LedgerError                   a ledger file (DESIGN rule 3)
     │   └── RoutingError                  a preset, profile or task-classes file (D7-D9)
     ├── UnsafePathError (ValueError)      a path read from a file would leave its root
@@ -148,6 +149,11 @@ class PipelineError(InvalidInputError):
 
 class LedgerError(InvalidInputError):
     """A ledger file holds lines that are not valid events."""
+
+
+class DeliveryError(InvalidInputError):
+    """A role catalogue, a project's delivery overrides, a task file or a review policy
+    breaks SPEC C."""
 
 
 class RoutingError(InvalidInputError):

@@ -44,12 +44,19 @@ def _ledger_models() -> dict[str, type[BaseModel]]:
     return {"ledger-event.json": LedgerEvent}
 
 
+def _delivery_models() -> dict[str, type[BaseModel]]:
+    from .delivery import format_models
+
+    return format_models()
+
+
 #: Functions returning, for each file name in `schemas/`, the model it describes.
 FORMAT_SOURCES: list[Callable[[], dict[str, type[BaseModel]]]] = [
     _artifact_models,
     _routing_models,
     _pipeline_models,
     _ledger_models,
+    _delivery_models,
 ]
 
 

@@ -50,6 +50,9 @@ and handed to ``ledger.append_many(events)`` when the sink has it (one lock and 
 write per act: the act's events land together or not at all), else appended one by
 one. The first event of a run can be emitted by ``transition`` itself (the pipeline
 logs ``init`` with its first accepted report, so building a loop writes nothing).
+An event that carries its own ``ts`` keeps it: the delivery loops stamp their events
+with the task's own time (the clock, moved on by the durations reports carry), so a
+notebook on a fixed clock still logs hours of work with their real spacing.
 """
 
 from __future__ import annotations
@@ -364,7 +367,7 @@ class Loop(ABC, Generic[State, Report]):
         return self.contract()
 
     def _stamp(self, event: Mapping[str, Any], ts: str) -> dict[str, Any]:
-        stamped = {"loop": self.kind, "ts": ts, **event}
+        stamped = {"loop": self.kind, "ts": ts, **event}  # an event's own ts wins
         if self.run is not None:
             stamped.setdefault("run", self.run)
         return stamped

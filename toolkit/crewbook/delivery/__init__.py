@@ -1,0 +1,133 @@
+"""Delivery roles and the coordinator (SPEC C): roles, standard and coordinator loops with
+the platform's limits, and the review policy.
+
+- `load_catalogue()`: the seven roles (C1) with their step and tools, built in
+  (``builtin/roles.yaml``) plus a project's ``_codev/delivery.yaml``; `.frame()`,
+  `.permissions()` (a role × tool matrix).
+- `Task` (description, mode, review policy, quick fix / focused recheck) and its
+  `Limits` (C4); `ManualClock` for exact time in notebooks and tests.
+- `CoordinatorLoop` (C3–C6) and `StandardLoop` (C2), both on the Loop protocol
+  (`contract()`, `report()`, `status()`, `snapshot()`/`restore()`, a ledger);
+  `start_task()` picks the mode. Moves and reports: `Plan`, `Delegate`, `Answer`,
+  `Revise`, `Finalise`, `Fail`; `Built`, `Judgement`, `Result`, `Question`; `Expire`.
+- `review_required(change, policy)` (C7), a pure function; change summaries from
+  ``git diff --numstat --summary``, a unified diff or by hand (`parse_change`,
+  `read_change`, `ChangeSummary.of`).
+
+Importing this package is cheap: pandas and graphviz load only when a frame or a
+drawing is asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from .changes import (
+    ChangeSummary,
+    FileChange,
+    Unreadable,
+    from_numstat,
+    from_unified_diff,
+    parse_change,
+    read_change,
+)
+from .coordinator import CoordinatorLoop
+from .engine import DeliveryLoop
+from .reports import (
+    Answer,
+    Built,
+    Delegate,
+    DeliveryReport,
+    Expire,
+    Fail,
+    Finalise,
+    Judgement,
+    Plan,
+    Question,
+    Result,
+    Revise,
+    parse_report,
+)
+from .review import (
+    SENSITIVE,
+    ReviewDecision,
+    ReviewPolicy,
+    load_review_policy,
+    review_required,
+    sensitive_matches,
+)
+from .roles import ROLE_IDS, Role, RoleCatalogue, builtin_catalogue, load_catalogue
+from .standard import StandardLoop, start_task
+from .state import Outcome, TaskState
+from .task import Limits, ManualClock, Task, load_task
+
+__all__ = [
+    "ROLE_IDS",
+    "SENSITIVE",
+    "Answer",
+    "Built",
+    "ChangeSummary",
+    "CoordinatorLoop",
+    "Delegate",
+    "DeliveryLoop",
+    "DeliveryReport",
+    "Expire",
+    "Fail",
+    "FileChange",
+    "Finalise",
+    "Judgement",
+    "Limits",
+    "ManualClock",
+    "Outcome",
+    "Plan",
+    "Question",
+    "Result",
+    "ReviewDecision",
+    "ReviewPolicy",
+    "Revise",
+    "Role",
+    "RoleCatalogue",
+    "StandardLoop",
+    "Task",
+    "TaskState",
+    "Unreadable",
+    "builtin_catalogue",
+    "format_models",
+    "from_numstat",
+    "from_unified_diff",
+    "load_catalogue",
+    "load_review_policy",
+    "load_task",
+    "parse_change",
+    "parse_report",
+    "read_change",
+    "replay",
+    "review_required",
+    "sensitive_matches",
+    "start_task",
+]
+
+
+def replay(task: Task | str, reports: Iterable[DeliveryReport | Mapping[str, Any]],
+           **kwargs: Any) -> DeliveryLoop:
+    """`start_task(task, **kwargs)` with `reports` applied in order (each must be accepted);
+    a mapping is read with `parse_report`."""
+    loop = start_task(task, **kwargs)
+    for item in reports:
+        loop.report(parse_report(item) if isinstance(item, Mapping) else item)
+    return loop
+
+
+def format_models() -> dict[str, type[BaseModel]]:
+    """File name in `schemas/` → the model it describes (for `crewbook.formats`)."""
+    from .roles import CatalogueFile, OverridesFile
+
+    return {
+        "delivery-roles.json": CatalogueFile,
+        "delivery-overrides.json": OverridesFile,
+        "delivery-task.json": Task,
+        "delivery-review-policy.json": ReviewPolicy,
+    }

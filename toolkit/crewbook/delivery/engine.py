@@ -1,0 +1,447 @@
+"""What the standard and coordinator loops share: agents' reports, time and waits, the
+gates of C4.2, outcomes (C5), contracts for agents, status, drawings.
+
+The engines differ only in who decides the next step (C2, C3): the platform, in
+fixed order (`crewbook.delivery.standard`), or the coordinator
+(`crewbook.delivery.coordinator`). Both enforce the same limits, whatever anyone
+decides; a report the rules refuse raises `LoopRefused` and changes and logs nothing.
+
+Time: an act happens at ``max(clock(), task time + report.duration_ms)``, so with a
+`ManualClock` the reported durations drive the task's time, and with the wall clock
+replayed reports still take the time they say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Final
+
+from ..errors import LoopRefused, did_you_mean
+from ..loop import Act, Cap, EventSink, JournalEntry, Loop, Status, Transition, Verdict, utc_now
+from ..loop import require_role as _require_role
+from ..models import path_defect as _path_defect
+from .changes import ChangeSummary, summary_of
+from .outcomes import check_gates, path_text, pr_description
+from .reports import Built, DeliveryReport, Expire, Judgement, Measured, Question, Result
+from .review import ReviewDecision, review_required
+from .roles import ARCHITECT, DEVELOPER, JUDGES, REVIEWER, RoleCatalogue, load_catalogue
+from .state import Outcome, Step, TaskState, Wait, freeze
+from .task import Task
+from .views import agent_contract, loop_status
+
+if TYPE_CHECKING:
+    import graphviz
+    import pandas as pd
+
+    from ..draw.model import GraphModel
+
+Event = dict[str, Any]
+Draft = dict[str, Any]
+_MEASURES: Final = ("duration_ms", "tokens_in", "tokens_out", "cost")
+#: `crewbook.models.path_defect`, remembered (the same files come back version after version).
+path_defect = lru_cache(maxsize=4096)(_path_defect)
+
+
+def _fmt(when: datetime) -> str:
+    return when.strftime("%H:%M") if when.second == 0 else when.strftime("%H:%M:%S")
+
+
+class DeliveryLoop(Loop[TaskState, DeliveryReport]):
+    """Base of `StandardLoop` and `CoordinatorLoop` (see the module docstring)."""
+
+    kind = "delivery"
+    copy_state = False
+    mode = "standard"
+
+    def __init__(
+        self, task: Task | str, *, catalogue: RoleCatalogue | None = None,
+        ledger: EventSink | None = None, run: str | None = None,
+        clock: Callable[[], datetime] = utc_now, state: TaskState | None = None, acts: int = 0,
+    ) -> None:
+        self.task = Task(description=task) if isinstance(task, str) else task
+        self.catalogue = catalogue or load_catalogue()
+        self._policy = self.task.policy
+        #: The last state judged, with its review decision and gates (states are immutable).
+        self._memo: tuple[TaskState | None, ReviewDecision | None, list[tuple[str, str]] | None] \
+            = (None, None, None)
+        super().__init__(state or TaskState(holder=ARCHITECT), ledger=ledger, run=run,
+                         clock=clock, acts=acts)
+
+    # ------------------------------------------------------------------ reading
+    def is_finished(self) -> bool:
+        """Whether the task has ended (C5)."""
+        return self._state.outcome is not None
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """How the task ended, or None while it runs."""
+        return self._state.outcome
+
+    def review_decision(self, state: TaskState | None = None) -> ReviewDecision:
+        """Whether the version now on the branch needs the reviewer (C7, decided by code)."""
+        s = state or self._state
+        memo_state, memo, gates = self._memo
+        if memo_state is s and memo is not None:
+            return memo
+        if s.version == 0:
+            change: ChangeSummary | None = ChangeSummary((), "empty")
+        else:
+            change = s.change or summary_of(s.files)
+        decision = review_required(change, self._policy,
+                                   reviewer_started=s.launches.get(REVIEWER, 0) > 0)
+        self._memo = (s, decision, gates if memo_state is s else None)
+        return decision
+
+    def caps(self, state: TaskState | None = None, at: datetime | None = None) -> list[Cap]:
+        """Every cap with its use: steps, run time (minutes), plan revisions, launches."""
+        s = state or self._state
+        limits = self.task.limits
+        elapsed = 0
+        if s.started is not None:
+            elapsed = int(((at or s.now or s.started) - s.started).total_seconds() // 60)
+        caps = [Cap("steps", s.steps, limits.steps),
+                Cap("run time (min)", elapsed, limits.duration_minutes),
+                Cap("plan revisions", s.revisions, limits.plan_revisions)]
+        caps += [Cap(f"{r} launches", s.launches.get(r, 0), limits.launch_limit(r))
+                 for r in self.catalogue.ids if self._launchable(r)]
+        return caps
+
+    def _launchable(self, role: str) -> bool:
+        return True
+
+    def global_caps(self, state: TaskState, at: datetime) -> list[Cap]:
+        """The caps that, once reached, leave only finalise or fail (steps, run time)."""
+        limits = self.task.limits
+        elapsed = 0
+        if state.started is not None:
+            elapsed = int((at - state.started).total_seconds() // 60)
+        return [Cap("steps", state.steps, limits.steps),
+                Cap("run time (min)", elapsed, limits.duration_minutes)]
+
+    # ------------------------------------------------------------------ time
+    def _time(self, state: TaskState, report: Measured) -> datetime:
+        now = self.clock()
+        base = state.now or now
+        if report.duration_ms:
+            base = base + timedelta(milliseconds=report.duration_ms)
+        return max(now, base)
+
+    # ----------------------------------------------------------- agent reports
+    def _agent(self, d: Draft, report: DeliveryReport, at: datetime, act: int,
+               events: list[Event]) -> str:
+        """Check and apply an agent's report; returns its role. Refusals raise first."""
+        s: TaskState = freeze(d)
+        role = getattr(report, "role", None)
+        if isinstance(report, Judgement):
+            _require_role(report.role, tuple(JUDGES), "give a verdict (C4.1: only QA and the "
+                          "reviewer judge, each in its own report)")
+        if isinstance(report, Built) and report.role != DEVELOPER:
+            raise LoopRefused(f"{report.role!r} may not change the code: only the developer "
+                              "builds versions (C1)", code="not_allowed")
+        assert isinstance(role, str)
+        if s.wait is None or s.holder != s.wait.role:
+            holder = "the coordinator" if s.holder == ARCHITECT else repr(s.holder)
+            extra = (f" (answering {s.question.role}'s question)" if s.question else "")
+            raise LoopRefused(f"no report from {role!r} is expected: {holder} has the turn"
+                              f"{extra}", code="wrong_role")
+        w = s.wait
+        if role != w.role:
+            raise LoopRefused(f"the task waits for {w.role!r} (launched at act {w.act}); a report "
+                              f"from {role!r} is refused: one agent at a time (C3)",
+                              code="wrong_role")
+        if at > w.deadline:
+            raise LoopRefused(
+                f"the wait for {w.role} ended at {_fmt(w.deadline)} "
+                f"({self.task.limits.wait_minutes} min after {_fmt(w.since)}, C4.4); this "
+                f"report comes at {_fmt(at)}. The "
+                "platform records the expiry (Expire()), then the next step is decided anew",
+                code="wait_expired")
+        base: Event = {"role": role, "stage": self.catalogue.role(role).stage,
+                       "attempt": w.launch, "ts": at.isoformat()}
+        for key in _MEASURES:
+            value = getattr(report, key)
+            if value is not None:
+                base[key] = value
+        if isinstance(report, Built):
+            self._built(d, s, w, report, base, at, act, events)
+        elif isinstance(report, Judgement):
+            self._judged(d, s, w, report, base, at, act, events)
+        elif isinstance(report, Result):
+            if role in JUDGES or role == DEVELOPER:
+                wanted = "Judgement" if role in JUDGES else "Built"
+                raise LoopRefused(f"{role} reports a {wanted}, not a Result", code="bad_report")
+            events.append({**base, "kind": "report", "verdict": "done", "version": s.version,
+                           "summary": report.summary,
+                           "payload": {"act": act, "findings": list(report.findings)}})
+            d["notices"] = (f"{role}: {report.summary}", *report.findings)
+            self._trail(d, act, role, "result", report.summary, at, "done")
+        elif isinstance(report, Question):
+            if not report.text.strip():
+                raise LoopRefused("a question needs its text", code="bad_report")
+            self._ask(d, w, report, base, act, events)
+        d["previous"] = role
+        return role
+
+    def _built(self, d: Draft, s: TaskState, w: Wait, report: Built, base: Event,
+               at: datetime, act: int, events: list[Event]) -> None:
+        for f in report.files:
+            defect = path_defect(f)
+            if defect:
+                raise LoopRefused(f"file {f!r} refused: {defect}", code="unsafe_path")
+        if report.steps is not None and w.steps is not None and report.steps > w.steps:
+            raise LoopRefused(f"the developer reports {report.steps} steps; this launch's budget "
+                              f"is {w.steps}" + (" (quick fix, C6)" if s.path == "quick-fix"
+                                                 else ""), code="over_budget")
+        version = s.version + (1 if report.files else 0)
+        outside: list[str] = []
+        if s.plan is not None and s.path == "quick-fix":
+            outside = [f for f in report.files if f not in s.plan.files]
+        payload: dict[str, Any] = {"act": act, "files": list(report.files),
+                                   "changed": bool(report.files)}
+        if report.head:
+            payload["head"] = report.head
+        if outside:
+            payload["outside_plan"] = outside
+        n = len(report.files)
+        summary = report.summary or (f"version {version}: {n} file{'s' if n != 1 else ''} "
+                                     "changed" if n else "no change: the code stays as it is")
+        events.append({**base, "kind": "report", "verdict": "done", "version": version,
+                       "summary": summary, "payload": payload})
+        notices = [f"developer: {summary}"]
+        if report.files:
+            d.update(version=version, head=report.head or s.head,
+                     files=tuple(dict.fromkeys((*s.files, *report.files))),
+                     change=report.change)
+            if s.path == "already-done":
+                note = (f"the already-done path is closed: the run changed the code (version "
+                        f"{version}); QA's verdict on the unchanged code no longer counts (C6)")
+                events.append({"kind": "note", "role": DEVELOPER, "stage": "build",
+                               "version": version, "summary": note, "ts": at.isoformat(),
+                               "payload": {"act": act, "path": "full", "from": "already-done"}})
+                d["path"] = "full"
+                d["journal"] = (*s.journal, JournalEntry("path", note, DEVELOPER, act))
+                notices.append(note)
+        if outside:
+            d["flagged"] = tuple(dict.fromkeys((*s.flagged, *outside)))
+            notices.append("edited outside the quick fix's files: " + ", ".join(outside))
+        d["notices"] = tuple(notices)
+        self._trail(d, act, DEVELOPER, "built", summary, at, "done", version=version)
+
+    def _judged(self, d: Draft, s: TaskState, w: Wait, report: Judgement, base: Event,
+                at: datetime, act: int, events: list[Event]) -> None:
+        allowed = JUDGES[report.role]
+        if report.verdict not in allowed:
+            raise LoopRefused(f"{report.role} gives {' or '.join(allowed)}, not "
+                              f"{report.verdict!r}{did_you_mean(report.verdict, allowed)}",
+                              code="bad_report")
+        version = w.version if report.version is None else report.version
+        if version != w.version:
+            raise LoopRefused(
+                f"{report.role} was launched on version {w.version}; a verdict on version "
+                f"{version} is refused (a verdict counts only for the exact version judged, "
+                "C4.2)", code="wrong_version")
+        positive = report.verdict == allowed[0]
+        summary = report.summary or (f"{report.role}: {report.verdict} on version {version}"
+                                     + (f" ({len(report.findings)} findings)"
+                                        if report.findings else ""))
+        events.append({**base, "kind": "verdict", "verdict": report.verdict, "version": version,
+                       "summary": summary,
+                       "payload": {"act": act, "findings": list(report.findings),
+                                   "focus": list(w.focus), "flagged": list(s.flagged)}})
+        d["verdicts"] = (*s.verdicts, Verdict(report.role, report.verdict, version, act))
+        d["journal"] = (*s.journal, JournalEntry(
+            "verdict", f"{report.role}: {report.verdict} on version {version}", report.role, act))
+        d["findings"] = () if positive else tuple(report.findings)
+        d["notices"] = (summary, *report.findings)
+        self._trail(d, act, report.role, "judgement", summary, at, report.verdict,
+                    version=version)
+
+    def _ask(self, d: Draft, w: Wait, report: Question, base: Event, act: int,
+             events: list[Event]) -> None:
+        raise LoopRefused("in standard mode no coordinator answers questions: the platform "
+                          "runs the fixed order (C2); report the result with its open points",
+                          code="no_coordinator")
+
+    # --------------------------------------------------------------- launches
+    def _launch(self, d: Draft, role: str, at: datetime, act: int, events: list[Event],
+                instructions: str, *, by: str, fixes: Sequence[str] = (),
+                focus: Sequence[str] = (), sent_back: bool = False) -> None:
+        """Hand the task to `role` (caps are checked by the caller)."""
+        launches = dict(d["launches"])
+        launches[role] = launches.get(role, 0) + 1
+        limits = self.task.limits
+        steps = limits.agent_steps
+        if role == DEVELOPER and d["path"] == "quick-fix":
+            steps = limits.quick_fix_steps if steps is None else min(steps, limits.quick_fix_steps)
+        wait = Wait(role, at, at + limits.wait, launches[role], act, d["version"], instructions,
+                    tuple(fixes), tuple(focus), steps, sent_back)
+        events.append({
+            "kind": "act", "role": role, "stage": self.catalogue.role(role).stage,
+            "attempt": launches[role], "version": d["version"], "summary": instructions,
+            "ts": at.isoformat(),
+            "payload": {"act": act, "by": by, "fixes": list(fixes), "focus": list(focus),
+                        "sent_back": sent_back, "deadline": wait.deadline.isoformat(),
+                        "steps": steps}})
+        d.update(launches=launches, wait=wait, holder=role)
+        if sent_back:
+            d["sent_back"] = d["sent_back"] + 1
+        self._trail(d, act, by, "delegate", instructions, at, target=role, sent_back=sent_back)
+
+    def _expired(self, d: Draft, at: datetime, act: int, events: list[Event]) -> Wait:
+        s: TaskState = freeze(d)
+        w = s.wait
+        if w is None or s.holder != w.role:
+            raise LoopRefused("no wait is running: nobody is working on the task now",
+                              code="no_wait")
+        if at <= w.deadline:
+            raise LoopRefused(f"the wait for {w.role} runs until {_fmt(w.deadline)}; it is "
+                              f"{_fmt(at)}: nothing has expired", code="not_expired")
+        text = (f"the wait for {w.role} (launch {w.launch}, from {_fmt(w.since)}) passed its "
+                f"deadline {_fmt(w.deadline)} (C4.4)")
+        events.append({"kind": "error", "role": w.role, "stage": self.catalogue.role(w.role).stage,
+                       "attempt": w.launch, "version": s.version, "summary": text,
+                       "ts": at.isoformat(),
+                       "payload": {"act": act, "reason": "wait_expired",
+                                   "since": w.since.isoformat(),
+                                   "deadline": w.deadline.isoformat()}})
+        d.update(wait=None, notices=(text,), previous=w.role)
+        d["journal"] = (*s.journal, JournalEntry("expiry", text, "platform", act))
+        self._trail(d, act, "platform", "expire", text, at, "expired", target=w.role)
+        return w
+
+    # ------------------------------------------------------------- finishing
+    def gates(self, state: TaskState | None = None) -> list[tuple[str, str]]:
+        """Why the version on the branch cannot ship yet, as (code, reason) pairs (C4.2):
+        ``version_not_verified`` (QA), ``review_required`` (the reviewer). Empty: it can."""
+        s = state or self._state
+        memo_state, _, memo = self._memo
+        if memo_state is s and memo is not None:
+            return list(memo)
+        decision = self.review_decision(s)
+        out = check_gates(s, decision)
+        self._memo = (s, decision, out)
+        return list(out)
+
+    def gate_problems(self, state: TaskState | None = None) -> list[str]:
+        """Why the version on the branch cannot ship yet (empty: it can; C4.2)."""
+        return [text for _, text in self.gates(state)]
+
+    def _finish(self, d: Draft, at: datetime, act: int, events: list[Event], by: str,
+                summary: str = "") -> None:
+        """End the task with the outcome the code decides (C5): PR or already done."""
+        s: TaskState = freeze(d)
+        decision = self.review_decision(s)
+        path = path_text(self.mode, s)
+        if s.version == 0:
+            outcome = Outcome("already_done", "QA confirmed the code already does what is "
+                              "asked: nothing to merge, no pull request", 0, decision, None, path)
+        else:
+            outcome = Outcome("pull_request", summary or f"version {s.version} ready for "
+                              "approval", s.version, decision, None, path)
+            outcome = Outcome(outcome.kind, outcome.reason, s.version, decision,
+                              pr_description(self.task.description, s, outcome), path)
+        events.append({"kind": "finish", "verdict": outcome.kind, "version": s.version,
+                       "role": by, "ts": at.isoformat(),
+                       "summary": outcome.pr_line or outcome.reason,
+                       "payload": {"act": act, **outcome.to_dict()}})
+        d.update(outcome=outcome, holder=None, wait=None, question=None)
+        self._trail(d, act, by, "finalise", outcome.pr_line or outcome.reason, at, outcome.kind)
+
+    def _fail(self, d: Draft, reason: str, at: datetime, act: int, events: list[Event],
+              by: str, escalate: bool = False) -> None:
+        s: TaskState = freeze(d)
+        if escalate:
+            events.append({"kind": "escalate", "summary": reason, "ts": at.isoformat(),
+                           "payload": {"act": act}})
+        outcome = Outcome("failed", reason, s.version, None, None, path_text(self.mode, s))
+        events.append({"kind": "finish", "verdict": "failed", "version": s.version, "role": by,
+                       "summary": reason, "ts": at.isoformat(),
+                       "payload": {"act": act, **outcome.to_dict()}})
+        d.update(outcome=outcome, holder=None, wait=None, question=None)
+        d["journal"] = (*s.journal, JournalEntry("failure", reason, by, act))
+        self._trail(d, act, by, "fail", reason, at, "failed")
+
+    # ------------------------------------------------------------------ helpers
+    def _begin(self, state: TaskState, report: DeliveryReport, events: list[Event]
+               ) -> tuple[Draft, datetime, int]:
+        if not isinstance(report, Measured):
+            raise LoopRefused(f"a delivery report is a move (Plan, Delegate…) or an agent "
+                              f"report (Built, Judgement…), not {type(report).__name__}",
+                              code="bad_report")
+        d: Draft = dict(state.__dict__)
+        at = self._time(state, report) if not isinstance(report, Expire) else max(
+            self.clock(), state.now or self.clock())
+        if state.started is None:
+            d["started"] = self.clock()
+            events.append(self._init_event(d["started"]))
+        d.update(now=at, steps=state.steps + 1)
+        return d, at, self._acts + 1
+
+    def _init_event(self, at: datetime) -> Event:
+        t = self.task
+        return {"kind": "init", "ts": at.isoformat(),
+                "summary": f"{self.mode} task {t.id}: {t.description}",
+                "payload": {"task": t.id, "mode": self.mode, "kind": t.kind,
+                            "review": t.policy.policy, "quick_fix": t.quick_fix,
+                            "focused_recheck": t.focused_recheck,
+                            "limits": t.limits.model_dump(), "labels": dict(t.labels)}}
+
+    def _trail(self, d: Draft, act: int, actor: str, move: str, summary: str, at: datetime,
+               verdict: str | None = None, *, version: int | None = None,
+               target: str | None = None, sent_back: bool = False) -> None:
+        d["trail"] = (*d["trail"], Step(act, actor, move, summary,
+                                        d["version"] if version is None else version, at,
+                                        verdict, target, sent_back))
+
+    # ------------------------------------------------------------------ views
+    def _agent_contract(self, s: TaskState, w: Wait) -> Act:
+        return agent_contract(self, s, w)
+
+    def _finished_contract(self, s: TaskState) -> Act:
+        o = s.outcome
+        assert o is not None
+        return Act(self.kind, self._acts + 1, None, journal=s.journal, finished=True,
+                   finished_reason=o.kind, details={"task": self.task.id, **o.to_dict()})
+
+    def status(self) -> Status:
+        """Where the task is: holder, counters, caps, outcome, gates, the journal."""
+        return loop_status(self)
+
+    def path_frame(self) -> pd.DataFrame:
+        """The trail, one row per accepted act: ``act`` (Int64), ``at`` (datetime, UTC),
+        ``actor``, ``move`` (category), ``target``, ``version`` (Int64), ``verdict``,
+        ``sent_back`` (bool), ``summary``."""
+        from .frames import trail_frame
+
+        return trail_frame(self._state.trail)
+
+    def graph_model(self) -> GraphModel:
+        """The path taken so far: who acted, verdicts per version, send-backs, the holder."""
+        from .graph import path_graph
+
+        return path_graph(self)
+
+    def dot(self) -> str:
+        """DOT text of the task's path."""
+        from ..draw.dot import to_dot
+
+        return to_dot(self.graph_model())
+
+    def mermaid(self) -> str:
+        """Mermaid text of the task's path."""
+        from ..draw.mermaid import to_mermaid
+
+        return to_mermaid(self.graph_model())
+
+    def graph(self) -> graphviz.Digraph:
+        """The task's path as a `graphviz.Digraph`."""
+        from ..draw import to_graphviz
+
+        return to_graphviz(self.graph_model())
+
+
+def transition_of(d: Draft, events: list[Event]) -> Transition[TaskState]:
+    """Freeze a draft into the transition `Loop.report` applies."""
+    return Transition(freeze(d), events)

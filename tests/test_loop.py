@@ -232,3 +232,19 @@ def test_memory_ledger() -> None:
     assert len(ledger) == 1
     assert list(ledger.frame()["kind"]) == ["note"]
     assert repr(ledger) == "<MemoryLedger 1 events>"
+
+
+def test_memory_ledger_frame_keeps_integer_columns() -> None:
+    loop = fresh()
+    loop.report({"move": "raise", "role": "worker"})
+    loop.ledger.append({"kind": "note", "attempt": 2})  # no version: <NA>, not NaN
+    frame = loop.ledger.frame()  # type: ignore[attr-defined]
+    assert str(frame["seq"].dtype) == "Int64"
+    assert str(frame["version"].dtype) == "Int64"
+    assert str(frame["attempt"].dtype) == "Int64"
+    assert frame["version"].tolist()[0] == 1
+    assert frame["version"].isna().tolist() == [False, True]
+    assert frame["attempt"].tolist()[1] == 2
+    named = MemoryLedger()
+    named.append({"version": "v2"})  # a named version stays as it is
+    assert named.frame()["version"].tolist() == ["v2"]

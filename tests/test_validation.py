@@ -95,7 +95,7 @@ def test_several_paths_and_what_cannot_be_checked(tour) -> None:
         "unknown_kind",
     ]
     assert "give a schema.yaml, config.yaml, change.yaml" in report.problems[2].message
-    assert "holds no schema.yaml, change.yaml or _codev/" in report.problems[3].message
+    assert "holds no schema.yaml, change.yaml, _codev/ or .jsonl ledger" in report.problems[3].message
 
 
 def test_valid_inputs_give_an_empty_valid_report() -> None:
@@ -103,3 +103,19 @@ def test_valid_inputs_give_an_empty_valid_report() -> None:
     assert report.valid
     assert report.problems == ()
     assert str(report).endswith(": valid")
+
+
+def test_a_folder_of_ledgers_is_checked_line_by_line(tmp_path: Path) -> None:
+    from crewbook.validation import validate_paths
+
+    from crewbook.ledger import Ledger
+
+    for name in ("a", "b"):
+        with Ledger(tmp_path / f"{name}.jsonl", run=name, loop="pipeline") as ledger:
+            ledger.append({"kind": "act", "role": "developer", "stage": "build"})
+    lines = (tmp_path / "b.jsonl").read_text().splitlines()
+    (tmp_path / "b.jsonl").write_text(lines[0] + "\nnot json\n" + lines[0] + "\n")
+    assert validate_paths([tmp_path / "a.jsonl"]).valid
+    report = validate_paths([tmp_path])
+    assert not report.valid
+    assert [(p.code, p.line) for p in report.errors] == [("ledger_bad_json", 2)]

@@ -187,6 +187,11 @@ def test_unreadable_files_give_no_drawing(tmp_path: Path) -> None:
     assert report_graph(crewbook.ValidationReport(())) is None
     with pytest.raises(SchemaError, match="cannot draw"):
         model_for_path(BROKEN / "malformed-yaml")
+    for name in ("empty-file", "not-a-mapping"):  # nothing to draw from: said so, not a crash
+        assert report_graph(crewbook.validate_schema(BROKEN / name)) is None
+        with pytest.raises(SchemaError, match="holds no YAML mapping to draw from") as info:
+            model_for_path(BROKEN / name)
+        assert info.value.codes == [name.replace("-", "_")]
 
 
 def test_listing(tour: Path) -> None:

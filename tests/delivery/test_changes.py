@@ -34,6 +34,24 @@ def test_numstat_and_summary() -> None:
     assert change.source == "numstat"
 
 
+def test_summary_lines_before_numstat_lines_are_kept() -> None:
+    """`git diff --summary; git diff --numstat` (summary first) reads the same as the
+    usual order: a numstat line must not wipe the symlink or submodule flag."""
+    summary = (" create mode 120000 current\n create mode 160000 vendor/lib\n"
+               " rename src/{core => id}/auth.py (80%)\n")
+    numstat = "0\t0\tcurrent\n1\t0\tvendor/lib\n4\t1\tsrc/{core => id}/auth.py\n"
+    first = {f.path: f for f in from_numstat(summary + numstat).files}
+    usual = {f.path: f for f in from_numstat(numstat, summary).files}
+    assert first == usual
+    assert first["current"].symlink
+    assert first["current"].status == "added"
+    assert first["vendor/lib"].submodule
+    assert first["vendor/lib"].added == 1
+    assert first["src/id/auth.py"].old_path == "src/core/auth.py"
+    assert first["src/id/auth.py"].lines == 5
+    assert list(first) == ["current", "vendor/lib", "src/id/auth.py"]
+
+
 def test_unified_diff_counts_hunks() -> None:
     diff = ("diff --git a/a.py b/a.py\nindex 1..2 100644\n--- a/a.py\n+++ b/a.py\n"
             "@@ -1,3 +1,4 @@\n x\n-y\n+y2\n+z\n w\n"

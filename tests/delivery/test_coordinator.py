@@ -165,6 +165,44 @@ def test_risk_based_sensitive_change_still_needs_the_reviewer(coordinator: Make)
     assert_refused(loop, Finalise(), "review_required", "authentication")
 
 
+def test_risk_based_reads_every_file_the_branch_changed(coordinator: Make) -> None:
+    """A later version's summary cannot hide what an earlier version changed: the
+    policy judges the branch that ships (C7)."""
+    loop = step(coordinator(review="risk-based"), [
+        Plan(CRITERIA), Delegate("developer", "add"),
+        Built(("app/auth/tokens.py",), change=ChangeSummary.of({"app/auth/tokens.py": (5, 0)})),
+        Delegate("qa", "verify"), Judgement("qa", "fail", findings=("no header",)),
+        Delegate("developer", "add the header"),
+        Built(("app/export.py",), change=ChangeSummary.of({"app/export.py": (5, 0)})),
+        Delegate("qa", "verify 2"), Judgement("qa", "pass")])
+    assert_refused(loop, Finalise(), "review_required", "app/auth/tokens.py")
+    assert loop.review_decision().changed_lines == 10
+
+
+def test_risk_based_a_file_left_out_of_the_summary_is_unknown(coordinator: Make) -> None:
+    loop = step(coordinator(review="risk-based"), [
+        Plan(CRITERIA), Delegate("developer", "add"),
+        Built(("app/export.py", "app/report.py"),
+              change=ChangeSummary.of({"app/export.py": (5, 0)})),
+        Delegate("qa", "verify"), Judgement("qa", "pass")])
+    assert_refused(loop, Finalise(), "review_required", "line counts unknown for app/report.py")
+
+
+def test_risk_based_a_whole_branch_summary_is_taken_as_it_is(coordinator: Make) -> None:
+    loop = step(coordinator(review="risk-based"), [
+        Plan(CRITERIA), Delegate("developer", "add"),
+        Built(("app/export.py",), change=ChangeSummary.of({"app/export.py": (5, 0)})),
+        Delegate("qa", "verify"), Judgement("qa", "fail", findings=("no header",)),
+        Delegate("developer", "add the header"),
+        Built(("app/export.py",), change=ChangeSummary.of({"app/export.py": (9, 1)})),
+        Delegate("qa", "verify 2"), Judgement("qa", "pass")])
+    loop.report(Finalise())
+    assert loop.outcome is not None
+    assert loop.outcome.review is not None
+    assert loop.outcome.review.changed_lines == 10  # the latest summary, not 5 + 10
+    assert (loop.outcome.pr_line or "").startswith("Reviewer not required")
+
+
 def test_a_started_reviewer_stays_required(coordinator: Make) -> None:
     change = ChangeSummary.of({"app/export.py": (12, 3)})
     loop = step(coordinator(review="risk-based"), [

@@ -32,7 +32,9 @@ def test_committed_schema_is_current(name: str) -> None:
 
 def test_builtin_catalogue_validates() -> None:
     data = yaml.safe_load(BUILTIN.read_text("utf-8"))
-    jsonschema.Draft202012Validator(_schema("delivery-roles.json")).validate(data)
+    validator = jsonschema.Draft202012Validator(_schema("delivery-roles.json"))
+    assert [e.message for e in validator.iter_errors(data)] == []
+    assert not validator.is_valid({**data, "extra": 1})  # the schema is strict
 
 
 def test_task_and_policy_files_validate() -> None:

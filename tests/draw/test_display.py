@@ -60,7 +60,10 @@ def test_with_dot_the_bundle_has_the_drawing(lite: crewbook.Schema) -> None:
     assert bundle["text/plain"] == repr(lite)
     assert bundle["image/svg+xml"].lstrip().startswith("<?xml")
     html = bundle["text/html"]
-    assert html.startswith("<div class='crewbook-display'><div class='crewbook-drawing'><svg")
+    assert html.startswith(
+        "<div class='crewbook-display'><div class='crewbook-drawing'><img alt='drawing'"
+    )
+    assert "data:image/svg+xml;base64," in html
     assert "<?xml" not in html
     assert "<div class='crewbook-schema'>" in html, "the object's own table follows"
     assert lite._repr_mimebundle_() == bundle, "deterministic"

@@ -96,3 +96,19 @@ def test_matrix_display_never_raises(frame: pd.DataFrame, monkeypatch: pytest.Mo
     html = Matrix(frame)._repr_html_()
     assert "(no heatmap: RuntimeError: styler broke)" in html
     assert "| deep" in html
+
+
+def test_cell_colours_are_inline_so_untrusted_jupyterlab_keeps_them() -> None:
+    """JupyterLab drops `<style>` from untrusted notebooks; the colours must sit on the cells."""
+    import re
+
+    import pandas as pd
+
+    from crewbook.draw.matrix import heatmap_html, inline_styles
+
+    html = heatmap_html(pd.DataFrame({"a": [0.0, 1.0]}, index=["x", "y"]), title="t")
+    cells = re.findall(r"<td [^>]*>", html)
+    assert len(cells) == 2
+    colours = [re.search(r'style="background-color: (#[0-9a-f]{6})', c) for c in cells]
+    assert all(colours) and colours[0].group(1) != colours[1].group(1)  # type: ignore[union-attr]
+    assert inline_styles("<table><td id='x'>1</td></table>") == "<table><td id='x'>1</td></table>"

@@ -6,6 +6,7 @@ import pytest
 
 from crewbook.draw import Edge, GraphModel, Node, attrs, options
 from crewbook.draw.model import RANK_BANDS
+from crewbook.errors import InvalidInputError
 
 
 def chain(n: int, folders: int = 1, name: str = "g") -> GraphModel:
@@ -87,6 +88,17 @@ def test_expand_keeps_a_folder_as_individual_nodes() -> None:
     assert ("group:f0", "a10") in edges
     assert ("a19", "group:f2") in edges
     assert ("a10", "a11") in edges
+
+
+def test_expanding_a_name_that_is_no_summary_says_which_names_exist() -> None:
+    model = chain(30, folders=3)
+    with pytest.raises(InvalidInputError) as info:
+        model.collapse(threshold=10, expand=["f1", "f9"])
+    message = str(info.value)
+    assert "nothing to expand named 'f9'" in message
+    assert "collapses by folder into: 'f0', 'f1', 'f2'" in message
+    with pytest.raises(InvalidInputError, match="collapses by rank into: 'rank 0-2'"):
+        model.collapse(by="rank", threshold=10, expand=["f1"])
 
 
 def test_folders_are_cut_at_the_shallowest_useful_depth() -> None:

@@ -72,6 +72,18 @@ def test_summary_reports_bad_lines_and_exits_1(history: Path,
         ("ledger_bad_json", 5), ("ledger_truncated_line", len(lines) + 1)]
 
 
+def test_summary_says_when_tokens_and_cost_were_not_recorded(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["ledger", "summary", str(SPECKIT_RUNS)]) == 0
+    assert "tokens: not recorded; cost not recorded" in capsys.readouterr().out
+    assert run(["ledger", "summary", str(SPECKIT_RUNS), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["tokens_in"], data["tokens_out"], data["cost"]) == (None, None, None)
+    assert run(["ledger", "summary", str(HISTORY), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["tokens_out"] == int(
+        read_ledger(HISTORY)["tokens_out"].sum())
+
+
 def test_summary_of_a_missing_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["ledger", "summary", str(tmp_path / "nope.jsonl")]) == 1
     assert "file_not_found" in capsys.readouterr().err
@@ -100,6 +112,16 @@ def test_convert_a_folder_keeps_relative_names(history: Path, tmp_path: Path,
         "run-0001.parquet", "run-0002.parquet", "run-0003.parquet",
         "speckit/3f9a1c2e.parquet", "speckit/b71e04d9.parquet"]
     assert len(read_ledger(sorted(out.rglob("*.parquet")))) == EVENTS + 35
+
+
+def test_convert_with_nothing_to_convert_says_so(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "notes.txt").write_text("not a ledger")
+    assert run(["ledger", "convert", str(tmp_path), "--to", "parquet"]) == 1
+    err = capsys.readouterr().err
+    assert f"{tmp_path}: no ledger here" in err
+    assert "[no_ledger]" in err
+    assert list(tmp_path.iterdir()) == [tmp_path / "notes.txt"]
 
 
 def test_convert_refuses_a_ledger_with_bad_lines_unless_told(

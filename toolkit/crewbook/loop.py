@@ -95,11 +95,26 @@ class MemoryLedger:
         self.events.append(stored)
         return stored
 
+    #: Integer columns of events; `frame` keeps them integers (``Int64``, nullable).
+    INT_COLUMNS: tuple[str, ...] = ("seq", "act", "attempt", "version")
+
     def frame(self) -> Any:
-        """The events as a DataFrame (columns as the events have them)."""
+        """The events as a DataFrame (columns as the events have them).
+
+        ``seq``, ``act``, ``attempt`` and ``version`` are nullable ``Int64`` when every
+        value they hold is an integer (events without one get ``<NA>``, not a float NaN);
+        a column holding anything else (a version named ``"v2"``) is left as it is.
+        """
         import pandas as pd
 
-        return pd.DataFrame(self.events)
+        frame = pd.DataFrame(self.events)
+        for column in self.INT_COLUMNS:
+            if column not in frame.columns:
+                continue
+            values = [event.get(column) for event in self.events]  # before pandas' floats
+            if all(v is None or type(v) is int for v in values):
+                frame[column] = pd.array(values, dtype="Int64")
+        return frame
 
     def __len__(self) -> int:
         return len(self.events)

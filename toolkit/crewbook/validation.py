@@ -41,10 +41,16 @@ def _validate_one(path: Path, project: Path | None) -> list[Problem]:
             return _validate_change(path, root)
         if (path / CODEV).is_dir():
             return _validate_project(path)
+        ledgers = sorted(path.glob("*.jsonl"))
+        if ledgers:
+            from .ledger.cli import validate_ledger
+
+            return [p for ledger in ledgers for p in validate_ledger(ledger)]
         return [
             Problem(
                 "unknown_kind",
-                f"this folder holds no schema.yaml, change.yaml or {CODEV}/; point at one of those",
+                f"this folder holds no schema.yaml, change.yaml, {CODEV}/ or .jsonl ledger; "
+                "point at one of those",
                 path=str(path),
             )
         ]

@@ -324,7 +324,8 @@ def schema_path_graph(path: Path) -> tuple[GraphModel, tuple[Problem, ...]]:
     """The drawing of the schema at `path` (a folder or its schema.yaml) and its errors.
 
     A valid schema draws as `Schema.graph_model()` does; a broken one from its raw data
-    (`broken_schema_graph`). Raises `SchemaError` only when the file cannot be read.
+    (`broken_schema_graph`). Raises `SchemaError` only when the file holds no YAML mapping
+(unreadable, empty, malformed, or a list).
     """
     from .schema import load_schema, schema_file, validate_schema
 
@@ -336,7 +337,8 @@ def schema_path_graph(path: Path) -> tuple[GraphModel, tuple[Problem, ...]]:
         return schema.graph_model(), ()
     model = report_graph(report)
     if model is None:
-        raise SchemaError(f"cannot draw {report.subject}: the file cannot be read",
+        raise SchemaError(f"cannot draw {report.subject}: the file holds no YAML mapping "
+                          "to draw from",
                           report.errors)
     return model, tuple(report.errors)
 

@@ -204,11 +204,18 @@ def from_numstat(numstat: str, summary: str = "") -> ChangeSummary:
             added, removed, name = m.groups()
             old, new = _unbrace(name)
             binary = added == "-" and removed == "-"
-            files[_unquote(new)] = FileChange(
-                _unquote(new), None if added == "-" else int(added),
+            path = _unquote(new)
+            counted = FileChange(
+                path, None if added == "-" else int(added),
                 None if removed == "-" else int(removed),
                 status="renamed" if old is not None else "modified",
                 old_path=_unquote(old) if old is not None else None, binary=binary)
+            if (base := files.get(path)) is not None:  # summary lines came first: keep
+                counted = replace(  # what they said (symlink, submodule, status, mode)
+                    base, added=counted.added, removed=counted.removed,
+                    binary=base.binary or binary, old_path=base.old_path or counted.old_path,
+                    status=base.status if base.status != "modified" else counted.status)
+            files[path] = counted
         elif m := _SUMMARY_MODE.match(line):
             what, mode, name = m.groups()
             path = _unquote(name)
@@ -457,6 +464,27 @@ def read_change(text: str | bytes) -> ChangeSummary | Unreadable:
         where = f"line {first.line}: " if first is not None and first.line else ""
         return Unreadable(f"the change cannot be read ({where}"
                           f"{first.message if first else exc.message})")
+
+
+def covering(change: ChangeSummary, files: Sequence[str],
+             earlier: ChangeSummary | None = None) -> ChangeSummary:
+    """`change`, completed so that it names every path of `files` (what the branch changed).
+
+    A path `change` does not name keeps its entry from `earlier` (the summary of a
+    previous version: its changes are still on the branch), else it gets unknown line
+    counts (so "when in doubt" applies). A developer's summary can thus never hide a
+    file the branch changed, whether it describes the whole branch or only its last step.
+    """
+    named = {path for f in change.files for path in f.paths}
+    before = {f.path: f for f in earlier.files} if earlier is not None else {}
+    missing = [path for path in dict.fromkeys(files) if path not in named]
+    if not missing:
+        return change
+    extra = tuple(before.get(path, FileChange(path, None, None)) for path in missing)
+    text = tuple(item for item in (earlier.changed_text if earlier is not None else ())
+                 if item[0] in missing)
+    return replace(change, files=change.files + extra,
+                   changed_text=change.changed_text + text)
 
 
 def summary_of(files: Sequence[str]) -> ChangeSummary:

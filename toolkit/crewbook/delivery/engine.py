@@ -22,7 +22,7 @@ from ..errors import LoopRefused, did_you_mean
 from ..loop import Act, Cap, EventSink, JournalEntry, Loop, Status, Transition, Verdict, utc_now
 from ..loop import require_role as _require_role
 from ..models import path_defect as _path_defect
-from .changes import ChangeSummary, summary_of
+from .changes import ChangeSummary, covering, summary_of
 from .outcomes import check_gates, path_text, pr_description
 from .reports import Built, DeliveryReport, Expire, Judgement, Measured, Question, Result
 from .review import ReviewDecision, review_required
@@ -211,9 +211,10 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
                        "summary": summary, "payload": payload})
         notices = [f"developer: {summary}"]
         if report.files:
-            d.update(version=version, head=report.head or s.head,
-                     files=tuple(dict.fromkeys((*s.files, *report.files))),
-                     change=report.change)
+            files = tuple(dict.fromkeys((*s.files, *report.files)))
+            d.update(version=version, head=report.head or s.head, files=files,
+                     change=None if report.change is None  # every changed file, C7
+                     else covering(report.change, files, s.change))
             if s.path == "already-done":
                 note = (f"the already-done path is closed: the run changed the code (version "
                         f"{version}); QA's verdict on the unchanged code no longer counts (C6)")

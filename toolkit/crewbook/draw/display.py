@@ -11,6 +11,7 @@ says why, how to install Graphviz, and the DOT source in a `<details>` block.
 
 from __future__ import annotations
 
+import base64
 import html
 import re
 from collections.abc import Iterable, Mapping
@@ -64,8 +65,15 @@ def save(model: GraphModel, path: Path | str) -> Path:
 
 
 def inline_svg(svg: str) -> str:
-    """SVG text ready to sit inside HTML: the XML prolog, doctype and comments removed."""
-    return _PROLOG.sub("", svg, count=1)
+    """The SVG as an `<img>` with a data URI, ready to sit inside HTML.
+
+    An `<img>` rather than inline `<svg>`: JupyterLab sanitises the HTML of notebooks
+    it does not trust (any notebook opened from disk), and strips inline SVG down to
+    its text; an image with a data URI survives, and keeps the drawing's ids apart
+    from the page's.
+    """
+    data = base64.b64encode(_PROLOG.sub("", svg, count=1).encode("utf-8")).decode("ascii")
+    return f"<img alt='drawing' style='max-width:100%' src='data:image/svg+xml;base64,{data}'>"
 
 
 def fallback_card(dot_text: str | None, error: BaseException | None = None) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import html
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -87,6 +88,38 @@ def _is_na(value: Any) -> bool:
         return False
 
 
+_STYLE_BLOCK = re.compile(r"<style[^>]*>(.*?)</style>", re.S)
+_CSS_RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")
+_ELEMENT_ID = re.compile(r'id="([\w-]+)"')
+
+
+def inline_styles(styled_html: str) -> str:
+    """Copy the per-cell rules of a `Styler`'s `<style>` block onto the cells themselves.
+
+    JupyterLab sanitises the HTML of notebooks it does not trust (any notebook opened
+    from disk): `<style>` blocks go, inline `style` attributes stay. With the colours
+    inline, a stored heatmap keeps them; the block stays for everyone else.
+    """
+    block = _STYLE_BLOCK.search(styled_html)
+    if block is None:
+        return styled_html
+    by_id: dict[str, list[str]] = {}
+    for selectors, body in _CSS_RULE.findall(block.group(1)):
+        props = " ".join(body.split()).strip()
+        for selector in selectors.split(","):
+            selector = selector.strip()
+            if props and re.fullmatch(r"#[\w-]+", selector):
+                by_id.setdefault(selector[1:], []).append(props)
+
+    def add_style(match: re.Match[str]) -> str:
+        props = by_id.get(match.group(1))
+        if not props:
+            return match.group(0)
+        return f'{match.group(0)} style="{html.escape(" ".join(props))}"'
+
+    return _ELEMENT_ID.sub(add_style, styled_html)
+
+
 def heatmap_html(
     frame: pd.DataFrame,
     *,
@@ -133,7 +166,7 @@ def heatmap_html(
     ])
     if title:
         styler = styler.set_caption(html.escape(title))
-    return f"<div class='crewbook-matrix'>{styler.to_html()}</div>"
+    return f"<div class='crewbook-matrix'>{inline_styles(styler.to_html())}</div>"
 
 
 def markdown_table(

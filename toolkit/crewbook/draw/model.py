@@ -17,6 +17,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..errors import InvalidInputError
+
 #: Node kinds the renderers know: `artifact` (one file), `collection` (a glob: many
 #: files), `gate` (a condition such as `apply`), `missing` (named but not declared),
 #: `summary` (collapsed members), `stage`, `role`, `note`. Others draw as `artifact`.
@@ -205,7 +207,8 @@ class GraphModel:
         (folders when 2 to `threshold` of them depend on each other without a cycle,
         else ranks).
         expand: summary keys to keep as individual nodes (a group name such as
-        ``area-03`` or a rank band such as ``rank 10-19``, as the summary node shows).
+        ``area-03`` or a rank band such as ``rank 10-19``, as the summary node shows);
+        a key that names no summary raises `InvalidInputError` listing the keys.
         threshold: target size (default `options.collapse_threshold`).
         """
         from .settings import options
@@ -223,6 +226,14 @@ class GraphModel:
                 key_of = {n.id: _top_folder(n.group, 1) for n in foldable}
         if key_of is None:
             key_of = _rank_keys(foldable, max(1, min(RANK_BANDS, limit)))
+        unknown = sorted(keep - set(key_of.values()))
+        if unknown:
+            known = sorted(set(key_of.values()))
+            shown = ", ".join(repr(k) for k in known[:20]) + (" …" if len(known) > 20 else "")
+            raise InvalidInputError(
+                f"nothing to expand named {', '.join(repr(k) for k in unknown)}; this drawing "
+                f"collapses by {'folder' if mode == 'group' else 'rank'} into: {shown or 'nothing'}"
+            )
         key_of = {k: v for k, v in key_of.items() if v not in keep}
         members: dict[str, list[Node]] = defaultdict(list)
         for node_id, key in key_of.items():

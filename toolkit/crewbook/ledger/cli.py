@@ -111,6 +111,10 @@ def convert_command(args: argparse.Namespace) -> int:
         files = find_ledgers(root)
     except LedgerError as exc:
         return _fail(exc.problems, getattr(args, "json", False))
+    if not files:
+        return _fail([Problem("no_ledger", "no ledger here: no *.jsonl file and no spec-kit "
+                              "run folder below this path", str(root))],
+                     getattr(args, "json", False))
     written: list[dict[str, Any]] = []
     problems: list[Problem] = []
     failed = False
@@ -162,10 +166,15 @@ def summarise(df: pd.DataFrame) -> dict[str, Any]:
         "escalated": int(outcomes["escalated"].sum()),
         "rounds_median": float(rounds.median()) if len(rounds) else None,
         "rounds_max": int(rounds.max()) if len(rounds) else None,
-        "tokens_in": int(df["tokens_in"].sum()),
-        "tokens_out": int(df["tokens_out"].sum()),
-        "cost": round(float(df["cost"].sum()), 6),
+        # None when no event records it (spec-kit logs carry no tokens): unknown, not 0
+        "tokens_in": _total(df["tokens_in"]),
+        "tokens_out": _total(df["tokens_out"]),
+        "cost": None if df["cost"].isna().all() else round(float(df["cost"].sum()), 6),
     }
+
+
+def _total(counts: pd.Series) -> int | None:
+    return None if counts.isna().all() else int(counts.sum())
 
 
 def _summary_text(d: dict[str, Any]) -> str:
@@ -179,8 +188,9 @@ def _summary_text(d: dict[str, Any]) -> str:
     ]
     if d["rounds_max"] is not None:
         lines.append(f"rounds: median {d['rounds_median']:g}, max {d['rounds_max']}")
-    lines.append(f"tokens: {d['tokens_in']:,} in, {d['tokens_out']:,} out; "
-                 f"cost {d['cost']:,.2f}")
+    tokens = [f"{d[k]:,} {k[7:]}" for k in ("tokens_in", "tokens_out") if d[k] is not None]
+    lines.append(f"tokens: {', '.join(tokens) or 'not recorded'}; cost "
+                 + (f"{d['cost']:,.2f}" if d["cost"] is not None else "not recorded"))
     if d["problems"]:
         errors = sum(p["severity"] == "error" for p in d["problems"])
         lines.append(f"problems: {errors} bad line(s) skipped, "

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..draw.matrix import Matrix, content_uuid, text_colour
+from ..draw.matrix import Matrix, content_uuid, inline_styles, text_colour
 from .axes import EFFORTS, TIERS, Effort, Tier
 from .frames import cells_frame, short_source
 from .model import Capability
@@ -117,7 +117,7 @@ class RoutingMatrix(Matrix):
         )
         if self.title:
             styler = styler.set_caption(html.escape(self.title))
-        return f"<div class='crewbook-matrix'>{styler.to_html()}{note}</div>"
+        return f"<div class='crewbook-matrix'>{inline_styles(styler.to_html())}{note}</div>"
 
     def to_markdown(self) -> str:
         """The Markdown table, with the note under it."""

@@ -95,7 +95,8 @@ def test_several_paths_and_what_cannot_be_checked(tour) -> None:
         "unknown_kind",
     ]
     assert "give a schema.yaml, config.yaml, change.yaml" in report.problems[2].message
-    assert "holds no schema.yaml, change.yaml, _codev/ or .jsonl ledger" in report.problems[3].message
+    message = report.problems[3].message
+    assert "holds no schema.yaml, change.yaml, _codev/ or .jsonl ledger" in message
 
 
 def test_valid_inputs_give_an_empty_valid_report() -> None:
@@ -106,9 +107,8 @@ def test_valid_inputs_give_an_empty_valid_report() -> None:
 
 
 def test_a_folder_of_ledgers_is_checked_line_by_line(tmp_path: Path) -> None:
-    from crewbook.validation import validate_paths
-
     from crewbook.ledger import Ledger
+    from crewbook.validation import validate_paths
 
     for name in ("a", "b"):
         with Ledger(tmp_path / f"{name}.jsonl", run=name, loop="pipeline") as ledger:

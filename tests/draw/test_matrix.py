@@ -110,5 +110,7 @@ def test_cell_colours_are_inline_so_untrusted_jupyterlab_keeps_them() -> None:
     cells = re.findall(r"<td [^>]*>", html)
     assert len(cells) == 2
     colours = [re.search(r'style="background-color: (#[0-9a-f]{6})', c) for c in cells]
-    assert all(colours) and colours[0].group(1) != colours[1].group(1)  # type: ignore[union-attr]
+    assert colours[0] is not None
+    assert colours[1] is not None
+    assert colours[0].group(1) != colours[1].group(1)
     assert inline_styles("<table><td id='x'>1</td></table>") == "<table><td id='x'>1</td></table>"

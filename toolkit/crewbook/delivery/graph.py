@@ -30,8 +30,8 @@ PATH_LEGEND: tuple[tuple[str, str], ...] = (
     ("ready", "holds the task now"),
 )
 _OUTCOME = {
-    "pull_request": attrs(shape="doublecircle", fillcolor="#c8e6c9", color="#2e7d32"),
-    "already_done": attrs(shape="doublecircle", fillcolor="#c8e6c9", color="#2e7d32"),
+    "pull_request": attrs(shape="box", peripheries="2", fillcolor="#c8e6c9", color="#2e7d32"),
+    "already_done": attrs(shape="box", peripheries="2", fillcolor="#c8e6c9", color="#2e7d32"),
     "failed": attrs(shape="octagon", fillcolor="#ffcdd2", color="#c62828"),
 }
 _SENT_BACK = attrs(color="#c62828", fontcolor="#c62828")

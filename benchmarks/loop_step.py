@@ -13,7 +13,10 @@ same JSON Schema with the same compiled validator and stores it. Both sides do t
 same work per step apart from what crewbook adds (refusal checks, versions, ledger
 events, the next contract).
 
-Run: ``python benchmarks/loop_step.py [--runs 300]`` (needs ``pip install transitions``,
+It then runs ``benchmarks/coordinator_step.py``: coordinator tasks per second through
+a full path (plan, build, a QA fail, send-back, QA pass, review, finalise).
+
+Run: ``python benchmarks/loop_step.py [--runs 300] [--no-coordinator]`` (needs ``pip install transitions``,
 the ``bench`` extra). Prints reports/s for each and the ratios; the targets are
 "within 2x of transitions with the ledger on" and "faster than transitions without".
 """
@@ -150,6 +153,8 @@ def rate(run: Callable[[int], int], runs: int, repeat: int = 5) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=300, help="pipeline runs per measure")
+    parser.add_argument("--no-coordinator", action="store_true",
+                        help="skip the coordinator tasks (benchmarks/coordinator_step.py)")
     args = parser.parse_args(argv)
     try:
         import transitions  # noqa: F401
@@ -180,6 +185,13 @@ def main(argv: list[str] | None = None) -> int:
           f"{'met' if with_ledger >= 0.5 else 'NOT met'} ({with_ledger:.2f})")
     print(f"target: no ledger faster than transitions (ratio > 1): "
           f"{'met' if without > 1 else 'NOT met'} ({without:.2f})")
+    if not args.no_coordinator:
+        # Issue 7: coordinator tasks per second through a full path, ledger on.
+        sys.path.insert(0, str(Path(__file__).parent))
+        import coordinator_step
+
+        print()
+        coordinator_step.main(["--runs", str(args.runs)])
     return 0
 
 

@@ -23,13 +23,14 @@ transitions``). Prints tasks/s and acts/s for each and the ratio to the peer.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench import NullSink, rate
 
 ACTS = 12
 
@@ -53,12 +54,6 @@ def reports() -> list[Any]:
         Finalise(),
     ]
 
-
-class NullSink:
-    """A ledger that drops every event."""
-
-    def append(self, event: Any) -> Any:
-        return event
 
 
 def crewbook_runner(sink: Callable[[], Any]) -> Callable[[int], int]:
@@ -165,15 +160,6 @@ def transitions_runner() -> Callable[[int], int]:
 
     return run
 
-
-def rate(run: Callable[[int], int], runs: int, repeat: int = 5) -> float:
-    run(max(1, runs // 10))  # warm up
-    best: list[float] = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        tasks = run(runs)
-        best.append(tasks / (time.perf_counter() - start))
-    return statistics.median(best)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,8 +16,8 @@ events, the next contract).
 It then runs ``benchmarks/coordinator_step.py``: coordinator tasks per second through
 a full path (plan, build, a QA fail, send-back, QA pass, review, finalise).
 
-Run: ``python benchmarks/loop_step.py [--runs 300] [--no-coordinator]`` (needs ``pip install transitions``,
-the ``bench`` extra). Prints reports/s for each and the ratios; the targets are
+Run: ``python benchmarks/loop_step.py [--runs 300] [--no-coordinator]`` (needs
+``pip install transitions``, the ``bench`` extra). Prints reports/s for each and the ratios; the targets are
 "within 2x of transitions with the ledger on" and "faster than transitions without".
 """
 
@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench import NullSink, rate
 
 STAGES = 6
 SCHEMA = {
@@ -73,12 +74,6 @@ def artifact(i: int) -> dict[str, Any]:
 
 REPORTS = [{"stage": f"s{i}", "artifacts": {f"a{i}": artifact(i)}} for i in range(1, STAGES + 1)]
 
-
-class NullSink:
-    """A ledger that drops every event."""
-
-    def append(self, event: Any) -> Any:
-        return event
 
 
 def crewbook_runner(path: Path, sink: Callable[[], Any]) -> Callable[[int], int]:
@@ -140,15 +135,6 @@ def transitions_runner(path: Path) -> Callable[[int], int]:
     return run
 
 
-def rate(run: Callable[[int], int], runs: int, repeat: int = 5) -> float:
-    run(max(1, runs // 10))  # warm up
-    best: list[float] = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        steps = run(runs)
-        best.append(steps / (time.perf_counter() - start))
-    return statistics.median(best)
-
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -187,7 +173,6 @@ def main(argv: list[str] | None = None) -> int:
           f"{'met' if without > 1 else 'NOT met'} ({without:.2f})")
     if not args.no_coordinator:
         # Issue 7: coordinator tasks per second through a full path, ledger on.
-        sys.path.insert(0, str(Path(__file__).parent))
         import coordinator_step
 
         print()

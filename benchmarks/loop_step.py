@@ -17,8 +17,9 @@ It then runs ``benchmarks/coordinator_step.py``: coordinator tasks per second th
 a full path (plan, build, a QA fail, send-back, QA pass, review, finalise).
 
 Run: ``python benchmarks/loop_step.py [--runs 300] [--no-coordinator]`` (needs
-``pip install transitions``, the ``bench`` extra). Prints reports/s for each and the ratios; the targets are
-"within 2x of transitions with the ledger on" and "faster than transitions without".
+``pip install transitions``, the ``bench`` extra). Prints reports/s for each and the
+ratios; the targets are "within 2x of transitions with the ledger on" and "faster than
+transitions without".
 """
 
 from __future__ import annotations

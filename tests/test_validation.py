@@ -119,3 +119,31 @@ def test_a_folder_of_ledgers_is_checked_line_by_line(tmp_path: Path) -> None:
     report = validate_paths([tmp_path])
     assert not report.valid
     assert [(p.code, p.line) for p in report.errors] == [("ledger_bad_json", 2)]
+
+
+def test_config_keys_naming_nothing_are_warned_with_a_suggestion(tmp_path: Path) -> None:
+    import crewbook
+
+    root = crewbook.example_project(dest=tmp_path / "tour")
+    config = root / "_codev" / "config.yaml"
+    config.write_text(config.read_text().replace("  editor:", "  edtor:").replace(
+        "  tasks:\n", "  taks:\n"))
+    report = validate_paths([root])
+    found = {(p.code, p.key, p.line, p.severity) for p in report.problems
+             if p.path == "_codev/config.yaml"}
+    assert found == {("unknown_artifact", "rules.taks", 8, "warning"),
+                     ("unknown_role", "roles.edtor", 11, "warning")}
+    assert any("did you mean 'editor'" in p.message for p in report.problems)
+
+
+def test_a_broken_schema_used_by_several_changes_is_reported_once(tmp_path: Path) -> None:
+    import crewbook
+
+    root = crewbook.example_project(dest=tmp_path / "tour")
+    for name in ("one", "two"):
+        folder = root / "_codev" / "changes" / name
+        folder.mkdir()
+        (folder / "change.yaml").write_text("schema: research\n")
+    report = validate_paths([root])
+    assert len(report.problems) == len(set(report.problems))
+    assert sum(p.code == "dependency_cycle" for p in report.problems) == 1

@@ -8,9 +8,11 @@ from pathlib import Path
 
 from .artifacts.change import open_change
 from .artifacts.project import CODEV, Project, find_project_root, load_config
-from .artifacts.registry import list_schemas
+from .artifacts.registry import SchemaListing, list_schemas
+from .artifacts.roles import builtin_role_ids
 from .artifacts.schema import ValidationReport, validate_schema
-from .errors import InvalidInputError, NotFoundError, Problem, ProjectNotFoundError
+from .errors import InvalidInputError, NotFoundError, Problem, ProjectNotFoundError, did_you_mean
+from .sources import read_yaml
 
 
 def validate_paths(paths: Sequence[Path], project: Path | None = None) -> ValidationReport:
@@ -19,6 +21,7 @@ def validate_paths(paths: Sequence[Path], project: Path | None = None) -> Valida
     problems: list[Problem] = []
     for path in paths:
         problems += _validate_one(path, project)
+    problems = list(dict.fromkeys(problems))  # a broken schema used by many changes: once
     subject = ", ".join(str(p) for p in paths)
     return ValidationReport(tuple(problems), subject=subject)
 
@@ -118,8 +121,32 @@ def _validate_project(root: Path) -> list[Problem]:
         for w in listing.warnings
         if w.code == "schema_unusable" and w.error is None
     ]
+    if not problems or all(p.path != f"{CODEV}/config.yaml" for p in problems):
+        problems += _config_targets(project, listing)
     if project.changes_folder.is_dir():
         for folder in sorted(project.changes_folder.iterdir()):
             if (folder / "change.yaml").is_file():
                 problems += _validate_change(folder, root)
     return problems
+
+
+def _config_targets(project: Project, listing: SchemaListing) -> list[Problem]:
+    """Warn about config `rules:` and `roles:` keys that no usable schema knows (a typo
+    there would silently apply to nothing)."""
+    config = project.config
+    if not (config.rules or config.roles) or not (project.codev / "config.yaml").is_file():
+        return []
+    artifacts = {a.id for schema in listing for a in schema.artifacts} | {"apply"}
+    roles = set(builtin_role_ids()) | {r for schema in listing for r in schema.roles()}
+    doc = read_yaml(project.codev / "config.yaml", display_path=f"{CODEV}/config.yaml")
+    found = []
+    for section, known, what in (("rules", artifacts, "artifact"), ("roles", roles, "role")):
+        for key in getattr(config, section):
+            if key not in known:
+                found.append(doc.problem(
+                    f"unknown_{what}",
+                    f"`{section}` names {key!r}, which is no {what} of any usable schema, so "
+                    f"it applies to nothing{did_you_mean(key, known)}",
+                    (section, key), severity="warning",
+                ))
+    return found

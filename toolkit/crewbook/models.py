@@ -35,15 +35,12 @@ def path_defect(value: str) -> str | None:
         return "the path is empty"
     if "\\" in value:
         return "use forward slashes ('/') in paths"
-    if (
-        PurePosixPath(value).is_absolute()
-        or PureWindowsPath(value).is_absolute()
-        or (PureWindowsPath(value).drive)
-    ):
+    posix, windows = PurePosixPath(value), PureWindowsPath(value)
+    if posix.is_absolute() or windows.is_absolute() or windows.drive:
         return "the path is absolute; it must be relative to its folder"
-    if ".." in PurePosixPath(value).parts:
+    if ".." in posix.parts:
         return "the path climbs out with '..'; it must stay inside its folder"
-    if PurePosixPath(value).parts in ((), (".",)):
+    if posix.parts in ((), (".",)):
         return "the path names the folder itself, not a file in it"
     return None
 

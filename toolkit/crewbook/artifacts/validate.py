@@ -87,6 +87,7 @@ def _check_requires(
     doc: SourceDoc, artifacts: list[tuple[int, dict[str, Any]]], known: list[str], schema: str
 ) -> list[Problem]:
     problems = []
+    known_ids = set(known)
     places: list[tuple[KeyPath, list[tuple[int, str]]]] = [
         (("artifacts", index, "requires"), _requires(item)) for index, item in artifacts
     ]
@@ -96,7 +97,7 @@ def _check_requires(
     for base, requires in places:
         key = "apply.requires" if base[0] == "apply" else "requires"
         for i, name in requires:
-            if name not in known:
+            if name not in known_ids:
                 problems.append(
                     doc.problem(
                         "unknown_artifact",

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 import crewbook
-from crewbook.artifacts.change import STATUS_ORDER, match_outputs, parse_tasks
+from crewbook.artifacts.change import STATUS_ORDER, match_outputs
 from crewbook.errors import (
     AlreadyExistsError,
     ChangeNotFoundError,
@@ -262,17 +262,6 @@ def test_checkbox_progress_ignores_code_fences(make_project, cli) -> None:
     assert frame["index"].dtype == "Int64"
     assert frame["line"].dtype == "Int64"
     assert frame["done"].sum() == 2
-
-
-def test_parse_tasks_edge_cases() -> None:
-    assert parse_tasks("") == []
-    items = parse_tasks("```\n- [ ] never closed fence\n")
-    assert items == []
-    items = parse_tasks("- [ ] 3. Trailing dot id\n- [x]   spaced   \n")
-    assert [(t.id, t.text, t.done) for t in items] == [
-        ("3", "3. Trailing dot id", False),
-        ("2", "spaced", True),
-    ]
 
 
 def test_a_tracked_file_linking_outside_is_not_read(make_project, tmp_path: Path) -> None:

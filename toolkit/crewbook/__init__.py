@@ -14,7 +14,6 @@ from .artifacts.change import (
     ArtifactState,
     Change,
     ChangeStatus,
-    TaskItem,
     change_status,
     new_change,
     open_change,
@@ -23,6 +22,7 @@ from .artifacts.instructions import Instructions, RoleListing, instructions, lis
 from .artifacts.project import Project, find_project_root
 from .artifacts.registry import SchemaListing, SchemaWarning, get_schema, list_schemas
 from .artifacts.schema import Schema, ValidationReport, load_schema, validate_schema
+from .artifacts.tasks import TaskItem
 from .delivery import CoordinatorLoop, StandardLoop, review_required, start_task
 from .draw import GraphModel, Matrix
 from .errors import (

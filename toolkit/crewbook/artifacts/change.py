@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import glob
 import html
-import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -31,6 +30,7 @@ from .model import ChangeFile
 from .project import Project, ProjectLike, as_project, find_project_root
 from .registry import get_schema
 from .schema import Schema
+from .tasks import TaskItem, parse_tasks
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,10 +40,6 @@ if TYPE_CHECKING:
 ArtifactStatus = Literal["done", "ready", "blocked", "skipped"]
 ApplyStatus = Literal["blocked", "ready", "in_progress", "complete"]
 STATUS_ORDER: tuple[ArtifactStatus, ...] = ("done", "ready", "blocked", "skipped")
-_CHECKBOX = re.compile(r"^\s*[-*+]\s+\[([ xX])\]\s+(.*?)\s*$")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
-_TASK_ID = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+")
-_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
 
 @dataclass(frozen=True, eq=False)
@@ -187,18 +183,6 @@ class ArtifactState:
             "missing": list(self.missing),
             "paths": list(self.paths),
         }
-
-
-@dataclass(frozen=True)
-class TaskItem:
-    """One checkbox of the `apply.tracks` file."""
-
-    index: int
-    id: str
-    text: str
-    done: bool
-    section: str | None
-    line: int
 
 
 @dataclass(frozen=True)
@@ -380,37 +364,6 @@ def match_outputs(folder: Path, generates: str) -> tuple[list[str], list[str]]:
         elif path.is_file():
             found.append(Path(rel).as_posix())
     return found, rejected
-
-
-def parse_tasks(text: str) -> list[TaskItem]:
-    """The checkboxes (`- [ ]`, `- [x]`) of a Markdown file, outside code fences."""
-    items: list[TaskItem] = []
-    section: str | None = None
-    fenced = False
-    for number, line in enumerate(text.splitlines(), start=1):
-        if _FENCE.match(line):
-            fenced = not fenced
-            continue
-        if fenced:
-            continue
-        if heading := _HEADING.match(line):
-            section = heading.group(1)
-            continue
-        if box := _CHECKBOX.match(line):
-            text_ = box.group(2)
-            explicit = _TASK_ID.match(text_)
-            index = len(items) + 1
-            items.append(
-                TaskItem(
-                    index=index,
-                    id=explicit.group(1) if explicit else str(index),
-                    text=text_,
-                    done=box.group(1) in "xX",
-                    section=section,
-                    line=number,
-                )
-            )
-    return items
 
 
 def compute_status(change: Change, schema: Schema) -> ChangeStatus:

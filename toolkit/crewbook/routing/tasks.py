@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..artifacts.change import Change, TaskItem, open_change
+from ..artifacts.change import Change, open_change
 from ..artifacts.project import Project
+from ..artifacts.tasks import TaskItem
 from ..errors import Problem, did_you_mean
 from .axes import AXES, check_axis
 from .errors import RoutingError, TaskNotFoundError

@@ -39,7 +39,6 @@ def test_exit_1_when_invalid_input_is_found(tour, cli) -> None:
     [
         [],
         ["frobnicate"],
-        ["status"],
         ["new"],
         ["validate"],
         ["roles", "--bogus"],
@@ -314,3 +313,15 @@ def test_validate_a_non_utf8_schema(tmp_path: Path, cli) -> None:
     (folder / "schema.yaml").write_bytes("name: caf\xe9\n".encode("latin-1"))
     result = cli("validate", folder, "--json")
     assert [p["code"] for p in result.json["problems"]] == ["not_utf8"]
+
+
+def test_status_without_change_shows_every_change(tour, cli) -> None:
+    cli("--project", tour, "new", "change", "second")
+    result = cli("--project", tour, "status", "--json")
+    assert result.code == 0
+    assert [c["change"] for c in result.json["changes"]] == ["add-csv-export", "second"]
+    assert [a["status"] for a in result.json["changes"][1]["artifacts"]] == [
+        "ready", "blocked", "blocked"]
+    text = cli("--project", tour, "status")
+    assert "Change add-csv-export (schema lite)" in text.out
+    assert "Change second (schema lite)" in text.out

@@ -18,6 +18,7 @@ from typing import Any
 from . import __version__
 from .artifacts.change import new_change, open_change
 from .artifacts.instructions import instructions, list_roles
+from .artifacts.project import as_project
 from .artifacts.registry import list_schemas
 from .errors import CrewbookError, NotFoundError
 from .examples import example_names, example_project
@@ -53,9 +54,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    status = open_change(args.change, project_arg(args)).status()
-    emit(args, status.to_dict(), str(status))
-    return 1 if any(p.severity == "error" for p in status.problems) else 0
+    if args.change is None:  # every change of the project, one status each
+        statuses = [change.status() for change in as_project(project_arg(args)).changes()]
+        text = "\n\n".join(str(s) for s in statuses) or (
+            "No changes yet; create one with `crewbook new change NAME`."
+        )
+        emit(args, {"changes": [s.to_dict() for s in statuses]}, text)
+    else:
+        statuses = [open_change(args.change, project_arg(args)).status()]
+        emit(args, statuses[0].to_dict(), str(statuses[0]))
+    return 1 if any(p.severity == "error" for s in statuses for p in s.problems) else 0
 
 
 def cmd_new_change(args: argparse.Namespace) -> int:
@@ -147,7 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
         "a project folder, a pipeline (.toml) or a ledger (.jsonl)",
     )
     p = add("status", cmd_status, "where a change stands: artifacts, apply gate, tasks (A6)")
-    p.add_argument("--change", required=True, metavar="DIR", help="the change folder or name")
+    p.add_argument("--change", metavar="DIR",
+                   help="the change folder or name (default: every change of the project)")
 
     p = sub.add_parser("new", help="create something (a change)", description="create something")
     new_sub = p.add_subparsers(dest="what", metavar="WHAT", required=True)

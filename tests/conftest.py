@@ -12,6 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# No wall-clock deadlines (CI machines are shared and slow at times) and no example
+# database left in the work tree; each test's own @settings still applies on top.
+settings.register_profile("crewbook", deadline=None, database=None)
+settings.load_profile("crewbook")
 import yaml
 
 import crewbook

@@ -12,16 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import settings
+
+import crewbook
+from crewbook.cli import main
 
 # No wall-clock deadlines (CI machines are shared and slow at times) and no example
 # database left in the work tree; each test's own @settings still applies on top.
 settings.register_profile("crewbook", deadline=None, database=None)
 settings.load_profile("crewbook")
-import yaml
-
-import crewbook
-from crewbook.cli import main
 
 DATA = Path(__file__).parent / "data"
 

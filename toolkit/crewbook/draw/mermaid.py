@@ -136,7 +136,8 @@ def to_mermaid(model: GraphModel) -> str:
             lines.append(f'    {mermaid_id("legend:" + key)}{open_}"{mermaid_text(text)}"{close}'
                          + (f":::{cls}" if cls else ""))
         lines.append("  end")
-    lines += [f"  {line}" for line in _class_defs()]
+    used = set(re.findall(r":::(\w+)", "\n".join(lines))) | ({"next"} if emphasised else set())
+    lines += [f"  {line}" for line in _class_defs() if line.split()[1] in used]
     if emphasised:
         lines.append(f"  class {','.join(emphasised)} next")
     for index, edge in enumerate(edges):

@@ -54,6 +54,14 @@ def test_symlink_out_of_the_workspace_is_a_miss(tmp_path: Path) -> None:
     ("a+b.py", ["a+b.py"], True),
     ("ab.py", ["a?.py"], True),
     ("a/.py", ["a?.py"], False),
+    ("src/a1.py", ["src/[ab]*.py"], True),
+    ("src/c1.py", ["src/[ab]*.py"], False),
+    ("x/u.md", ["x/[!t].md"], True),
+    ("x/t.md", ["x/[!t].md"], False),
+    ("x//.md", ["x/[!t].md"], False),
+    ("[x].md", ["[x].md"], False),
+    ("x.md", ["[x].md"], True),
+    ("a[.md", ["a[.md"], True),
 ])
 def test_write_scopes(path: str, globs: list[str], inside: bool) -> None:
     assert in_scope(path, globs) is inside

@@ -87,7 +87,11 @@ def missing_paths(workspace: Path, paths: Sequence[str]) -> list[str]:
 
 @lru_cache(maxsize=512)
 def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A regex matching the workspace-relative paths a `writes` glob allows."""
+    """A regex matching the workspace-relative paths a `writes` glob allows.
+
+    Written here because Python 3.11 has no `glob.translate`: `*` and `?` stay within
+    one folder, `**` spans folders, `[...]` / `[!...]` are character classes.
+    """
     out: list[str] = []
     i = 0
     while i < len(pattern):
@@ -103,6 +107,12 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
         elif pattern[i] == "?":
             out.append(r"[^/]")
             i += 1
+        elif pattern[i] == "[" and (end := pattern.find("]", i + 2)) != -1:
+            body = pattern[i + 1:end]  # a class such as [abc], [a-z] or [!x]
+            negate = body.startswith("!")
+            body = re.sub(r"([\\^\]])", r"\\\1", body[1:] if negate else body)
+            out.append(f"[{'^/' if negate else ''}{body}]")
+            i = end + 1
         else:
             out.append(re.escape(pattern[i]))
             i += 1

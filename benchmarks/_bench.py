@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -24,3 +25,13 @@ def rate(run: Callable[[int], int], runs: int, repeat: int = 5) -> float:
         done = run(runs)
         rates.append(done / (time.perf_counter() - start))
     return statistics.median(rates)
+
+
+def have_peer() -> bool:
+    """Whether the peer library `transitions` is installed (the `bench` extra); says so if not."""
+    try:
+        import transitions  # noqa: F401
+    except ImportError:
+        print("this benchmark needs the peer library: pip install transitions", file=sys.stderr)
+        return False
+    return True

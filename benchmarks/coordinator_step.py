@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import NullSink, rate
+from _bench import NullSink, have_peer, rate
 
 ACTS = 12
 
@@ -166,10 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=300, help="tasks per measure")
     args = parser.parse_args(argv)
-    try:
-        import transitions  # noqa: F401
-    except ImportError:
-        print("this benchmark needs the peer library: pip install transitions", file=sys.stderr)
+    if not have_peer():
         return 2
     from crewbook.ledger import Ledger
     from crewbook.loop import MemoryLedger

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import NullSink, rate
+from _bench import NullSink, have_peer, rate
 
 STAGES = 6
 SCHEMA = {
@@ -143,10 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-coordinator", action="store_true",
                         help="skip the coordinator tasks (benchmarks/coordinator_step.py)")
     args = parser.parse_args(argv)
-    try:
-        import transitions  # noqa: F401
-    except ImportError:
-        print("this benchmark needs the peer library: pip install transitions", file=sys.stderr)
+    if not have_peer():
         return 2
     from crewbook.ledger import Ledger
     from crewbook.loop import MemoryLedger

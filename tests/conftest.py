@@ -16,7 +16,7 @@ import yaml
 from hypothesis import settings
 
 import crewbook
-from crewbook.cli import main
+from crewbook.commands import main
 
 # No wall-clock deadlines (CI machines are shared and slow at times) and no example
 # database left in the work tree; each test's own @settings still applies on top.
@@ -144,7 +144,7 @@ class CliResult:
 
 @pytest.fixture
 def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
-    """`cli("validate", path, "--json")`: run `crewbook.cli.main` and capture its output."""
+    """`cli("validate", path, "--json")`: run `crewbook.commands.main` and capture its output."""
 
     def run(*argv: str | Path) -> CliResult:
         capsys.readouterr()

@@ -15,11 +15,11 @@ from crewbook.artifacts.graph import (
     STATUS_LEGEND,
     broken_schema_graph,
     folder_of,
-    model_for_path,
     ranks,
     report_graph,
     role_matrix,
     role_matrix_frame,
+    schema_path_graph,
 )
 from crewbook.draw import GraphModel
 from crewbook.errors import Problem, SchemaError
@@ -182,15 +182,15 @@ def test_a_valid_schema_from_raw_data_matches_its_shape() -> None:
 def test_unreadable_files_give_no_drawing(tmp_path: Path) -> None:
     report = crewbook.validate_schema(BROKEN / "malformed-yaml")
     assert report_graph(report) is None
-    with pytest.raises(crewbook.CrewbookError, match="no readable schema file"):
+    with pytest.raises(crewbook.CrewbookError, match="nothing to draw"):
         report.graph_model()
     assert report_graph(crewbook.ValidationReport(())) is None
     with pytest.raises(SchemaError, match="cannot draw"):
-        model_for_path(BROKEN / "malformed-yaml")
+        schema_path_graph(BROKEN / "malformed-yaml")
     for name in ("empty-file", "not-a-mapping"):  # nothing to draw from: said so, not a crash
         assert report_graph(crewbook.validate_schema(BROKEN / name)) is None
         with pytest.raises(SchemaError, match="holds no YAML mapping to draw from") as info:
-            model_for_path(BROKEN / name)
+            schema_path_graph(BROKEN / name)
         assert info.value.codes == [name.replace("-", "_")]
 
 
@@ -226,17 +226,3 @@ def test_role_matrix_display() -> None:
     assert "| proposal | writes | reads    |" in str(matrix)
     assert ">writes</td>" in matrix._repr_html_()
     assert role_matrix(schema).frame.equals(matrix.frame)
-
-
-def test_model_for_path(tour: Path) -> None:
-    model, problems = model_for_path(tour / "_codev/schemas/lite")
-    assert (model.title, problems) == ("schema lite (project)", ())
-    model, problems = model_for_path(tour / "_codev/schemas/research")
-    assert [p.code for p in problems] == ["unknown_key", "dependency_cycle", "unknown_artifact"]
-    assert problems[0].path == "_codev/schemas/research/schema.yaml", "relative to the project"
-    model, _ = model_for_path(tour / "_codev/changes/add-csv-export")
-    assert model.title == "schema lite (project)", "inside a project: its default schema"
-    model, _ = model_for_path(tour, change="add-csv-export")
-    assert model.name == "add-csv-export"
-    model, _ = model_for_path(FULL)
-    assert model.title == "schema full-featured (file)"

@@ -1,8 +1,8 @@
-"""The checklist parser of `apply.tracks` files (artifacts/tasks.py)."""
+"""The checklist parser of `apply.tracks` files (artifacts/checklist.py)."""
 
 from __future__ import annotations
 
-from crewbook.artifacts.tasks import parse_tasks
+from crewbook.artifacts.checklist import parse_tasks
 
 
 def test_parse_tasks_edge_cases() -> None:

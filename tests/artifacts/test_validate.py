@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import crewbook
+from crewbook.artifacts.checks import check_schema, find_cycles
 from crewbook.artifacts.model import SchemaFile
-from crewbook.artifacts.roles import builtin_role_ids
 from crewbook.artifacts.schema import Schema
-from crewbook.artifacts.validate import check_schema, find_cycles
+from crewbook.artifacts.step_roles import builtin_role_ids
 from crewbook.sources import parse_yaml
 
 DATA = Path(__file__).parents[1] / "data"

@@ -77,7 +77,7 @@ def test_file_ledger_holds_valid_events(tmp_path: Path) -> None:
         std = StandardLoop(make_task(), ledger=ledger, clock=ManualClock())
         step(std, [Plan(("x",)), Built(("a.py",)), Judgement("qa", "pass"),
                    Judgement("reviewer", "approved")])
-    assert validate_ledger(path) == []
+    assert list(validate_ledger(path)) == []
     frame = read_ledger(path)
     outcomes = run_outcomes(frame)
     assert set(outcomes["finished_reason"].astype(str)) == {"pull_request"}

@@ -188,7 +188,7 @@ def test_graph_renders_like_the_dot_text(lite: crewbook.Schema) -> None:
 
 def test_a_report_without_a_file_has_no_drawing() -> None:
     report = crewbook.ValidationReport(())
-    with pytest.raises(CrewbookError, match="no readable schema file"):
+    with pytest.raises(CrewbookError, match="nothing to draw"):
         report.graph_model()
     html = report._repr_mimebundle_()["text/html"]
     assert "crewbook-nodraw" not in html

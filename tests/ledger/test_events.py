@@ -119,7 +119,7 @@ def test_missing_fields_name_what_every_event_needs() -> None:
 
 
 def test_schema_file_is_current() -> None:
-    regenerate = "python -m crewbook.ledger.schema > schemas/ledger-event.json"
+    regenerate = "python -m crewbook.ledger.jsonschema > schemas/ledger-event.json"
     assert SCHEMA_FILE.is_file(), f"missing; run: {regenerate}"
     assert SCHEMA_FILE.read_text(encoding="utf-8") == schema_text(), (
         f"schemas/ledger-event.json is stale; regenerate it with `{regenerate}`")
@@ -129,7 +129,7 @@ def test_the_schema_module_prints_the_file() -> None:
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-m", "crewbook.ledger.schema"], check=True,
+    out = subprocess.run([sys.executable, "-m", "crewbook.ledger.jsonschema"], check=True,
                          capture_output=True, text=True)
     assert out.stdout == schema_text()
     assert out.stderr == ""

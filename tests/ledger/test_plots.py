@@ -23,7 +23,7 @@ def history() -> pd.DataFrame:
 
 
 def test_importing_the_ledger_package_imports_no_drawing_library() -> None:
-    code = ("import sys, crewbook.ledger, crewbook.ledger.cli; "
+    code = ("import sys, crewbook.ledger, crewbook.commands.ledger; "
             "print(sorted(m for m in ('matplotlib', 'graphviz', 'ipywidgets', 'IPython') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,

@@ -117,7 +117,7 @@ def test_a_cut_last_line_loads_the_rest_and_warns(write_ledger: Writer) -> None:
     assert (problem.code, problem.line, problem.severity) == ("ledger_truncated_line", 5,
                                                               "warning")
     assert str(path) in str(caught[0].message)
-    assert validate_ledger(path) == [problem]
+    assert list(validate_ledger(path)) == [problem]
 
 
 def test_a_cut_character_is_still_a_cut_line(write_ledger: Writer) -> None:
@@ -156,7 +156,7 @@ def test_a_bad_middle_line_raises_or_is_skipped(write_ledger: Writer, bad: str, 
         df = read_ledger(path, errors="skip")
     assert df["seq"].tolist() == [0, 1, 3, 4]
     assert df.attrs[PROBLEMS_ATTR] == [problem]
-    assert validate_ledger(path) == [problem]
+    assert list(validate_ledger(path)) == [problem]
 
 
 def test_every_bad_line_is_reported_at_once(write_ledger: Writer) -> None:

@@ -90,7 +90,7 @@ def test_runs_are_found_from_the_project_or_the_runs_folder(where: Path) -> None
 def test_read_ledger_recognises_spec_kit_runs_in_a_folder() -> None:
     df = read_ledger(SPECKIT_PROJECT)
     assert len(df) == 35
-    assert validate_ledger(DONE) == []
+    assert list(validate_ledger(DONE)) == []
 
 
 def test_events_are_ledger_events() -> None:

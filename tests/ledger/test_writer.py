@@ -205,7 +205,7 @@ def test_what_is_appended_is_read_back(batch: list[dict[str, Any]]) -> None:
         with Ledger(path, loop="crew") as ledger:
             stored = [ledger.append(e) for e in batch]
         frame = read_ledger(path)
-        assert validate_ledger(path) == []
+        assert list(validate_ledger(path)) == []
     assert len(frame) == len(batch)
     for (_, row), e in zip(frame.iterrows(), stored, strict=True):
         expected = e.model_dump()

@@ -53,7 +53,7 @@ def test_broken_pipeline_fails_with_code_and_line(path: Path) -> None:
 
 
 def test_seed_has_no_problem() -> None:
-    assert validate_pipeline(SEED) == []
+    assert list(validate_pipeline(SEED)) == []
 
 
 def write(tmp_path: Path, text: str, name: str = "p.toml") -> Path:

@@ -7,9 +7,6 @@ from pathlib import Path
 
 import pytest
 
-import crewbook.cli
-from crewbook.routing.cli import register
-
 TASKS_MD = """\
 ## 1. Export
 
@@ -44,6 +41,5 @@ def project(tour: Path) -> Path:
 def routing_cli(
     cli: Callable[..., object], monkeypatch: pytest.MonkeyPatch
 ) -> Callable[..., object]:
-    """`cli(...)` with `routing` registered, whether or not crewbook.cli wires it yet."""
-    monkeypatch.setattr(crewbook.cli, "_plugins", lambda: [register], raising=False)
+    """`cli(...)`, the whole `crewbook` command (kept as a name for the routing tests)."""
     return cli

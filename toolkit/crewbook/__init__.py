@@ -18,11 +18,11 @@ from .artifacts.change import (
     new_change,
     open_change,
 )
+from .artifacts.checklist import TaskItem
 from .artifacts.instructions import Instructions, RoleListing, instructions, list_roles
 from .artifacts.project import Project, find_project_root
 from .artifacts.registry import SchemaListing, SchemaWarning, get_schema, list_schemas
-from .artifacts.schema import Schema, ValidationReport, load_schema, validate_schema
-from .artifacts.tasks import TaskItem
+from .artifacts.schema import Schema, load_schema, validate_schema
 from .delivery import CoordinatorLoop, StandardLoop, review_required, start_task
 from .draw import GraphModel, Matrix
 from .errors import (
@@ -51,6 +51,7 @@ from .errors import (
 from .examples import example_project
 from .loop import Act, Loop, MemoryLedger, Snapshot, Status
 from .pipeline import Pipeline, PipelineLoop, load_pipeline, validate_pipeline
+from .report import ValidationReport
 from .routing import (
     compare_profiles,
     get_preset,

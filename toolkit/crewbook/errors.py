@@ -13,11 +13,15 @@ The hierarchy (each class also subclasses the natural built-in, so an existing
     │   ├── LedgerError                   a ledger file (DESIGN rule 3)
     │   └── RoutingError                  a preset, profile or task-classes file (D7-D9)
     ├── UnsafePathError (ValueError)      a path read from a file would leave its root
+    ├── UsageError (ValueError, TypeError)  a function called with arguments or in a
+    │                                     state it cannot take (an unknown option value,
+    │                                     a closed ledger, a frame missing a column)
     ├── NotFoundError (LookupError)       something named does not exist
     │   ├── ProjectNotFoundError (FileNotFoundError)   no folder holding `_codev/`
     │   ├── ChangeNotFoundError (FileNotFoundError)    no such change folder
     │   ├── SchemaNotFoundError (KeyError)             no schema of that name
     │   ├── ArtifactNotFoundError (KeyError)           no artifact of that id
+    │   ├── StageNotFoundError (KeyError)              no stage of that id in the pipeline
     │   ├── PresetNotFoundError (KeyError)             no routing preset of that family
     │   └── TaskNotFoundError (KeyError)               no task of that id in the change
     ├── AlreadyExistsError (FileExistsError)   refusing to overwrite without `force`
@@ -164,6 +168,11 @@ class UnsafePathError(CrewbookError, ValueError):
     """A path read from a file would leave the folder it must stay in."""
 
 
+class UsageError(CrewbookError, ValueError, TypeError):
+    """A function was called with arguments, or in a state, it cannot take: the message
+    says which values it accepts."""
+
+
 class NotFoundError(CrewbookError, LookupError):
     """Something named does not exist."""
 
@@ -182,6 +191,10 @@ class SchemaNotFoundError(NotFoundError, KeyError):
 
 class ArtifactNotFoundError(NotFoundError, KeyError):
     """No artifact of that id in the schema."""
+
+
+class StageNotFoundError(NotFoundError, KeyError):
+    """No stage of that id in the pipeline."""
 
 
 class PresetNotFoundError(NotFoundError, KeyError):

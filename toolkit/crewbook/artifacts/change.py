@@ -26,11 +26,11 @@ from ..errors import (
 )
 from ..models import KEBAB_CASE, is_glob, parse_model
 from ..sources import read_yaml
+from .checklist import TaskItem, parse_tasks
 from .model import ChangeFile
 from .project import Project, ProjectLike, as_project, find_project_root
 from .registry import get_schema
 from .schema import Schema
-from .tasks import TaskItem, parse_tasks
 
 if TYPE_CHECKING:
     import pandas as pd

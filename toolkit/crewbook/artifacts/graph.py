@@ -23,14 +23,15 @@ from ..draw.model import Edge, GraphModel, Node
 from ..errors import Problem, SchemaError
 from ..models import is_glob
 from ..sources import read_yaml
-from .validate import find_cycles
+from .checks import find_cycles
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ..report import ValidationReport
     from .change import ChangeStatus
     from .registry import SchemaListing
-    from .schema import Schema, Source, ValidationReport
+    from .schema import Schema, Source
 
 #: Node id of the apply gate (artifact ids are kebab-case, so they never contain ':').
 GATE_ID = "apply:gate"
@@ -341,42 +342,3 @@ def schema_path_graph(path: Path) -> tuple[GraphModel, tuple[Problem, ...]]:
                           "to draw from",
                           report.errors)
     return model, tuple(report.errors)
-
-
-def model_for_path(
-    path: Path | str, *, schema: str | None = None, change: str | None = None
-) -> tuple[GraphModel, tuple[Problem, ...]]:
-    """What `crewbook graph PATH [--schema NAME] [--change DIR]` draws, and its errors.
-
-    PATH is a schema folder or schema.yaml (drawn even when broken), or a project (or
-    a folder inside one) whose schema `schema` (default: the config's, then
-    `spec-driven`) is drawn; with `change`, that change's status is drawn instead.
-    """
-    from ..errors import ProjectNotFoundError, SchemaNotFoundError
-    from .change import open_change
-    from .project import Project
-    from .registry import builtin_folder, builtin_names
-
-    where = Path(path)
-    if change is not None:
-        try:
-            project: Project | None = Project(where)
-        except ProjectNotFoundError:
-            project = None
-        return open_change(change, project).status().graph_model(), ()
-    if where.is_file() or (where / "schema.yaml").is_file():
-        return schema_path_graph(where)
-    try:
-        project = Project(where)
-    except ProjectNotFoundError:
-        if schema is not None and schema in builtin_names():
-            return schema_path_graph(builtin_folder() / schema)
-        raise
-    name = schema or project.config.schema_ or "spec-driven"
-    folder = project.schemas_folder / name
-    if folder.is_dir():
-        return schema_path_graph(folder)
-    if name in builtin_names():
-        return schema_path_graph(builtin_folder() / name)
-    project.schema(name)  # raises SchemaNotFoundError with a suggestion
-    raise SchemaNotFoundError(f"no schema named {name!r}")  # pragma: no cover

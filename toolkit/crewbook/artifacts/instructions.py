@@ -11,8 +11,8 @@ from ..sources import read_yaml
 from .change import ArtifactState, Change, open_change
 from .model import Decision
 from .project import CODEV, Project, ProjectLike
-from .roles import ARTIFACT_STEP, step_catalogue, steps
 from .schema import Schema
+from .step_roles import ARTIFACT_STEP, step_catalogue, steps
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -1,4 +1,4 @@
-"""A loaded, valid schema (`Schema`) and the report of checking one (`ValidationReport`)."""
+"""A loaded, valid schema (`Schema`): loading and checking schema folders."""
 
 from __future__ import annotations
 
@@ -9,21 +9,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from ..draw.display import Drawable
 from ..errors import (
     ArtifactNotFoundError,
-    CrewbookError,
     Problem,
     SchemaError,
     did_you_mean,
     problems_html,
 )
 from ..models import is_glob
+from ..report import ValidationReport
 from ..sources import read_yaml
+from .checks import check_schema
 from .model import ArtifactSpec, SchemaFile
-from .validate import check_schema
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -200,88 +200,6 @@ class Schema(Drawable):
         )
 
 
-@dataclass(frozen=True)
-class ValidationReport(Drawable):
-    """The result of checking files: every problem found, errors and warnings.
-
-    `file` is the schema.yaml checked, when known: the display then draws it, even
-    broken (cycle edges red, dangling `requires` to a dashed "missing" node).
-    """
-
-    problems: tuple[Problem, ...]
-    subject: str = ""
-    file: Path | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def valid(self) -> bool:
-        """True when no problem is an error (warnings allowed)."""
-        return not self.errors
-
-    @property
-    def errors(self) -> list[Problem]:
-        """The problems that make the input unusable."""
-        return [p for p in self.problems if p.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Problem]:
-        """The problems worth fixing that do not stop anything."""
-        return [p for p in self.problems if p.severity == "warning"]
-
-    def to_dict(self) -> dict[str, Any]:
-        """`{"valid": bool, "problems": [...]}`, the shape of `crewbook validate --json`."""
-        return {"valid": self.valid, "problems": [p.to_dict() for p in self.problems]}
-
-    def frame(self) -> pd.DataFrame:
-        """One row per problem: severity, code, path, line, column, key, message."""
-        import pandas as pd
-
-        cols = ["severity", "code", "path", "line", "column", "key", "message"]
-        df = pd.DataFrame([{c: getattr(p, c) for c in cols} for p in self.problems], columns=cols)
-        return df.astype(
-            {
-                "severity": "category",
-                "code": "category",
-                "line": "Int64",
-                "column": "Int64",
-                "path": "string",
-                "key": "string",
-                "message": "string",
-            }
-        )
-
-    def __str__(self) -> str:
-        head = f"{self.subject}: " if self.subject else ""
-        if not self.problems:
-            return f"{head}valid"
-        verdict = "valid, with warnings" if self.valid else "invalid"
-        return f"{head}{verdict}\n" + "\n".join(f"  {p}" for p in self.problems)
-
-    def __repr__(self) -> str:
-        return (
-            f"<ValidationReport {self.subject or ''} valid={self.valid} "
-            f"errors={len(self.errors)} warnings={len(self.warnings)}>"
-        )
-
-    def _drawing_model(self) -> GraphModel | None:
-        from .graph import report_graph
-
-        return report_graph(self)
-
-    def graph_model(self) -> GraphModel:
-        """The drawing of the checked schema from its raw data, broken or not."""
-        model = self._drawing_model()
-        if model is None:
-            raise CrewbookError(f"report {self.subject!r} has no readable schema file to draw")
-        return model
-
-    def _repr_html_(self) -> str:
-        verdict = "✔ valid" if self.valid else "✖ invalid"
-        return (
-            f"<div class='crewbook-report'><p><b>{html.escape(self.subject)}</b> "
-            f"{verdict}</p>{problems_html(self.problems)}</div>"
-        )
-
-
 def schema_file(path: Path) -> Path:
     """`path` itself if a file, else `path/schema.yaml`."""
     return path / "schema.yaml" if path.is_dir() else path
@@ -332,7 +250,13 @@ def validate_schema(path: Path | str, *, display_root: Path | None = None) -> Va
     except SchemaError as exc:
         problems = list(exc.problems)
     return ValidationReport(tuple(problems), subject=_display(file, display_root),
-                            file=file.resolve())
+                            file=file.resolve(), drawing=_report_drawing)
+
+
+def _report_drawing(report: ValidationReport) -> GraphModel | None:
+    from .graph import report_graph
+
+    return report_graph(report)
 
 
 def _display(path: Path, root: Path | None) -> str:

@@ -25,7 +25,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .changes import (
+from .catalogue import ROLE_IDS, Role, RoleCatalogue, builtin_catalogue, load_catalogue
+from .coordinator import CoordinatorLoop
+from .diffstat import (
     ChangeSummary,
     FileChange,
     Unreadable,
@@ -34,7 +36,6 @@ from .changes import (
     parse_change,
     read_change,
 )
-from .coordinator import CoordinatorLoop
 from .engine import DeliveryLoop
 from .reports import (
     Answer,
@@ -59,7 +60,6 @@ from .review import (
     review_required,
     sensitive_matches,
 )
-from .roles import ROLE_IDS, Role, RoleCatalogue, builtin_catalogue, load_catalogue
 from .standard import StandardLoop, start_task
 from .state import Outcome, TaskState
 from .task import Limits, ManualClock, Task, load_task
@@ -123,7 +123,7 @@ def replay(task: Task | str, reports: Iterable[DeliveryReport | Mapping[str, Any
 
 def format_models() -> dict[str, type[BaseModel]]:
     """File name in `schemas/` → the model it describes (for `crewbook.formats`)."""
-    from .roles import CatalogueFile, OverridesFile
+    from .catalogue import CatalogueFile, OverridesFile
 
     return {
         "delivery-roles.json": CatalogueFile,

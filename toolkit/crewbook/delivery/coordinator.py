@@ -38,6 +38,7 @@ from typing import Any
 
 from ..errors import InvalidInputError, LoopRefused, did_you_mean
 from ..loop import Act, JournalEntry, Transition, check_caps
+from .catalogue import ARCHITECT, DEVELOPER, QA, REVIEWER
 from .engine import DeliveryLoop, Draft, Event, _fmt, path_defect, transition_of
 from .reports import (
     PATHS,
@@ -52,7 +53,6 @@ from .reports import (
     Revise,
     move_name,
 )
-from .roles import ARCHITECT, DEVELOPER, QA, REVIEWER
 from .state import PendingQuestion, PlanRecord, TaskState, Wait
 
 #: Moves that remain once a global cap (steps, run time) is reached (C4.3).

@@ -22,11 +22,11 @@ from ..errors import LoopRefused, did_you_mean
 from ..loop import Act, Cap, EventSink, JournalEntry, Loop, Status, Transition, Verdict, utc_now
 from ..loop import require_role as _require_role
 from ..models import path_defect as _path_defect
-from .changes import ChangeSummary, covering, summary_of
+from .catalogue import ARCHITECT, DEVELOPER, JUDGES, REVIEWER, RoleCatalogue, load_catalogue
+from .diffstat import ChangeSummary, covering, summary_of
 from .outcomes import check_gates, path_text, pr_description
 from .reports import Built, DeliveryReport, Expire, Judgement, Measured, Question, Result
 from .review import ReviewDecision, review_required
-from .roles import ARCHITECT, DEVELOPER, JUDGES, REVIEWER, RoleCatalogue, load_catalogue
 from .state import Outcome, Step, TaskState, Wait, freeze
 from .task import Task
 from .views import agent_contract, loop_status

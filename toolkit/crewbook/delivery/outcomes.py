@@ -6,8 +6,8 @@ Pure functions of a task's state: the engines call them, and so can a notebook
 
 from __future__ import annotations
 
+from .catalogue import QA, REVIEWER
 from .review import ReviewDecision
-from .roles import QA, REVIEWER
 from .state import Outcome, TaskState
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from ..errors import LoopRefused, did_you_mean
-from .changes import ChangeSummary
+from .diffstat import ChangeSummary
 
 DeliveryPath = Literal["full", "already-done", "quick-fix"]
 PATHS: tuple[str, ...] = ("full", "already-done", "quick-fix")

@@ -36,7 +36,7 @@ from pydantic import Field
 from ..errors import CrewbookError
 from ..models import FileModel, Text, parse_model
 from ..sources import read_yaml
-from .changes import ChangeSummary, Unreadable
+from .diffstat import ChangeSummary, Unreadable
 
 ReviewMode = Literal["always", "risk-based"]
 #: Where a project keeps its review policy, relative to the project root.

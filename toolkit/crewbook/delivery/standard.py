@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import LoopRefused
 from ..loop import Act, JournalEntry, Transition
+from .catalogue import ARCHITECT, DEVELOPER, QA, REVIEWER
 from .coordinator import CoordinatorLoop
 from .engine import DeliveryLoop, Draft, Event, _fmt, transition_of
 from .reports import (
@@ -31,7 +32,6 @@ from .reports import (
     Revise,
     move_name,
 )
-from .roles import ARCHITECT, DEVELOPER, QA, REVIEWER
 from .state import PlanRecord, TaskState, Wait, freeze
 from .task import Task
 

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ..loop import JournalEntry, Verdict
-from .changes import ChangeSummary
+from .diffstat import ChangeSummary
 from .review import ReviewDecision
 
 OutcomeKind = Literal["pull_request", "already_done", "failed"]

@@ -19,7 +19,7 @@ from typing import Annotated, Final, Literal
 
 from pydantic import Field
 
-from ..errors import DeliveryError
+from ..errors import DeliveryError, UsageError
 from ..models import FileModel, KebabId, Text, parse_model
 from ..sources import read_yaml
 from .review import ReviewMode, ReviewPolicy
@@ -131,7 +131,7 @@ class ManualClock:
         """Move forward by `delta` (or hours/minutes/seconds); return the new time."""
         step = (delta or timedelta()) + timedelta(hours=hours, minutes=minutes, seconds=seconds)
         if step < timedelta():
-            raise ValueError("a clock only moves forward")
+            raise UsageError("a clock only moves forward")
         self.now += step
         return self.now
 
@@ -139,7 +139,7 @@ class ManualClock:
         """Jump to `when` (not earlier than now)."""
         target = _aware(datetime.fromisoformat(when) if isinstance(when, str) else when)
         if target < self.now:
-            raise ValueError(f"a clock only moves forward: {target} is before {self.now}")
+            raise UsageError(f"a clock only moves forward: {target} is before {self.now}")
         self.now = target
         return self.now
 

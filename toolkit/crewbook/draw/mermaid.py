@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from ..errors import UsageError
 from .model import Edge, GraphModel, Node
 from .style import EDGE, MERMAID_SHAPE, STATUS, legend_look, node_look
 
@@ -35,7 +36,7 @@ def mermaid_id(node_id: str) -> str:
 def decode_mermaid_id(encoded: str) -> str:
     """The node id behind a `mermaid_id`."""
     if not encoded.startswith("n_"):
-        raise ValueError(f"{encoded!r} is not a crewbook mermaid id")
+        raise UsageError(f"{encoded!r} is not a crewbook mermaid id")
     text, out, i = encoded[2:], [], 0
     while i < len(text):
         char = text[i]

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, UsageError
 
 #: Node kinds the renderers know: `artifact` (one file), `collection` (a glob: many
 #: files), `gate` (a condition such as `apply`), `missing` (named but not declared),
@@ -121,7 +121,7 @@ class GraphModel:
     def add_node(self, node: Node) -> Node:
         """Add a node; an id already present is an error (ids must be unique)."""
         if node.id in self.nodes:
-            raise ValueError(f"node {node.id!r} is already in graph {self.name!r}")
+            raise UsageError(f"node {node.id!r} is already in graph {self.name!r}")
         self.nodes[node.id] = node
         return node
 

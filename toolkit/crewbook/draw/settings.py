@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import Any
 
+from ..errors import UsageError
+
 #: Default number of nodes above which a drawing collapses into summary nodes.
 #: `dot` lays out 1,000 artifacts in well under a second and 2,000 in a couple of
 #: seconds; past that the picture is unreadable anyway, so 1,500 keeps the 1,000
@@ -40,13 +42,13 @@ class DrawOptions:
         if name == "collapse_threshold" and (
             isinstance(value, bool) or not isinstance(value, int) or value < 1
         ):
-            raise ValueError(f"collapse_threshold must be a positive integer, not {value!r}")
+            raise UsageError(f"collapse_threshold must be a positive integer, not {value!r}")
         if name == "dot_timeout" and (
             isinstance(value, bool) or not isinstance(value, int | float) or value <= 0
         ):
-            raise ValueError(f"dot_timeout must be a positive number of seconds, not {value!r}")
+            raise UsageError(f"dot_timeout must be a positive number of seconds, not {value!r}")
         if name == "dot_program" and (not isinstance(value, str) or not value):
-            raise ValueError(f"dot_program must be a program name or path, not {value!r}")
+            raise UsageError(f"dot_program must be a program name or path, not {value!r}")
         super().__setattr__(name, value)
 
     @contextmanager
@@ -55,7 +57,7 @@ class DrawOptions:
         known = {f.name for f in fields(self)}
         unknown = sorted(set(changes) - known)
         if unknown:
-            raise ValueError(f"unknown drawing option(s) {', '.join(unknown)}; "
+            raise UsageError(f"unknown drawing option(s) {', '.join(unknown)}; "
                              f"options: {', '.join(sorted(known))}")
         saved = {name: getattr(self, name) for name in changes}
         try:

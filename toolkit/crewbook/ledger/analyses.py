@@ -19,6 +19,8 @@ from typing import Any, Final
 
 import pandas as pd
 
+from ..errors import UsageError
+
 #: Verdicts that let work go on.
 POSITIVE_VERDICTS: Final = frozenset({
     "go", "approved", "approve", "pass", "passed", "done", "completed", "ok"})
@@ -228,6 +230,6 @@ def _count(sub: pd.DataFrame, index: pd.Index) -> pd.Series:
 def _need(df: pd.DataFrame, *columns: str) -> None:
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise ValueError(
+        raise UsageError(
             f"the frame has no column {', '.join(repr(c) for c in missing)}; pass a frame "
             "from crewbook.read_ledger (filtered rows are fine, dropped columns are not)")

@@ -16,7 +16,7 @@ the reader checks the same rules column by column (`REQUIRED_BY_KIND`, `MINIMUMS
 and ``schemas/ledger-event.json`` is generated from it. Regenerate the schema after
 changing the model (a test fails while it is stale)::
 
-    python -m crewbook.ledger.schema > schemas/ledger-event.json
+    python -m crewbook.ledger.jsonschema > schemas/ledger-event.json
 """
 
 from __future__ import annotations

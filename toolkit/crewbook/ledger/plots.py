@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from ..errors import UsageError
 from .analyses import NEGATIVE_VERDICTS, POSITIVE_VERDICTS, run_outcomes, timeline
 
 if TYPE_CHECKING:
@@ -34,11 +35,11 @@ def plot_timeline(df: pd.DataFrame, run: str | None = None, *, ax: Axes | None =
     if run is None:
         if len(runs) != 1:
             shown = ", ".join(sorted(runs)[:5]) + (", …" if len(runs) > 5 else "")
-            raise ValueError(f"the frame holds {len(runs)} runs ({shown}); pick one with run=")
+            raise UsageError(f"the frame holds {len(runs)} runs ({shown}); pick one with run=")
         run = str(runs[0])
     spans = timeline(df, run)
     if spans.empty:
-        raise ValueError(f"run {run!r} has no acts to draw (no report, verdict or bar events)")
+        raise UsageError(f"run {run!r} has no acts to draw (no report, verdict or bar events)")
     if ax is None:
         _, ax = plt.subplots(figsize=(10, 0.5 + 0.45 * spans["role"].nunique()))
     roles = sorted(spans["role"].astype(str).unique(), key=_role_order)
@@ -74,7 +75,7 @@ def plot_rounds(df: pd.DataFrame, column: str = "rounds", *, ax: Axes | None = N
         _, ax = plt.subplots(figsize=(7, 3.5))
     values = outcomes[column].dropna().astype(int)
     if values.empty:
-        raise ValueError(f"no run has a value in {column!r}")
+        raise UsageError(f"no run has a value in {column!r}")
     bins = range(int(values.min()), int(values.max()) + 1)
     groups: list[tuple[str, pd.Series[Any]]] = (
         [(str(k), g[column].dropna().astype(int)) for k, g in

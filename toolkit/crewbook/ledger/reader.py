@@ -27,7 +27,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import LedgerError, Problem
+from ..errors import LedgerError, Problem, UsageError
+from ..report import ValidationReport
 from .events import KINDS
 from .parse import ARROW_SCHEMA, Parsed, parse_bytes
 
@@ -67,9 +68,9 @@ def read_ledger(
     unknown top-level keys are then not checked).
     """
     if errors not in ("raise", "skip"):
-        raise ValueError(f"errors must be 'raise' or 'skip', not {errors!r}")
+        raise UsageError(f"errors must be 'raise' or 'skip', not {errors!r}")
     if payload not in ("dict", "flat", "none"):
-        raise ValueError(f"payload must be 'dict', 'flat' or 'none', not {payload!r}")
+        raise UsageError(f"payload must be 'dict', 'flat' or 'none', not {payload!r}")
     files = find_ledgers(source)
     parts = [read_one(path, shown, with_payload=payload != "none") for path, shown in files]
     problems = [p for part in parts for p in part.problems]
@@ -94,22 +95,22 @@ def read_ledger(
     return frame
 
 
-def validate_ledger(path: Path | str) -> list[Problem]:
+def validate_ledger(path: Path | str) -> ValidationReport:
     """Every problem of one ledger file (or spec-kit run folder), bad lines numbered.
 
     Errors are lines that are not valid events (`ledger_bad_json`, `ledger_bad_event`);
-    a line cut short by a crash is a warning (`ledger_truncated_line`). An empty list
-    means every line is a valid event.
+    a line cut short by a crash is a warning (`ledger_truncated_line`). A report with
+    no problem means every line is a valid event.
     """
     path = Path(path)
     try:
         files = find_ledgers(path)
     except LedgerError as exc:
-        return list(exc.problems)
+        return ValidationReport(exc.problems, subject=str(path))
     problems: list[Problem] = []
     for file, shown in files:
         problems.extend(read_one(file, shown, with_payload=True).problems)
-    return problems
+    return ValidationReport(tuple(problems), subject=str(path))
 
 
 # -- finding files -----------------------------------------------------------------------

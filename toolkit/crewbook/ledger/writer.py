@@ -40,7 +40,7 @@ except ImportError:  # pragma: no cover - Windows: a lock file beside the ledger
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
-from ..errors import LedgerError, Problem
+from ..errors import LedgerError, Problem, UsageError
 from .events import LedgerEvent, validation_problems
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ class Ledger:
         fsync: FsyncPolicy = "close",
     ) -> None:
         if fsync not in ("close", "always"):
-            raise ValueError(f"fsync must be 'close' or 'always', not {fsync!r}")
+            raise UsageError(f"fsync must be 'close' or 'always', not {fsync!r}")
         self.path = Path(path)
         self.loop = loop
         self.fsync: FsyncPolicy = fsync
@@ -252,7 +252,7 @@ class Ledger:
 
     def _require_open(self) -> int:
         if self._fd is None:
-            raise ValueError(f"the ledger {self.path} is closed; open a new Ledger to append")
+            raise UsageError(f"the ledger {self.path} is closed; open a new Ledger to append")
         return self._fd
 
     def _count(self, run: str, seq: int) -> None:

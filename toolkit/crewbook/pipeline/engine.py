@@ -37,7 +37,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..errors import LoopRefused
+from ..errors import ArtifactNotFoundError, LoopRefused, UsageError
 from ..loop import Act, Cap, EventSink, JournalEntry, Loop, Status, Transition, Verdict, utc_now
 from .model import DONE, ESCALATED, TransitionSpec
 from .plan import DEFAULT_MAX_RETRIES, StagePlan, effective_retries, json_copy
@@ -97,7 +97,7 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
         state: PipelineState | None = None, acts: int = 0,
     ) -> None:
         if invalid not in ("retry", "refuse"):
-            raise ValueError(f"invalid must be 'retry' or 'refuse', not {invalid!r}")
+            raise UsageError(f"invalid must be 'retry' or 'refuse', not {invalid!r}")
         self.pipeline = pipeline
         self.workspace = Path(workspace) if workspace is not None else None
         self.invalid: InvalidPolicy = invalid
@@ -114,9 +114,10 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
         return copied
 
     def artifact(self, name: str) -> Any:
-        """A copy of one artifact's latest content (KeyError when it does not exist yet)."""
+        """A copy of one artifact's latest content (`ArtifactNotFoundError`, a KeyError,
+        when it does not exist yet)."""
         if name not in self._state.artifacts:
-            raise KeyError(f"no artifact {name!r} yet; artifacts: "
+            raise ArtifactNotFoundError(f"no artifact {name!r} yet; artifacts: "
                            f"{', '.join(self._state.artifacts) or 'none'}")
         return json_copy(self._state.artifacts[name])
 
@@ -179,11 +180,11 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
             if report is None:
                 report = fields
             elif fields:
-                raise TypeError("give a report or keywords, not both")
+                raise UsageError("give a report or keywords, not both")
             if isinstance(report, Mapping):
                 report = parse_report(report)
         elif fields:
-            raise TypeError("give a report or keywords, not both")
+            raise UsageError("give a report or keywords, not both")
         return super().report(report)
 
     def steer(self, text: str, by: str = "human",

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..errors import UsageError
 from .checks import can_write
 
 if TYPE_CHECKING:
@@ -127,7 +128,7 @@ def ledger_frame(ledger: Any) -> pd.DataFrame:
     events = getattr(ledger, "events", None)
     if isinstance(events, list):
         return pd.DataFrame(events)
-    raise TypeError(f"cannot read events from {type(ledger).__name__}")
+    raise UsageError(f"cannot read events from {type(ledger).__name__}")
 
 
 ACT_COLUMNS = ("act", "seq", "stage", "attempt", "outcome", "verdict", "version", "next",

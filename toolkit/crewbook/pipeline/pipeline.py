@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..draw.display import Drawable
-from ..errors import PipelineError, Problem, did_you_mean, problems_html
+from ..errors import PipelineError, Problem, StageNotFoundError, did_you_mean, problems_html
 from ..loop import EventSink, utc_now
 from ..models import parse_model
+from ..report import ValidationReport
 from ..sources import parse_toml, read_text
 from .checks import check_pipeline
 from .kinds import ArtifactKind, find_kinds_config, load_kinds
@@ -71,11 +72,11 @@ class Pipeline(Drawable):
         return self.path.parent
 
     def stage(self, stage_id: str) -> StageSpec:
-        """One stage, or a KeyError naming the nearest."""
+        """One stage, or `StageNotFoundError` (a KeyError) naming the nearest."""
         try:
             return self.topology.stages[stage_id]
         except KeyError:
-            raise KeyError(f"pipeline {self.id!r} has no stage {stage_id!r}"
+            raise StageNotFoundError(f"pipeline {self.id!r} has no stage {stage_id!r}"
                            + did_you_mean(stage_id, self.topology.order)) from None
 
     @cached_property
@@ -191,6 +192,6 @@ def load_pipeline(path: str | Path, *, kinds: str | Path | None = None) -> Pipel
     return pipeline
 
 
-def validate_pipeline(path: Path, kinds: str | Path | None = None) -> list[Problem]:
+def validate_pipeline(path: Path | str, kinds: str | Path | None = None) -> ValidationReport:
     """Every problem of a pipeline file and of the kinds it uses; never raises for bad input."""
-    return inspect_pipeline(path, kinds)[1]
+    return ValidationReport(tuple(inspect_pipeline(Path(path), kinds)[1]), subject=str(path))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..draw.matrix import Matrix, content_uuid, inline_styles, text_colour
+from ..errors import UsageError
 from .axes import EFFORTS, TIERS, Effort, Tier
 from .frames import cells_frame, short_source
 from .model import Capability
@@ -257,7 +258,7 @@ def _cells_of(item: Comparable) -> tuple[str, dict[tuple[Tier, Effort], Capabili
         if item.project is not None and any(x.scope == "project" for x in item.layers):
             name = "project " + name
         return name, {k: r.capability for k, r in item.cells().items()}
-    raise TypeError(
+    raise UsageError(
         f"cannot compare a {type(item).__name__}: give a family name, a Preset or an "
         "ActiveProfile (provider_profile_show())"
     )
@@ -354,7 +355,7 @@ def compare_profiles(*items: Preset | ActiveProfile | str) -> ProfileComparison:
     `compare_profiles(provider_profile_show(), "claude")`); differences from the first
     are framed."""
     if len(items) < 2:
-        raise TypeError("compare_profiles needs at least two profiles or families")
+        raise UsageError("compare_profiles needs at least two profiles or families")
     names: list[str] = []
     cells = []
     for item in items:

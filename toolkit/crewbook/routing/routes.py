@@ -20,7 +20,7 @@ from .active import ActiveProfile, CellResolution, RoleRoute, Source, provider_p
 from .axes import Effort, Tier
 from .errors import RoutingError
 from .model import Capability, TaskClass
-from .tasks import (
+from .task_classes import (
     TASKS_FILE,
     TaskRef,
     check_axes,

@@ -2,35 +2,27 @@
 
 `register` adds the command to the main parser's subparsers; each subcommand sets
 ``func(args) -> int``: 0 when every line was a valid event, 1 when invalid input was
-found (the summary still covers what could be read). `validate_ledger` (re-exported
-here) is what ``crewbook validate`` calls for ``.jsonl`` files.
+found (the summary still covers what could be read).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LedgerError, Problem
+from ._shared import emit_json
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["convert_command", "register", "summary_command", "validate_ledger"]
+__all__ = ["convert_command", "register", "summary_command"]
 
 # Building the parser imports nothing heavy; pandas and pyarrow load when a command runs.
 PROBLEMS_ATTR = "crewbook_problems"
-
-
-def validate_ledger(path: Path | str) -> list[Problem]:
-    """Every problem of one ledger file, bad lines numbered (see `reader.validate_ledger`)."""
-    from .reader import validate_ledger as validate
-
-    return validate(path)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
@@ -81,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
 
 def summary_command(args: argparse.Namespace) -> int:
     """``crewbook ledger summary``: print the summary; 1 if any line was invalid."""
-    from .reader import read_ledger
+    from ..ledger.reader import read_ledger
 
     try:
         with warnings.catch_warnings():
@@ -94,7 +86,7 @@ def summary_command(args: argparse.Namespace) -> int:
     data["files"] = len(df.attrs.get("crewbook_sources", []))
     data["problems"] = [p.to_dict() for p in problems]
     if getattr(args, "json", False):
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        emit_json(data)
     else:
         print(_summary_text(data))
         for problem in problems:
@@ -104,7 +96,7 @@ def summary_command(args: argparse.Namespace) -> int:
 
 def convert_command(args: argparse.Namespace) -> int:
     """``crewbook ledger convert``: one Parquet file per ledger; 1 if any was left out."""
-    from .reader import find_ledgers, read_ledger, to_parquet
+    from ..ledger.reader import find_ledgers, read_ledger, to_parquet
 
     root: Path = args.path
     try:
@@ -133,8 +125,7 @@ def convert_command(args: argparse.Namespace) -> int:
         to_parquet(df, target)
         written.append({"source": shown, "output": str(target), "events": len(df)})
     if getattr(args, "json", False):
-        print(json.dumps({"written": written, "problems": [p.to_dict() for p in problems]},
-                         indent=2, ensure_ascii=False))
+        emit_json({"written": written, "problems": [p.to_dict() for p in problems]})
     else:
         for item in written:
             print(f"wrote {item['output']} ({item['events']:,} events from {item['source']})")
@@ -148,7 +139,7 @@ def convert_command(args: argparse.Namespace) -> int:
 
 def summarise(df: pd.DataFrame) -> dict[str, Any]:
     """The figures `summary` prints, as plain JSON-ready values."""
-    from .analyses import run_outcomes
+    from ..ledger.analyses import run_outcomes
 
     outcomes = run_outcomes(df)
     reasons = outcomes["finished_reason"].astype(object).dropna().value_counts()
@@ -216,8 +207,7 @@ def _target(root: Path, path: Path, output: Path | None, *, single: bool) -> Pat
 
 def _fail(problems: tuple[Problem, ...] | list[Problem], as_json: bool) -> int:
     if as_json:
-        print(json.dumps({"problems": [p.to_dict() for p in problems]}, indent=2,
-                         ensure_ascii=False))
+        emit_json({"problems": [p.to_dict() for p in problems]})
     else:
         for problem in problems:
             print(problem, file=sys.stderr)

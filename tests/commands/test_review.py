@@ -1,4 +1,4 @@
-"""`crewbook review-policy DIFF [--risk-based] [--json]` through `crewbook.cli.main`."""
+"""`crewbook review-policy DIFF [--risk-based] [--json]` through `crewbook.commands.main`."""
 
 from __future__ import annotations
 
@@ -10,9 +10,6 @@ from typing import Any
 
 import pytest
 
-import crewbook.cli
-from crewbook.delivery.cli import register
-
 DATA = Path(__file__).parent.parent / "data" / "review_policy"
 CHANGES = DATA / "changes"
 Run = Callable[..., Any]
@@ -20,10 +17,7 @@ Run = Callable[..., Any]
 
 @pytest.fixture
 def review_cli(cli: Run, monkeypatch: pytest.MonkeyPatch) -> Run:
-    """`cli(...)` with `review-policy` registered, whether or not crewbook.cli wires it yet."""
-    plugins = crewbook.cli._plugins()
-    if register not in plugins:
-        monkeypatch.setattr(crewbook.cli, "_plugins", lambda: [*plugins, register])
+    """`cli(...)`, the whole `crewbook` command."""
     return cli
 
 

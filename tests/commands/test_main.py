@@ -9,7 +9,7 @@ import yaml
 
 import crewbook
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 PROBLEM_KEYS = {"code", "path", "line", "column", "key", "message"}
 
 

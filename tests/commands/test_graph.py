@@ -10,16 +10,17 @@ from pathlib import Path
 import pytest
 
 import crewbook
+from crewbook.commands.graph import model_for_path, register
 from crewbook.draw import options
-from crewbook.draw.cli import register
 from crewbook.errors import InvalidInputError, ProjectNotFoundError, SchemaNotFoundError
 
 Run = Callable[..., tuple[int, str, str]]
+FULL = Path(__file__).parents[1] / "data" / "valid_schemas" / "full-featured"
 
 
 @pytest.fixture
 def run(capsys: pytest.CaptureFixture[str]) -> Run:
-    """Parse and run `graph ...` through a parser built like crewbook.cli's."""
+    """Parse and run `graph ...` through a parser built like crewbook.commands'."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     parser = argparse.ArgumentParser(prog="crewbook")
@@ -141,17 +142,27 @@ def test_svg_and_png_files(run: Run, tour: Path, tmp_path: Path) -> None:
 
 def test_through_crewbook_main(monkeypatch: pytest.MonkeyPatch, tour: Path,
                                capsys: pytest.CaptureFixture[str], no_dot: None) -> None:
-    """Registered as crewbook.cli registers its plugins: exit codes follow its scheme."""
-    import crewbook.cli
-
-    plugins = crewbook.cli._plugins()
-    if register not in plugins:
-        monkeypatch.setattr(crewbook.cli, "_plugins", lambda: [*plugins, register])
-    assert crewbook.cli.main(["graph", str(tour)]) == 0
+    """Registered like every command: exit codes follow `crewbook.commands.main`."""
+    import crewbook.commands
+    assert crewbook.commands.main(["graph", str(tour)]) == 0
     assert capsys.readouterr().out.startswith('digraph "lite"')
-    assert crewbook.cli.main(["graph", str(tour), "--schema", "nope"]) == 2
+    assert crewbook.commands.main(["graph", str(tour), "--schema", "nope"]) == 2
     assert "no schema named 'nope'" in capsys.readouterr().err
-    assert crewbook.cli.main(["graph", str(tour), "-o", str(tour / "x.svg")]) == 1
+    assert crewbook.commands.main(["graph", str(tour), "-o", str(tour / "x.svg")]) == 1
     assert "apt-get install graphviz" in capsys.readouterr().err
-    assert crewbook.cli.main(["--project", str(tour), "graph", "--json", str(tour)]) == 0
+    assert crewbook.commands.main(["--project", str(tour), "graph", "--json", str(tour)]) == 0
     assert json.loads(capsys.readouterr().out)["graph"] == "lite"
+
+
+def test_model_for_path(tour: Path) -> None:
+    model, problems = model_for_path(tour / "_codev/schemas/lite")
+    assert (model.title, problems) == ("schema lite (project)", ())
+    model, problems = model_for_path(tour / "_codev/schemas/research")
+    assert [p.code for p in problems] == ["unknown_key", "dependency_cycle", "unknown_artifact"]
+    assert problems[0].path == "_codev/schemas/research/schema.yaml", "relative to the project"
+    model, _ = model_for_path(tour / "_codev/changes/add-csv-export")
+    assert model.title == "schema lite (project)", "inside a project: its default schema"
+    model, _ = model_for_path(tour, change="add-csv-export")
+    assert model.name == "add-csv-export"
+    model, _ = model_for_path(FULL)
+    assert model.title == "schema full-featured (file)"

@@ -1,26 +1,23 @@
 """`crewbook routing …`: presets, init, show, classify, route and table.
 
-Registered by `crewbook.cli` through `register(subparsers)`. Exit status: 0 ok,
+Registered by `crewbook.commands` through `register(subparsers, common)`. Exit status: 0 ok,
 1 invalid input or a refusal (an existing profile without --force), 2 usage or
 something not found (a family, a task, a project); errors are raised and printed
-by `crewbook.cli.main`.
+by `crewbook.commands.main`.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from typing import Any
 
-from ..cli import common_options, emit, project_arg
-from .axes import COMPLEXITIES, EFFORTS, SCOPES, TIERS
-
-Handler = Callable[[argparse.Namespace], int]
+from ..routing.axes import COMPLEXITIES, EFFORTS, SCOPES, TIERS
+from ._shared import Handler, common_options, emit, project_arg
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
     """`routing presets`: the built-in and custom presets."""
-    from .presets import provider_presets_list
+    from ..routing.presets import provider_presets_list
 
     listing = provider_presets_list()
     emit(args, listing.to_dict(), str(listing))
@@ -29,7 +26,7 @@ def cmd_presets(args: argparse.Namespace) -> int:
 
 def cmd_init(args: argparse.Namespace) -> int:
     """`routing init FAMILY`: write a profile from a preset."""
-    from .profiles import provider_profile_init
+    from ..routing.profiles import provider_profile_init
 
     result = provider_profile_init(args.family, args.scope, args.force, project_arg(args))
     emit(args, result.to_dict(), str(result))
@@ -38,7 +35,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """`routing show`: the active profile and where each value comes from."""
-    from .active import provider_profile_show
+    from ..routing.active import provider_profile_show
 
     profile = provider_profile_show(project_arg(args))
     emit(args, profile.to_dict(), str(profile))
@@ -47,7 +44,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_classify(args: argparse.Namespace) -> int:
     """`routing classify TASK`: store axes, print the resolved route."""
-    from .routes import task_classify
+    from ..routing.routes import task_classify
 
     route = task_classify(
         args.task,
@@ -63,7 +60,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
 
 def cmd_route(args: argparse.Namespace) -> int:
     """`routing route TASK`: the suggested route, with its resolution path."""
-    from .routes import task_route_show
+    from ..routing.routes import task_route_show
 
     route = task_route_show(args.task, change=args.change, project=project_arg(args))
     emit(args, route.to_dict(), str(route))
@@ -72,7 +69,7 @@ def cmd_route(args: argparse.Namespace) -> int:
 
 def cmd_table(args: argparse.Namespace) -> int:
     """`routing table --change C`: the routes of every task of a change."""
-    from .routes import task_routes
+    from ..routing.routes import task_routes
 
     table = task_routes(args.change, project_arg(args))
     emit(args, table.to_dict(), str(table))

@@ -2,7 +2,7 @@
 
 Regenerate the file after changing `crewbook.ledger.events.LedgerEvent`::
 
-    python -m crewbook.ledger.schema > schemas/ledger-event.json
+    python -m crewbook.ledger.jsonschema > schemas/ledger-event.json
 
 (a separate module, not imported by the package, so ``python -m`` runs it cleanly).
 """

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..artifacts.change import Change, open_change
+from ..artifacts.checklist import TaskItem
 from ..artifacts.project import Project
-from ..artifacts.tasks import TaskItem
 from ..errors import Problem, did_you_mean
 from .axes import AXES, check_axis
 from .errors import RoutingError, TaskNotFoundError

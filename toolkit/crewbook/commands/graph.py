@@ -1,6 +1,6 @@
 """`crewbook graph PATH [--schema NAME] [--change DIR] [-o FILE]`: draw a schema or a change.
 
-Registered by `crewbook.cli` through `register(subparsers, common)`. Like the rest of
+Registered by `crewbook.commands` through `register(subparsers, common)`. Like the rest of
 the command line it sits on top of the concepts: the handler imports
 `crewbook.artifacts.graph` when it runs, never at import.
 
@@ -13,16 +13,17 @@ is missing. A broken schema is still drawn (its problems go to standard error).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from ..draw.display import SAVE_FORMATS, prepare, save
+from ..draw.dot import to_dot
+from ..draw.mermaid import to_mermaid
+from ..draw.model import GraphModel
+from ..draw.render import render
 from ..errors import DotNotFoundError, Problem
-from .display import SAVE_FORMATS, prepare, save
-from .dot import to_dot
-from .mermaid import to_mermaid
-from .render import render
+from ._shared import emit_json
 
 STDOUT_FORMATS = ("dot", "mmd", "svg", "png", "pdf")
 
@@ -57,8 +58,6 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
 
 def cmd_graph(args: argparse.Namespace) -> int:
     """Draw what PATH names; 0 when drawn, 1 when `dot` is needed but missing."""
-    from ..artifacts.graph import model_for_path
-
     if Path(args.path).suffix == ".toml":
         from ..pipeline import load_pipeline
 
@@ -100,9 +99,9 @@ def cmd_graph(args: argparse.Namespace) -> int:
                 payload["text"] = data
             message = data if isinstance(data, str) else ""
     except DotNotFoundError as exc:
-        if as_json:  # like crewbook.cli: with --json, the error is the JSON document
+        if as_json:  # like every command: with --json, the error is the JSON document
             error = {"type": type(exc).__name__, "message": str(exc), "problems": []}
-            print(json.dumps({"error": error}, indent=2, ensure_ascii=False))
+            emit_json({"error": error})
         else:
             print(f"crewbook graph: error: {exc}", file=sys.stderr)
         return 1
@@ -112,7 +111,47 @@ def cmd_graph(args: argparse.Namespace) -> int:
             "collapsed": bool(model.note), "note": model.note or None,
             "problems": [p.to_dict() for p in problems],
         })
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        emit_json(payload)
     else:
         print(message, end="" if message.endswith("\n") else "\n")
     return 0
+
+
+def model_for_path(
+    path: Path | str, *, schema: str | None = None, change: str | None = None
+) -> tuple[GraphModel, tuple[Problem, ...]]:
+    """What `crewbook graph PATH [--schema NAME] [--change DIR]` draws, and its errors.
+
+    PATH is a schema folder or schema.yaml (drawn even when broken), or a project (or
+    a folder inside one) whose schema `schema` (default: the config's, then
+    `spec-driven`) is drawn; with `change`, that change's status is drawn instead.
+    """
+    from ..artifacts.change import open_change
+    from ..artifacts.graph import schema_path_graph
+    from ..artifacts.project import Project
+    from ..artifacts.registry import builtin_folder, builtin_names
+    from ..errors import ProjectNotFoundError, SchemaNotFoundError
+
+    where = Path(path)
+    if change is not None:
+        try:
+            project: Project | None = Project(where)
+        except ProjectNotFoundError:
+            project = None
+        return open_change(change, project).status().graph_model(), ()
+    if where.is_file() or (where / "schema.yaml").is_file():
+        return schema_path_graph(where)
+    try:
+        project = Project(where)
+    except ProjectNotFoundError:
+        if schema is not None and schema in builtin_names():
+            return schema_path_graph(builtin_folder() / schema)
+        raise
+    name = schema or project.config.schema_ or "spec-driven"
+    folder = project.schemas_folder / name
+    if folder.is_dir():
+        return schema_path_graph(folder)
+    if name in builtin_names():
+        return schema_path_graph(builtin_folder() / name)
+    project.schema(name)  # raises SchemaNotFoundError with a suggestion
+    raise SchemaNotFoundError(f"no schema named {name!r}")  # pragma: no cover

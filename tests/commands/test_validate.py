@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crewbook.validation import validate_paths
+from crewbook.commands.validate import validate_paths
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 
 def found(report) -> list[tuple[str, str | None, int | None]]:
@@ -107,8 +107,8 @@ def test_valid_inputs_give_an_empty_valid_report() -> None:
 
 
 def test_a_folder_of_ledgers_is_checked_line_by_line(tmp_path: Path) -> None:
+    from crewbook.commands.validate import validate_paths
     from crewbook.ledger import Ledger
-    from crewbook.validation import validate_paths
 
     for name in ("a", "b"):
         with Ledger(tmp_path / f"{name}.jsonl", run=name, loop="pipeline") as ledger:

@@ -1,4 +1,4 @@
-"""`crewbook routing …` end to end, through `crewbook.cli.main`."""
+"""`crewbook routing …` end to end, through `crewbook.commands.main`."""
 
 from __future__ import annotations
 

@@ -11,9 +11,16 @@ from typing import Any
 
 import pytest
 
-from crewbook.pipeline.cli import register
-
-from .conftest import APPROVE, IMPLEMENT, REJECT, SEED, TO_IMPLEMENTER, WORKSPACE, tree_digest
+from crewbook.commands.pipeline import register
+from pipeline.conftest import (
+    APPROVE,
+    IMPLEMENT,
+    REJECT,
+    SEED,
+    TO_IMPLEMENTER,
+    WORKSPACE,
+    tree_digest,
+)
 
 
 def parser(with_common: bool) -> argparse.ArgumentParser:

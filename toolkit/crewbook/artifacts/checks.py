@@ -15,7 +15,7 @@ from ..errors import Problem, did_you_mean
 from ..models import is_glob, parse_model, path_defect
 from ..sources import KeyPath, SourceDoc
 from .model import SchemaFile
-from .roles import builtin_role_ids
+from .step_roles import builtin_role_ids
 
 
 def check_schema(

@@ -10,10 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from crewbook.ledger import read_ledger
-from crewbook.ledger.cli import register, validate_ledger
-
-from .conftest import HISTORY, SPECKIT_RUNS, event, line
+from crewbook.commands.ledger import register
+from crewbook.ledger import read_ledger, validate_ledger
+from ledger.conftest import HISTORY, SPECKIT_RUNS, event, line
 
 EVENTS = sum(len(p.read_text().splitlines()) for p in HISTORY.glob("*.jsonl"))
 
@@ -154,19 +153,18 @@ def test_validate_ledger_lists_every_bad_line(tmp_path: Path) -> None:
     assert [(p.code, p.line, p.severity) for p in problems] == [
         ("ledger_bad_json", 2, "error"), ("ledger_bad_event", 3, "error"),
         ("ledger_truncated_line", 4, "warning")]
-    assert validate_ledger(SPECKIT_RUNS / "3f9a1c2e" / "log.jsonl") == []
+    assert list(validate_ledger(SPECKIT_RUNS / "3f9a1c2e" / "log.jsonl")) == []
 
 
 def test_through_the_crewbook_command(history: Path, monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture[str]) -> None:
-    cli = pytest.importorskip("crewbook.cli")
+    import crewbook.commands as cli
+
     bad = history / "run-0001.jsonl"
     bad.write_text(bad.read_text() + "nope\n")
     assert cli.main(["validate", str(history / "run-0002.jsonl")]) == 0
     assert cli.main(["validate", str(bad)]) == 1
     assert "ledger_bad_json" in capsys.readouterr().out
-    if register not in cli._plugins():  # until the main parser registers it
-        monkeypatch.setattr(cli, "_plugins", lambda: [register])
     one = str(history / "run-0002.jsonl")
     assert cli.main(["ledger", "summary", one, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["runs"] == 1

@@ -23,7 +23,8 @@ from typing import Any
 
 from ..errors import InvalidInputError, LoopRefused
 from ..loop import Act
-from .engine import InvalidPolicy, PipelineLoop, PipelineState, parse_report
+from ..pipeline.engine import InvalidPolicy, PipelineLoop, PipelineState, parse_report
+from ._shared import emit_json
 
 STATE_FILE = "state.json"
 LEDGER_FILE = "ledger.jsonl"
@@ -80,7 +81,7 @@ def cmd_step(args: argparse.Namespace) -> int:
         saved = _read_state(folder)
     except (ValueError, OSError) as exc:
         return out.fail("bad_run", f"cannot read the run in {folder}: {exc}")
-    from .pipeline import load_pipeline
+    from ..pipeline.pipeline import load_pipeline
 
     try:
         pipeline = load_pipeline(args.pipeline, kinds=args.kinds or saved.get("kinds"))
@@ -129,7 +130,7 @@ def _read_state(folder: Path) -> dict[str, Any]:
         return {}
     data = json.loads(path.read_text("utf-8"))
     if not isinstance(data, dict) or data.get("format") != STATE_FORMAT:
-        raise ValueError(f"{path} is not a crewbook pipeline run state ({STATE_FORMAT})")
+        raise InvalidInputError(f"{path} is not a crewbook pipeline run state ({STATE_FORMAT})")
     return data
 
 
@@ -158,8 +159,7 @@ class _Output:
 
     def fail(self, code: str, reason: str) -> int:
         if self.as_json:
-            print(json.dumps({"refused": True, "code": code, "reason": reason}, indent=2,
-                             ensure_ascii=False))
+            emit_json({"refused": True, "code": code, "reason": reason})
         else:
             print(f"refused [{code}]: {reason}", file=sys.stderr)
         return 1
@@ -168,9 +168,8 @@ class _Output:
         act = loop.contract()
         if self.as_json:
             inputs = {n: loop.artifact(n) for n in act.receives if n in loop.artifacts}
-            print(json.dumps({"accepted": accepted, "run": loop.run, "contract": act.to_dict(),
-                              "inputs": inputs, "status": loop.status().to_dict()},
-                             indent=2, ensure_ascii=False, default=str))
+            emit_json({"accepted": accepted, "run": loop.run, "contract": act.to_dict(),
+                       "inputs": inputs, "status": loop.status().to_dict()})
         else:
             print(render_contract(act, loop.pipeline.id, accepted))
         return 0

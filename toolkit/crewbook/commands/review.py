@@ -1,19 +1,18 @@
 """`crewbook review-policy DIFF`: does this change need the reviewer (SPEC C7)?
 
-Registered by `crewbook.cli` through `register(subparsers, common)`. DIFF is a file
+Registered by `crewbook.commands` through `register(subparsers, common)`. DIFF is a file
 holding a unified diff or ``git diff --numstat [--summary]`` output, or ``-`` for
 stdin (``git diff --numstat --summary main | crewbook review-policy - --risk-based``).
 A diff that cannot be read is not an error: it makes the reviewer required (when in
 doubt, required), and so does a ``--policy`` file that cannot be read.
 
 Exit status: 0 a decision was printed; 1 invalid input; 2 DIFF (or the policy file
-named) does not exist. Errors are raised and printed by `crewbook.cli.main`.
+named) does not exist. Errors are raised and printed by `crewbook.commands.main`.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InvalidInputError, NotFoundError
+from ._shared import emit_json
 
 
 def _read_input(name: str) -> bytes:
@@ -36,8 +36,8 @@ def _read_input(name: str) -> bytes:
 
 def cmd_review_policy(args: argparse.Namespace) -> int:
     """Print whether the change in DIFF needs the reviewer, with every reason."""
-    from .changes import ChangeSummary, Unreadable, read_change
-    from .review import ReviewPolicy, load_review_policy, review_required
+    from ..delivery.diffstat import ChangeSummary, Unreadable, read_change
+    from ..delivery.review import ReviewPolicy, load_review_policy, review_required
 
     change = read_change(_read_input(args.diff))
     policy: ReviewPolicy | Unreadable = ReviewPolicy()
@@ -65,7 +65,7 @@ def cmd_review_policy(args: argparse.Namespace) -> int:
                 for f in change.files]}
         else:
             data["change"] = {"unreadable": str(change)}
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        emit_json(data)
     else:
         print(decision.line)
     return 0

@@ -1,0 +1,99 @@
+"""Checks across a project: a change, or a whole project (config, schemas, changes).
+
+`validate_project` and `validate_change` return every problem found as a
+`ValidationReport`, never raising for bad input (like every `validate_*`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from ..errors import InvalidInputError, NotFoundError, Problem, did_you_mean
+from ..report import ValidationReport
+from ..sources import read_yaml
+from .change import open_change
+from .project import CODEV, Project
+from .registry import SchemaListing, list_schemas
+from .schema import validate_schema
+from .step_roles import builtin_role_ids
+
+
+def validate_change(folder: Path | str, root: Path | str | None = None) -> ValidationReport:
+    """Every problem of the change in `folder` (its change.yaml, schema and artifacts)."""
+    folder, base = Path(folder), Path(root) if root is not None else None
+    return ValidationReport(tuple(change_problems(folder, base)), subject=str(folder))
+
+
+def validate_project(root: Path | str) -> ValidationReport:
+    """Every problem of a project: its config, its schemas and all its changes."""
+    return ValidationReport(tuple(project_problems(Path(root))), subject=str(root))
+
+
+def errors_of(load: Callable[[], object], path: str | None = None) -> list[Problem]:
+    try:
+        load()
+    except InvalidInputError as exc:
+        return list(exc.problems) or [Problem("invalid", str(exc), path=path)]
+    except NotFoundError as exc:  # e.g. a change naming a schema that does not exist
+        code = re.sub(r"(?<!^)(?=[A-Z])", "_", type(exc).__name__.removesuffix("Error")).lower()
+        return [Problem(code, str(exc), path=path)]
+    return []
+
+
+def change_problems(folder: Path, root: Path | None) -> list[Problem]:
+    def load() -> None:
+        change = open_change(folder, Project(root) if root else None)
+        status = change.status()
+        problems.extend(status.problems)
+
+    problems: list[Problem] = []
+    shown = folder / "change.yaml"
+    display = Project(root).relative(shown) if root else str(shown)
+    return errors_of(load, display) + problems
+
+
+def project_problems(root: Path) -> list[Problem]:
+    project = Project(root)
+    problems = errors_of(lambda: project.config)
+    for folder in (
+        sorted(project.schemas_folder.glob("*/")) if project.schemas_folder.is_dir() else []
+    ):
+        if (folder / "schema.yaml").is_file():
+            problems += validate_schema(folder, display_root=root).problems
+    listing = list_schemas(project)
+    problems += [
+        Problem(w.code, w.message, path=f"{CODEV}/schemas/{w.schema}", severity="warning")
+        for w in listing.warnings
+        if w.code == "schema_unusable" and w.error is None
+    ]
+    if not problems or all(p.path != f"{CODEV}/config.yaml" for p in problems):
+        problems += config_targets(project, listing)
+    if project.changes_folder.is_dir():
+        for folder in sorted(project.changes_folder.iterdir()):
+            if (folder / "change.yaml").is_file():
+                problems += change_problems(folder, root)
+    return problems
+
+
+def config_targets(project: Project, listing: SchemaListing) -> list[Problem]:
+    """Warn about config `rules:` and `roles:` keys that no usable schema knows (a typo
+    there would silently apply to nothing)."""
+    config = project.config
+    if not (config.rules or config.roles) or not (project.codev / "config.yaml").is_file():
+        return []
+    artifacts = {a.id for schema in listing for a in schema.artifacts} | {"apply"}
+    roles = set(builtin_role_ids()) | {r for schema in listing for r in schema.roles()}
+    doc = read_yaml(project.codev / "config.yaml", display_path=f"{CODEV}/config.yaml")
+    found = []
+    for section, known, what in (("rules", artifacts, "artifact"), ("roles", roles, "role")):
+        for key in getattr(config, section):
+            if key not in known:
+                found.append(doc.problem(
+                    f"unknown_{what}",
+                    f"`{section}` names {key!r}, which is no {what} of any usable schema, so "
+                    f"it applies to nothing{did_you_mean(key, known)}",
+                    (section, key), severity="warning",
+                ))
+    return found

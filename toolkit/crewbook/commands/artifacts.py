@@ -1,0 +1,125 @@
+"""Commands on artifact schemas and changes (SPEC A): schemas, status, new change,
+instructions, roles and example."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..artifacts.change import new_change, open_change
+from ..artifacts.instructions import instructions, list_roles
+from ..artifacts.project import as_project
+from ..artifacts.registry import list_schemas
+from ..examples import example_names, example_project
+from ._shared import Handler, emit, project_arg
+
+
+def cmd_schemas(args: argparse.Namespace) -> int:
+    listing = list_schemas(project_arg(args))
+    emit(args, listing.to_dict(), str(listing))
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    if args.change is None:  # every change of the project, one status each
+        statuses = [change.status() for change in as_project(project_arg(args)).changes()]
+        text = "\n\n".join(str(s) for s in statuses) or (
+            "No changes yet; create one with `crewbook new change NAME`."
+        )
+        emit(args, {"changes": [s.to_dict() for s in statuses]}, text)
+    else:
+        statuses = [open_change(args.change, project_arg(args)).status()]
+        emit(args, statuses[0].to_dict(), str(statuses[0]))
+    return 1 if any(p.severity == "error" for s in statuses for p in s.problems) else 0
+
+
+def cmd_new_change(args: argparse.Namespace) -> int:
+    change = new_change(
+        args.name,
+        args.schema,
+        project_arg(args),
+        description=args.description,
+        skip_specs=args.skip_specs,
+    )
+    rel = change.project.relative(change.folder)
+    emit(
+        args,
+        {"change": change.name, "schema": change.schema_name, "path": rel},
+        f"Created change {change.name} (schema {change.schema_name}) in {rel}/",
+    )
+    return 0
+
+
+def cmd_instructions(args: argparse.Namespace) -> int:
+    result = instructions(args.artifact, args.change, project_arg(args), language=args.lang)
+    emit(args, result.to_dict(), result.text().rstrip())
+    return 0
+
+
+def cmd_roles(args: argparse.Namespace) -> int:
+    listing = list_roles(at=args.at, schema=args.schema, project=project_arg(args))
+    emit(args, listing.to_dict(), str(listing))
+    return 0
+
+
+def cmd_example(args: argparse.Namespace) -> int:
+    path = example_project(args.name, args.dest)
+    emit(
+        args,
+        {"example": args.name, "path": str(path)},
+        f"Copied example project {args.name!r} to {path}\nTry: crewbook --project {path} schemas",
+    )
+    return 0
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add the artifact commands to the `crewbook` subparsers."""
+
+    def add(name: str, func: Handler, help_: str) -> argparse.ArgumentParser:
+        p: argparse.ArgumentParser = sub.add_parser(
+            name, parents=[common], help=help_, description=help_
+        )
+        p.set_defaults(func=func)
+        return p
+
+    add("schemas", cmd_schemas, "list the usable schemas and warn about the others (A5)")
+    p = add("status", cmd_status, "where a change stands: artifacts, apply gate, tasks (A6)")
+    p.add_argument("--change", metavar="DIR",
+                   help="the change folder or name (default: every change of the project)")
+
+    p = sub.add_parser("new", help="create something (a change)", description="create something")
+    new_sub = p.add_subparsers(dest="what", metavar="WHAT", required=True)
+    q = new_sub.add_parser(
+        "change",
+        parents=[common],
+        help="create a change (A8)",
+        description="create _codev/changes/NAME/ recording its schema",
+    )
+    q.set_defaults(func=cmd_new_change)
+    q.add_argument("name", metavar="NAME", help="kebab-case name of the change")
+    q.add_argument("--schema", metavar="S", help="schema to use (default: the config's schema:)")
+    q.add_argument("--description", metavar="TEXT", help="one line on the change")
+    q.add_argument("--skip-specs", action="store_true", help="skip artifacts under specs/ (A9)")
+
+    p = add(
+        "instructions",
+        cmd_instructions,
+        "what an agent needs to write one artifact of a change (A10)",
+    )
+    p.add_argument("artifact", metavar="ARTIFACT", help="an artifact id, or 'apply'")
+    p.add_argument("--change", required=True, metavar="DIR", help="the change folder or name")
+    p.add_argument("--lang", default="en", metavar="CODE", help="language of role names")
+    p = add("roles", cmd_roles, "roles and the step they act at (A7)")
+    p.add_argument("--at", metavar="STEP", help="only the roles at STEP, such as plan.write")
+    p.add_argument("--schema", metavar="S", help="schema whose artifact roles to list")
+    p = add("example", cmd_example, "copy a bundled example project to try crewbook on")
+    p.add_argument(
+        "name",
+        nargs="?",
+        default="tour",
+        choices=example_names(),
+        help="which example (default: tour)",
+    )
+    p.add_argument(
+        "dest", nargs="?", metavar="DEST", help="where to copy it (default: a temp folder)"
+    )

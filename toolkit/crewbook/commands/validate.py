@@ -1,0 +1,106 @@
+"""`crewbook validate PATH...`: check any file crewbook reads, choosing the check by what
+it is (a schema, config, change, project, pipeline or ledger)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..artifacts.audit import errors_of, validate_change, validate_project
+from ..artifacts.project import CODEV, find_project_root, load_config
+from ..artifacts.schema import validate_schema
+from ..errors import Problem, ProjectNotFoundError
+from ..report import ValidationReport
+from ._shared import emit, project_arg
+
+__all__ = ["register", "validate_paths"]
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add `validate` to the `crewbook` subparsers."""
+    text = "check schemas, configs, changes or whole projects, reporting every problem"
+    p = sub.add_parser("validate", parents=[common], help=text, description=text)
+    p.set_defaults(func=cmd_validate)
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="a schema folder or schema.yaml, a config.yaml, a change folder, "
+        "a project folder, a pipeline (.toml) or a ledger (.jsonl)",
+    )
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    report = validate_paths([Path(p) for p in args.paths], project=project_arg(args))
+    emit(args, report.to_dict(), str(report))
+    return 0 if report.valid else 1
+
+
+def validate_paths(paths: Sequence[Path], project: Path | None = None) -> ValidationReport:
+    """Every problem in `paths`, each a schema folder or file, a config, a change, a
+    project folder (all of its schemas, config and changes) or a ledger."""
+    problems: list[Problem] = []
+    for path in paths:
+        problems += _validate_one(path, project)
+    problems = list(dict.fromkeys(problems))  # a broken schema used by many changes: once
+    subject = ", ".join(str(p) for p in paths)
+    return ValidationReport(tuple(problems), subject=subject)
+
+
+def _root_for(path: Path, project: Path | None) -> Path | None:
+    try:
+        return find_project_root(project or path)
+    except ProjectNotFoundError:
+        return None
+
+
+def _validate_one(path: Path, project: Path | None) -> list[Problem]:
+    if not path.exists():
+        return [Problem("file_not_found", "no such file or folder", path=str(path))]
+    root = _root_for(path, project)
+    if path.is_dir():
+        if (path / "schema.yaml").is_file():
+            return list(validate_schema(path, display_root=root))
+        if (path / "change.yaml").is_file():
+            return list(validate_change(path, root))
+        if (path / CODEV).is_dir():
+            return list(validate_project(path))
+        ledgers = sorted(path.glob("*.jsonl"))
+        if ledgers:
+            from ..ledger.reader import validate_ledger
+
+            return [p for ledger in ledgers for p in validate_ledger(ledger)]
+        return [
+            Problem(
+                "unknown_kind",
+                f"this folder holds no schema.yaml, change.yaml, {CODEV}/ or .jsonl ledger; "
+                "point at one of those",
+                path=str(path),
+            )
+        ]
+    name = path.name
+    if name == "schema.yaml":
+        return list(validate_schema(path, display_root=root))
+    if name == "change.yaml":
+        return list(validate_change(path.parent, root))
+    if name == "config.yaml" and path.parent.name == CODEV:
+        return errors_of(lambda: load_config(path.parent.parent))
+    if path.suffix == ".toml":
+        from ..pipeline import validate_pipeline
+
+        return list(validate_pipeline(path))
+    if path.suffix == ".jsonl":
+        from ..ledger.reader import validate_ledger
+
+        return list(validate_ledger(path))
+    return [
+        Problem(
+            "unknown_kind",
+            f"crewbook does not know how to check {name!r}: give a "
+            "schema.yaml, config.yaml, change.yaml, a pipeline .toml, a .jsonl ledger, or a folder "
+            "holding one",
+            path=str(path),
+        )
+    ]

@@ -226,25 +226,39 @@ def test_value_objects() -> None:
 
 
 def test_memory_ledger() -> None:
-    ledger = MemoryLedger()
-    stored = ledger.append({"kind": "note"})
-    assert stored == {"kind": "note", "seq": 0}
-    assert len(ledger) == 1
-    assert list(ledger.frame()["kind"]) == ["note"]
-    assert repr(ledger) == "<MemoryLedger 1 events>"
+    ledger = MemoryLedger(run="r-1", loop="toy")
+    stored = ledger.append({"kind": "note", "ts": "2025-01-01T00:00:00+00:00"})
+    assert stored == {"kind": "note", "seq": 0, "run": "r-1", "loop": "toy",
+                      "ts": "2025-01-01T00:00:00+00:00"}
+    assert ledger.append({"kind": "note", "run": "other"})["seq"] == 0, "seq is per run"
+    assert ledger.append({"kind": "note"})["seq"] == 1
+    assert len(ledger) == 3
+    assert list(ledger.frame()["kind"]) == ["note"] * 3
+    assert repr(ledger) == "<MemoryLedger 3 events>"
 
 
-def test_memory_ledger_frame_keeps_integer_columns() -> None:
+def test_memory_ledger_frame_is_the_reader_frame() -> None:
+    """Same columns and dtypes as `read_ledger` (Int64, category, datetime64[ns, UTC])."""
+    from crewbook.ledger.reader import empty_frame
+
     loop = fresh()
     loop.report({"move": "raise", "role": "worker"})
     loop.ledger.append({"kind": "note", "attempt": 2})  # no version: <NA>, not NaN
     frame = loop.ledger.frame()  # type: ignore[attr-defined]
-    assert str(frame["seq"].dtype) == "Int64"
-    assert str(frame["version"].dtype) == "Int64"
-    assert str(frame["attempt"].dtype) == "Int64"
+    kinds = {c: str(t) if str(t) != "category" else "category" for c, t in frame.dtypes.items()}
+    empty = empty_frame().dtypes
+    assert kinds == {c: str(t) if str(t) != "category" else "category" for c, t in empty.items()}
+    assert str(frame["ts"].dtype) == "datetime64[ns, UTC]"
     assert frame["version"].tolist()[0] == 1
     assert frame["version"].isna().tolist() == [False, True]
     assert frame["attempt"].tolist()[1] == 2
+
+
+def test_memory_ledger_frame_refuses_what_a_file_would() -> None:
+    from crewbook.errors import LedgerError
+
     named = MemoryLedger()
-    named.append({"version": "v2"})  # a named version stays as it is
-    assert named.frame()["version"].tolist() == ["v2"]
+    named.append({"kind": "note", "loop": "toy", "version": "v2"})  # not a ledger event
+    with pytest.raises(LedgerError, match="not valid ledger events") as info:
+        named.frame()
+    assert info.value.problems[0].key == "version"

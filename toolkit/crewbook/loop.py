@@ -63,9 +63,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, is_dataclass
 from datetime import UTC, datetime
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from .errors import LoopRefused
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 State = TypeVar("State")
 Report = TypeVar("Report")
@@ -84,37 +87,45 @@ class EventSink(Protocol):
 
 
 class MemoryLedger:
-    """An in-memory ledger (a list of event dicts) for loops run without a file."""
+    """An in-memory ledger (a list of event dicts) for loops run without a file.
 
-    def __init__(self) -> None:
+    It fills events as `crewbook.Ledger` does: `run` (the ledger's own when an event
+    names none; default ``"memory"``), `loop`, `ts` (now, when missing) and `seq`
+    (per run, from 0). `frame()` is the same typed frame `read_ledger` gives for the
+    same events written to a file, so every analysis works on both.
+    """
+
+    def __init__(self, run: str = "memory", *, loop: str | None = None) -> None:
+        self.run = run
+        self.loop = loop
         self.events: list[dict[str, Any]] = []
+        self._next_seq: dict[str, int] = {}
 
     def append(self, event: Any) -> dict[str, Any]:
-        """Store a copy of `event` with its `seq`; return it."""
-        stored = {**dict(event), "seq": len(self.events)}
+        """Store a copy of `event` with its `run`, `loop`, `ts` and `seq`; return it."""
+        stored = dict(event)
+        run = stored.get("run")
+        if run is None:
+            run = stored["run"] = self.run
+        if stored.get("loop") is None and self.loop is not None:
+            stored["loop"] = self.loop
+        if stored.get("ts") is None:
+            stored["ts"] = utc_now().isoformat()
+        seq = self._next_seq.get(run, 0)
+        self._next_seq[run] = seq + 1
+        stored["seq"] = seq
         self.events.append(stored)
         return stored
 
-    #: Integer columns of events; `frame` keeps them integers (``Int64``, nullable).
-    INT_COLUMNS: tuple[str, ...] = ("seq", "act", "attempt", "version")
+    def frame(self, *, payload: Literal["dict", "flat", "none"] = "dict") -> pd.DataFrame:
+        """The events as the typed frame `read_ledger` gives (`crewbook.ledger` columns).
 
-    def frame(self) -> Any:
-        """The events as a DataFrame (columns as the events have them).
-
-        ``seq``, ``act``, ``attempt`` and ``version`` are nullable ``Int64`` when every
-        value they hold is an integer (events without one get ``<NA>``, not a float NaN);
-        a column holding anything else (a version named ``"v2"``) is left as it is.
+        Each event goes through the `LedgerEvent` model, as the file writer's do: an
+        event that breaks the format raises `LedgerError` naming it.
         """
-        import pandas as pd
+        from .ledger.reader import events_frame
 
-        frame = pd.DataFrame(self.events)
-        for column in self.INT_COLUMNS:
-            if column not in frame.columns:
-                continue
-            values = [event.get(column) for event in self.events]  # before pandas' floats
-            if all(v is None or type(v) is int for v in values):
-                frame[column] = pd.array(values, dtype="Int64")
-        return frame
+        return events_frame(self.events, payload=payload)
 
     def __len__(self) -> int:
         return len(self.events)
@@ -307,7 +318,8 @@ class Loop(ABC, Generic[State, Report]):
     ) -> None:
         self._state = state
         self._acts = acts
-        self.ledger: EventSink = ledger if ledger is not None else MemoryLedger()
+        self.ledger: EventSink = (
+            ledger if ledger is not None else MemoryLedger(run or "memory", loop=self.kind))
         self.run = run
         self.clock = clock
 

@@ -19,17 +19,19 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, Literal
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+from pydantic import ValidationError
 
 from ..errors import LedgerError, Problem, UsageError
 from ..report import ValidationReport
-from .events import KINDS
+from .events import KINDS, LedgerEvent, validation_problems
 from .parse import ARROW_SCHEMA, Parsed, parse_bytes
 
 Errors = Literal["raise", "skip"]
@@ -228,6 +230,28 @@ def build_frame(parts: Sequence[Parsed], payload: PayloadMode = "dict") -> pd.Da
         flat.columns = [f"payload.{c}" for c in flat.columns]
         frame = pd.concat([frame, flat], axis=1)
     return pd.DataFrame(frame)
+
+
+def events_frame(events: Iterable[Mapping[str, Any] | LedgerEvent], *,
+                 payload: PayloadMode = "dict", name: str = "<memory>") -> pd.DataFrame:
+    """The frame of events held in memory: exactly what `read_ledger` gives for the same
+    events written to a file. Each event is checked by `LedgerEvent` (as the writer
+    does), so one that breaks the format raises `LedgerError` naming its position."""
+    if payload not in ("dict", "flat", "none"):
+        raise UsageError(f"payload must be 'dict', 'flat' or 'none', not {payload!r}")
+    lines: list[str] = []
+    problems: list[Problem] = []
+    for number, event in enumerate(events, 1):
+        try:
+            model = event if isinstance(event, LedgerEvent) else LedgerEvent.model_validate(event)
+        except ValidationError as exc:
+            problems += [replace(p, line=number) for p in validation_problems(exc, path=name)]
+            continue
+        lines.append(model.to_line())
+    if problems:
+        raise LedgerError(f"{name} holds events that are not valid ledger events", problems)
+    data = "".join(line + "\n" for line in lines).encode("utf-8")
+    return build_frame([parse_bytes(data, name, with_payload=payload != "none")], payload)
 
 
 def empty_frame(payload: PayloadMode = "dict") -> pd.DataFrame:

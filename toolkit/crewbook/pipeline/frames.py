@@ -118,17 +118,14 @@ def _cats(ids: list[str], ts: Any, attr: str) -> list[str]:
 
 
 def ledger_frame(ledger: Any) -> pd.DataFrame:
-    """The events of a loop's ledger as a frame: a `crewbook.Ledger` is read from its
-    file, a `MemoryLedger` from memory."""
-    import pandas as pd
-
-    if hasattr(ledger, "read"):
-        frame: pd.DataFrame = ledger.read()
-        return frame
-    events = getattr(ledger, "events", None)
-    if isinstance(events, list):
-        return pd.DataFrame(events)
-    raise UsageError(f"cannot read events from {type(ledger).__name__}")
+    """The events of a loop's ledger as the `read_ledger` frame: a `crewbook.Ledger` is
+    read from its file, a `MemoryLedger` from memory (same columns and dtypes)."""
+    for method in ("read", "frame"):
+        if callable(getattr(ledger, method, None)):
+            frame: pd.DataFrame = getattr(ledger, method)()
+            return frame
+    raise UsageError(f"cannot read events from {type(ledger).__name__}; give a "
+                     "crewbook.Ledger or a MemoryLedger")
 
 
 ACT_COLUMNS = ("act", "seq", "stage", "attempt", "outcome", "verdict", "version", "next",

@@ -262,3 +262,31 @@ def test_memory_ledger_frame_refuses_what_a_file_would() -> None:
     with pytest.raises(LedgerError, match="not valid ledger events") as info:
         named.frame()
     assert info.value.problems[0].key == "version"
+
+
+def test_a_loop_without_a_drawing_still_displays() -> None:
+    loop = fresh()
+    bundle = loop._repr_mimebundle_()
+    assert "text/plain" in bundle and "text/html" in bundle
+    assert "image/svg+xml" not in bundle
+    from crewbook.errors import UsageError
+
+    with pytest.raises(UsageError, match="has no drawing"):
+        loop.dot()
+
+
+def test_engines_are_drawable_through_the_loop_base() -> None:
+    """The pipeline and delivery engines draw through `Loop` (one `graph_model()` each)."""
+    from pathlib import Path
+
+    from crewbook.delivery import CoordinatorLoop, Task
+    from crewbook.pipeline import PipelineLoop, load_pipeline
+
+    seed = Path(__file__).parent / "data" / "pipelines" / "role_pipeline.toml"
+    for loop in (load_pipeline(seed).loop(), CoordinatorLoop(Task(description="x"))):
+        for method in ("dot", "mermaid", "graph", "svg", "save"):
+            assert getattr(type(loop), method) is getattr(Loop, method)
+        assert loop.dot().startswith("digraph")
+        assert "flowchart" in loop.mermaid()
+        assert "text/html" in loop._repr_mimebundle_()
+    assert isinstance(load_pipeline(seed).loop(), PipelineLoop)

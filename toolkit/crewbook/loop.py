@@ -65,13 +65,23 @@ from dataclasses import asdict, dataclass, field, is_dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
-from .errors import LoopRefused
+from .draw.display import Drawable
+from .errors import LoopRefused, UsageError
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from .draw.model import GraphModel
+
 State = TypeVar("State")
 Report = TypeVar("Report")
+
+
+class Router(Protocol):
+    """Role → the route its contract carries (`crewbook.routing.Router` is the standard one)."""
+
+    def __call__(self, role: str | None) -> Mapping[str, Any] | None:
+        """The route of `role` (model, native effort, tier, effort...), or None."""
 
 
 @runtime_checkable
@@ -221,6 +231,7 @@ class Act:
             ("role", self.role), ("stage", self.stage), ("attempt", self.attempt),
             ("receives", ", ".join(self.receives)), ("expects", self.expects),
             ("prompt", self.prompt_path),
+            ("route", _route_text(self.route)),
             ("budget", ", ".join(f"{k}={v}" for k, v in self.budget.items())),
             ("moves", ", ".join(self.moves)),
         ]
@@ -305,8 +316,13 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class Loop(ABC, Generic[State, Report]):
-    """Base of every engine; see the module docstring for the protocol."""
+class Loop(Drawable, ABC, Generic[State, Report]):
+    """Base of every engine; see the module docstring for the protocol.
+
+    Every loop is drawable the same way: an engine implements `graph_model()` (its state
+    diagram with the current node highlighted) and gets `dot()`, `mermaid()`, `graph()`,
+    `svg()`, `save()` and a notebook display that never raises.
+    """
 
     kind: str = "loop"
     #: False when the engine never mutates a state (then no defensive deep copies).
@@ -314,10 +330,11 @@ class Loop(ABC, Generic[State, Report]):
 
     def __init__(
         self, state: State, *, ledger: EventSink | None = None, run: str | None = None,
-        clock: Callable[[], datetime] = utc_now, acts: int = 0,
+        clock: Callable[[], datetime] = utc_now, acts: int = 0, router: Router | None = None,
     ) -> None:
         self._state = state
         self._acts = acts
+        self.router = router
         self.ledger: EventSink = (
             ledger if ledger is not None else MemoryLedger(run or "memory", loop=self.kind))
         self.run = run
@@ -336,7 +353,21 @@ class Loop(ABC, Generic[State, Report]):
     def transition(self, state: State, report: Report) -> Transition[State]:
         """The next state and events for `report`, or `LoopRefused`; never mutates `state`."""
 
+    def graph_model(self) -> GraphModel:
+        """The loop's state diagram (engines that draw themselves override this)."""
+        raise UsageError(f"the {self.kind} loop has no drawing")
+
+    def _drawing_model(self) -> GraphModel | None:
+        if type(self).graph_model is Loop.graph_model:
+            return None
+        return self.graph_model()
+
     # -- shared behaviour -----------------------------------------------------
+    def route_for(self, role: str | None) -> Mapping[str, Any] | None:
+        """The route the contract of `role` carries (`Act.route`): model and native effort
+        from `crewbook.routing`, through the loop's `router`; None without a router."""
+        return self.router(role) if self.router is not None and role is not None else None
+
     @property
     def state(self) -> State:
         """A deep copy of the current state (changing it changes nothing)."""
@@ -423,6 +454,15 @@ def require_role(role: str, allowed: Sequence[str], what: str) -> None:
         raise LoopRefused(
             f"{role!r} may not {what}; only {', '.join(allowed)} may", code="not_allowed",
         )
+
+
+def _route_text(route: Mapping[str, Any] | None) -> str | None:
+    """`model (native effort) — tier × effort` of a route, for displays."""
+    if not route:
+        return None
+    model = route.get("model") or "no model (no routing profile)"
+    native = f" ({route['native_text']})" if route.get("native_text") else ""
+    return f"{model}{native} — {route.get('tier')} × {route.get('effort')}"
 
 
 def _plain(value: Any) -> Any:

@@ -313,7 +313,7 @@ class CoordinatorLoop(DeliveryLoop):
             receives=("task", "plan", f"version {s.version}") if s.plan else ("task",),
             expects="one move: " + ", ".join(moves),
             budget={c.name: c.left for c in caps}, attempt=1, moves=moves,
-            feedback=tuple(feedback), journal=s.journal,
+            feedback=tuple(feedback), journal=s.journal, route=self.route_for(ARCHITECT),
             details={"task": self.task.id, "version": s.version, "path": s.path,
                      "criteria": list(s.plan.criteria) if s.plan else [],
                      "question": s.question.text if s.question else None,

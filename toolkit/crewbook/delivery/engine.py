@@ -19,7 +19,18 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import LoopRefused, did_you_mean
-from ..loop import Act, Cap, EventSink, JournalEntry, Loop, Status, Transition, Verdict, utc_now
+from ..loop import (
+    Act,
+    Cap,
+    EventSink,
+    JournalEntry,
+    Loop,
+    Router,
+    Status,
+    Transition,
+    Verdict,
+    utc_now,
+)
 from ..loop import require_role as _require_role
 from ..models import path_defect as _path_defect
 from .catalogue import ARCHITECT, DEVELOPER, JUDGES, REVIEWER, RoleCatalogue, load_catalogue
@@ -32,7 +43,6 @@ from .task import Task
 from .views import agent_contract, loop_status
 
 if TYPE_CHECKING:
-    import graphviz
     import pandas as pd
 
     from ..draw.model import GraphModel
@@ -59,6 +69,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         self, task: Task | str, *, catalogue: RoleCatalogue | None = None,
         ledger: EventSink | None = None, run: str | None = None,
         clock: Callable[[], datetime] = utc_now, state: TaskState | None = None, acts: int = 0,
+        router: Router | None = None,
     ) -> None:
         self.task = Task(description=task) if isinstance(task, str) else task
         self.catalogue = catalogue or load_catalogue()
@@ -66,8 +77,12 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         #: The last state judged, with its review decision and gates (states are immutable).
         self._memo: tuple[TaskState | None, ReviewDecision | None, list[tuple[str, str]] | None] \
             = (None, None, None)
+        if router is None:
+            from ..routing.router import Router as RoutingRouter
+
+            router = RoutingRouter("delivery")
         super().__init__(state or TaskState(holder=ARCHITECT), ledger=ledger, run=run,
-                         clock=clock, acts=acts)
+                         clock=clock, acts=acts, router=router)
 
     # ------------------------------------------------------------------ reading
     def is_finished(self) -> bool:
@@ -423,24 +438,6 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         from .graph import path_graph
 
         return path_graph(self)
-
-    def dot(self) -> str:
-        """DOT text of the task's path."""
-        from ..draw.dot import to_dot
-
-        return to_dot(self.graph_model())
-
-    def mermaid(self) -> str:
-        """Mermaid text of the task's path."""
-        from ..draw.mermaid import to_mermaid
-
-        return to_mermaid(self.graph_model())
-
-    def graph(self) -> graphviz.Digraph:
-        """The task's path as a `graphviz.Digraph`."""
-        from ..draw import to_graphviz
-
-        return to_graphviz(self.graph_model())
 
 
 def transition_of(d: Draft, events: list[Event]) -> Transition[TaskState]:

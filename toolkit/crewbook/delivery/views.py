@@ -47,7 +47,7 @@ def agent_contract(loop: DeliveryLoop, s: TaskState, w: Wait) -> Act:
     return Act(
         loop.kind, loop._acts + 1, w.role, stage=role.stage, receives=tuple(receives),
         expects=expects, budget=budget, attempt=w.launch, moves=moves,
-        feedback=tuple(feedback), journal=s.journal,
+        feedback=tuple(feedback), journal=s.journal, route=loop.route_for(w.role),
         details={"task": loop.task.id, "version": w.version, "since": w.since.isoformat(),
                  "deadline": w.deadline.isoformat(), "instructions": w.instructions,
                  "fixes": list(w.fixes), "focus": list(w.focus), "flagged": list(s.flagged),

@@ -38,7 +38,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ArtifactNotFoundError, LoopRefused, UsageError
-from ..loop import Act, Cap, EventSink, JournalEntry, Loop, Status, Transition, Verdict, utc_now
+from ..loop import (
+    Act,
+    Cap,
+    EventSink,
+    JournalEntry,
+    Loop,
+    Router,
+    Status,
+    Transition,
+    Verdict,
+    utc_now,
+)
 from .model import DONE, ESCALATED, TransitionSpec
 from .plan import DEFAULT_MAX_RETRIES, StagePlan, effective_retries, json_copy
 from .rules import admit, field_value, holds
@@ -54,7 +65,6 @@ from .state import (
 )
 
 if TYPE_CHECKING:
-    import graphviz
     import pandas as pd
 
     from ..draw.model import GraphModel
@@ -94,7 +104,7 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
         self, pipeline: Pipeline, workspace: str | Path | None = None, *,
         ledger: EventSink | None = None, run: str | None = None,
         clock: Callable[[], datetime] = utc_now, invalid: InvalidPolicy = "retry",
-        state: PipelineState | None = None, acts: int = 0,
+        state: PipelineState | None = None, acts: int = 0, router: Router | None = None,
     ) -> None:
         if invalid not in ("retry", "refuse"):
             raise UsageError(f"invalid must be 'retry' or 'refuse', not {invalid!r}")
@@ -104,7 +114,11 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
         self._plans: dict[str, StagePlan] = pipeline.plans
         start = pipeline.model.start
         initial = state or PipelineState(stage=start, path=(start,))
-        super().__init__(initial, ledger=ledger, run=run, clock=clock, acts=acts)
+        if router is None:
+            from ..routing.router import Router as RoutingRouter
+
+            router = RoutingRouter("pipeline")
+        super().__init__(initial, ledger=ledger, run=run, clock=clock, acts=acts, router=router)
 
     # ------------------------------------------------------------------ reading
     @property
@@ -136,7 +150,7 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
             expects=plan.expects, prompt_path=stage.prompt,
             budget={"tokens": stage.token_budget, "retries_left": plan.retries - s.tries},
             attempt=s.attempts.get(stage.id, 0) + 1, moves=plan.moves, feedback=s.feedback,
-            journal=s.journal,
+            journal=s.journal, route=self.route_for(stage.id),
             details={
                 "pipeline": self.pipeline.id,
                 "inputs": {n: versions[n] for n in stage.needs if n in versions},
@@ -387,24 +401,6 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
         from .graph import flow_graph
 
         return flow_graph(self.pipeline, self)
-
-    def dot(self) -> str:
-        """DOT text of the run's state diagram."""
-        from ..draw.dot import to_dot
-
-        return to_dot(self.graph_model())
-
-    def mermaid(self) -> str:
-        """Mermaid text of the run's state diagram."""
-        from ..draw.mermaid import to_mermaid
-
-        return to_mermaid(self.graph_model())
-
-    def graph(self) -> graphviz.Digraph:
-        """The run's state diagram as a `graphviz.Digraph` (displays as a picture)."""
-        from ..draw import to_graphviz
-
-        return to_graphviz(self.graph_model())
 
 
 def _produced(stage: str, artifacts: Mapping[str, Any], versions: Mapping[str, int]) -> str:

@@ -267,7 +267,8 @@ def test_memory_ledger_frame_refuses_what_a_file_would() -> None:
 def test_a_loop_without_a_drawing_still_displays() -> None:
     loop = fresh()
     bundle = loop._repr_mimebundle_()
-    assert "text/plain" in bundle and "text/html" in bundle
+    assert "text/plain" in bundle
+    assert "text/html" in bundle
     assert "image/svg+xml" not in bundle
     from crewbook.errors import UsageError
 

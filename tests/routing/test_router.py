@@ -50,14 +50,17 @@ def test_every_engine_contract_carries_its_route(project: Path,
     assert act.role == "architect"
     expected = provider_profile_show(project).role("architect", "delivery").capability
     assert expected is not None
-    assert act.route is not None and act.route["model"] == expected.model
+    assert act.route is not None
+    assert act.route["model"] == expected.model
     coordinator.report(Plan(["exports CSV"]))
     act = coordinator.report(Delegate("developer", "build it"))
-    assert act.role == "developer" and act.route is not None
+    assert act.role == "developer"
+    assert act.route is not None
     assert act.route["role"] == "developer"
     standard = StandardLoop(Task(description="export CSV", mode="standard"))
     assert standard.contract().route is not None
     pipeline = load_pipeline(SEED).loop()
     act = pipeline.contract()
-    assert act.route is not None and act.route["role"] == act.stage
+    assert act.route is not None
+    assert act.route["role"] == act.stage
     assert act.to_dict()["route"]["model"] == act.route["model"]

@@ -6,8 +6,7 @@ import re
 from pathlib import Path
 
 from crewbook.delivery import Limits, builtin_catalogue
-from crewbook.delivery.review import SENSITIVE
-from crewbook.delivery.task import DEFAULT_LAUNCHES
+from crewbook.delivery.model import DEFAULT_LAUNCHES, SENSITIVE
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "delivery.md").read_text("utf-8")
 

@@ -37,7 +37,8 @@ def _read_input(name: str) -> bytes:
 def cmd_review_policy(args: argparse.Namespace) -> int:
     """Print whether the change in DIFF needs the reviewer, with every reason."""
     from ..delivery.diffstat import ChangeSummary, Unreadable, read_change
-    from ..delivery.review import ReviewPolicy, load_review_policy, review_required
+    from ..delivery.model import ReviewPolicy
+    from ..delivery.review import load_review_policy, review_required
 
     change = read_change(_read_input(args.diff))
     policy: ReviewPolicy | Unreadable = ReviewPolicy()

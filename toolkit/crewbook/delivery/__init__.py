@@ -5,7 +5,7 @@ the platform's limits, and the review policy.
   (``builtin/roles.yaml``) plus a project's ``_codev/delivery.yaml``; `.frame()`,
   `.permissions()` (a role × tool matrix).
 - `Task` (description, mode, review policy, quick fix / focused recheck) and its
-  `Limits` (C4); `ManualClock` for exact time in notebooks and tests.
+  `Limits` (C4); `ManualClock` (from `crewbook.loop`) for exact time in notebooks and tests.
 - `CoordinatorLoop` (C3–C6) and `StandardLoop` (C2), both on the Loop protocol
   (`contract()`, `report()`, `status()`, `snapshot()`/`restore()`, a ledger);
   `start_task()` picks the mode. Moves and reports: `Plan`, `Delegate`, `Answer`,
@@ -20,12 +20,8 @@ drawing is asked for.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
-
-from pydantic import BaseModel
-
-from .catalogue import ROLE_IDS, Role, RoleCatalogue, builtin_catalogue, load_catalogue
+from ..loop import ManualClock
+from .catalogue import Role, RoleCatalogue, builtin_catalogue, load_catalogue
 from .coordinator import CoordinatorLoop
 from .diffstat import (
     ChangeSummary,
@@ -37,6 +33,7 @@ from .diffstat import (
     read_change,
 )
 from .engine import DeliveryLoop
+from .model import ROLE_IDS, SENSITIVE, Limits, ReviewPolicy, Task, format_models, load_task
 from .reports import (
     Answer,
     Built,
@@ -52,17 +49,9 @@ from .reports import (
     Revise,
     parse_report,
 )
-from .review import (
-    SENSITIVE,
-    ReviewDecision,
-    ReviewPolicy,
-    load_review_policy,
-    review_required,
-    sensitive_matches,
-)
-from .standard import StandardLoop, start_task
+from .review import ReviewDecision, load_review_policy, review_required, sensitive_matches
+from .standard import StandardLoop, replay, start_task
 from .state import Outcome, TaskState
-from .task import Limits, ManualClock, Task, load_task
 
 __all__ = [
     "ROLE_IDS",
@@ -110,24 +99,3 @@ __all__ = [
     "start_task",
 ]
 
-
-def replay(task: Task | str, reports: Iterable[DeliveryReport | Mapping[str, Any]],
-           **kwargs: Any) -> DeliveryLoop:
-    """`start_task(task, **kwargs)` with `reports` applied in order (each must be accepted);
-    a mapping is read with `parse_report`."""
-    loop = start_task(task, **kwargs)
-    for item in reports:
-        loop.report(parse_report(item) if isinstance(item, Mapping) else item)
-    return loop
-
-
-def format_models() -> dict[str, type[BaseModel]]:
-    """File name in `schemas/` → the model it describes (for `crewbook.formats`)."""
-    from .catalogue import CatalogueFile, OverridesFile
-
-    return {
-        "delivery-roles.json": CatalogueFile,
-        "delivery-overrides.json": OverridesFile,
-        "delivery-task.json": Task,
-        "delivery-review-policy.json": ReviewPolicy,
-    }

@@ -19,95 +19,28 @@ and the rule it breaks. Views: `RoleCatalogue.frame()` (one row per role),
 from __future__ import annotations
 
 import html
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import Field, model_validator
-
-from ..errors import DeliveryError, NotFoundError, Problem, did_you_mean
-from ..models import FileModel, KebabId, Text, parse_model
+from ..errors import DeliveryError, NotFoundError, did_you_mean
+from ..models import parse_model
 from ..sources import SourceDoc, parse_yaml, read_yaml
+from .checks import catalogue_problems, rule_problems
+from .model import (
+    PROJECT_FILE,
+    CatalogueFile,
+    OverridesFile,
+    ToolSpec,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from ..draw.matrix import Matrix
-
-#: Role ids, in the seed's order (the same ids as `crewbook.routing.axes.LOOP_ROLES`).
-ARCHITECT: Final = "architect"
-DEVELOPER: Final = "developer"
-QA: Final = "qa"
-REVIEWER: Final = "reviewer"
-ROLE_IDS: Final[tuple[str, ...]] = (
-    ARCHITECT, DEVELOPER, QA, REVIEWER, "web-tester", "explorer", "dependency-analyser",
-)
-#: The only roles that give verdicts (C4.1), and the verdicts each gives.
-JUDGES: Final[dict[str, tuple[str, str]]] = {
-    QA: ("pass", "fail"), REVIEWER: ("approved", "changes")}
-#: Where a project overrides the catalogue, relative to the project root.
-PROJECT_FILE: Final = "_codev/delivery.yaml"
-
-Names = Annotated[dict[str, Text], Field(min_length=1)]
-
-
-class ToolSpec(FileModel):
-    """One tool: what it does, whether it changes the repository, whether it judges."""
-
-    description: Text
-    writes: bool = False
-    judges: bool = False
-
-
-class RoleSpec(FileModel):
-    """One role of the catalogue file."""
-
-    id: KebabId
-    name: Names = Field(description="Display names by language code; 'en' is required.")
-    step: Text = Field(description="The step of the delivery the role acts at (C1).")
-    stage: KebabId = Field(description="The ledger's `stage` for the role's acts.")
-    writes: bool = Field(False, description="May change the code (only the developer).")
-    delivery: bool = Field(False, description="One of the four agents seen on every task.")
-    coordinator: bool = Field(False, description="Stays on as the coordinator (coordinator mode).")
-    anytime: bool = Field(False, description="May be delegated before the plan exists.")
-    verdicts: tuple[Text, ...] = Field((), description="Verdicts it gives (QA, reviewer).")
-    mission: Text = ""
-    tools: tuple[KebabId, ...] = ()
-
-    @model_validator(mode="after")
-    def _english_name(self) -> RoleSpec:
-        if "en" not in self.name:
-            raise ValueError("name needs an 'en' entry (used for languages without a name)")
-        return self
-
-
-class CatalogueFile(FileModel):
-    """The role catalogue file (``builtin/roles.yaml``)."""
-
-    version: Literal[1] = 1
-    tools: dict[KebabId, ToolSpec] = Field(min_length=1)
-    roles: tuple[RoleSpec, ...] = Field(min_length=1)
-
-
-class RoleOverride(FileModel):
-    """A project's change to one role's tools: replace them, or add and remove some."""
-
-    tools: tuple[KebabId, ...] | None = Field(None, description="The role's whole tool set.")
-    add: tuple[KebabId, ...] = Field((), description="Tools to add.")
-    remove: tuple[KebabId, ...] = Field((), description="Tools to take away.")
-
-
-class OverridesFile(FileModel):
-    """``_codev/delivery.yaml``: a project's own tools and its changes to role tools."""
-
-    tools: dict[KebabId, ToolSpec] = Field(
-        default_factory=dict, description="The project's own tools (new names only).")
-    roles: dict[KebabId, RoleOverride] = Field(
-        default_factory=dict, description="Role id → its tool changes.")
-
 
 @dataclass(frozen=True)
 class Role:
@@ -273,7 +206,7 @@ def catalogue_from(doc: SourceDoc) -> RoleCatalogue:
     if model is None:
         raise DeliveryError(f"the role catalogue {doc.name} is not valid", problems)
     assert isinstance(model, CatalogueFile)
-    problems = _catalogue_problems(model, doc)
+    problems = catalogue_problems(model, doc)
     if problems:
         raise DeliveryError(f"the role catalogue {doc.name} breaks the rules", problems)
     roles = tuple(
@@ -282,60 +215,6 @@ def catalogue_from(doc: SourceDoc) -> RoleCatalogue:
         for r in model.roles)
     source = "built-in" if "builtin" in doc.name else doc.name
     return RoleCatalogue(roles, dict(model.tools), source)
-
-
-def _catalogue_problems(model: CatalogueFile, doc: SourceDoc) -> list[Problem]:
-    problems: list[Problem] = []
-    seen: set[str] = set()
-    for i, r in enumerate(model.roles):
-        if r.id in seen:
-            problems.append(doc.problem("duplicate_id", f"role {r.id!r} is declared twice",
-                                        ("roles", i, "id")))
-        seen.add(r.id)
-        for j, tool in enumerate(r.tools):
-            if tool not in model.tools:
-                problems.append(doc.problem(
-                    "unknown_tool", f"unknown tool {tool!r}{did_you_mean(tool, model.tools)}",
-                    ("roles", i, "tools", j)))
-        problems += _rule_problems(r.id, r.writes, bool(r.verdicts), r.tools, model.tools, doc,
-                                   ("roles", i))
-        if r.writes and r.id != DEVELOPER:
-            problems.append(doc.problem(
-                "write_not_allowed", f"role {r.id!r} is marked `writes: true`; only the "
-                "developer may change the code (SPEC C1)", ("roles", i, "writes")))
-        if r.verdicts and r.id not in JUDGES:
-            problems.append(doc.problem(
-                "verdict_not_allowed", f"role {r.id!r} lists verdicts; only QA and the reviewer "
-                "give verdicts (SPEC C4.1)", ("roles", i, "verdicts")))
-    return problems
-
-
-def _rule_problems(role_id: str, writes: bool, judges: bool, tools: Sequence[str],
-                   specs: Mapping[str, ToolSpec], doc: SourceDoc,
-                   where: tuple[str | int, ...]) -> list[Problem]:
-    """The C1 / C4.1 rules on one role's tool set."""
-    problems: list[Problem] = []
-    writing = [t for t in tools if t in specs and specs[t].writes]
-    judging = [t for t in tools if t in specs and specs[t].judges]
-    if writing and not writes:
-        problems.append(doc.problem(
-            "write_not_allowed",
-            f"role {role_id!r} may not change the code, yet it would get "
-            f"{', '.join(map(repr, writing))}, which write to the repository: only the developer "
-            "may write (SPEC C1). Give read-only tools instead, or give this work to the developer",
-            (*where, "tools")))
-    if judging and not judges:
-        problems.append(doc.problem(
-            "verdict_not_allowed",
-            f"role {role_id!r} would get {', '.join(map(repr, judging))}: only QA and the "
-            "reviewer give verdicts (SPEC C4.1)", (*where, "tools")))
-    if writes and not writing:
-        problems.append(doc.problem(
-            "developer_cannot_write",
-            f"role {role_id!r} must keep at least one tool that writes "
-            f"({', '.join(t for t, s in specs.items() if s.writes)}): it builds every version",
-            (*where, "tools")))
-    return problems
 
 
 def _apply(base: RoleCatalogue, doc: SourceDoc) -> RoleCatalogue:
@@ -378,7 +257,7 @@ def _apply(base: RoleCatalogue, doc: SourceDoc) -> RoleCatalogue:
         else:
             new = tuple(t for t in dict.fromkeys((*role.tools, *change.add))
                         if t not in change.remove)
-        problems += _rule_problems(role_id, role.writes, bool(role.verdicts), new, tools, doc,
+        problems += rule_problems(role_id, role.writes, bool(role.verdicts), new, tools, doc,
                                    where)
         roles[role_id] = Role(**{**role.__dict__, "tools": new, "tools_origin": doc.name})
     errors = [p for p in problems if p.severity == "error"]

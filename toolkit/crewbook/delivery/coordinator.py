@@ -38,8 +38,8 @@ from typing import Any
 
 from ..errors import InvalidInputError, LoopRefused, did_you_mean
 from ..loop import Act, JournalEntry, Transition, check_caps
-from .catalogue import ARCHITECT, DEVELOPER, QA, REVIEWER
 from .engine import DeliveryLoop, Draft, Event, _fmt, path_defect, transition_of
+from .model import ARCHITECT, DEVELOPER, QA, REVIEWER
 from .reports import (
     PATHS,
     Answer,

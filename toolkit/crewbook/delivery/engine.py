@@ -33,13 +33,13 @@ from ..loop import (
 )
 from ..loop import require_role as _require_role
 from ..models import path_defect as _path_defect
-from .catalogue import ARCHITECT, DEVELOPER, JUDGES, REVIEWER, RoleCatalogue, load_catalogue
+from .catalogue import RoleCatalogue, load_catalogue
 from .diffstat import ChangeSummary, covering, summary_of
+from .model import ARCHITECT, DEVELOPER, JUDGES, REVIEWER, Task
 from .outcomes import check_gates, path_text, pr_description
 from .reports import Built, DeliveryReport, Expire, Judgement, Measured, Question, Result
 from .review import ReviewDecision, review_required
 from .state import Outcome, Step, TaskState, Wait, freeze
-from .task import Task
 from .views import agent_contract, loop_status
 
 if TYPE_CHECKING:

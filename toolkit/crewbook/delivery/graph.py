@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..draw.model import Edge, GraphModel, Node, attrs
-from .catalogue import ARCHITECT, JUDGES
+from .model import ARCHITECT, JUDGES
 
 if TYPE_CHECKING:
     from .engine import DeliveryLoop

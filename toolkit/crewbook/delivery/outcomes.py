@@ -6,7 +6,7 @@ Pure functions of a task's state: the engines call them, and so can a notebook
 
 from __future__ import annotations
 
-from .catalogue import QA, REVIEWER
+from .model import QA, REVIEWER
 from .review import ReviewDecision
 from .state import Outcome, TaskState
 

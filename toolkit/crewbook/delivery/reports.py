@@ -12,7 +12,7 @@ agents: findings), `Question` (any agent). In standard mode the architect report
 `Plan` like any agent. The platform reports `Expire` when a wait passes its deadline.
 
 Every report may carry measures (``duration_ms``, ``tokens_in``, ``tokens_out``,
-``cost``); ``duration_ms`` moves the task's own time (see `crewbook.delivery.task`).
+``cost``); ``duration_ms`` moves the task's own time (see `crewbook.loop.ManualClock`).
 `parse_report` reads any of them from JSON data.
 """
 

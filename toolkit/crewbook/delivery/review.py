@@ -31,91 +31,16 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from pydantic import Field
-
 from ..errors import CrewbookError
-from ..models import FileModel, Text, parse_model
+from ..models import parse_model
 from ..sources import read_yaml
 from .diffstat import ChangeSummary, Unreadable
-
-ReviewMode = Literal["always", "risk-based"]
-#: Where a project keeps its review policy, relative to the project root.
-POLICY_FILE: Final = "_codev/review.yaml"
-#: Changed lines above which a change is not minor (C7 default).
-MAX_LINES: Final = 80
-
-#: What each sensitive category is called in a reason.
-CATEGORY_LABELS: Final[dict[str, str]] = {
-    "authentication": "authentication",
-    "sessions": "sessions",
-    "permissions": "permissions",
-    "secrets": "secrets or cryptography",
-    "migrations": "database migrations",
-    "build-deploy": "build and deploy configuration",
-    "dependencies": "dependency files",
-    "external-services": "code that talks to external services",
-}
-
-#: Category → path patterns (gitignore-like: ``name/`` a folder anywhere, a pattern
-#: without ``/`` a file name anywhere, one with ``/`` a path from the root, ``**``
-#: any folders). Broad on purpose: a false alarm costs a review, a miss costs more.
-SENSITIVE: Final[dict[str, tuple[str, ...]]] = {
-    "authentication": (
-        "auth/", "authentication/", "*auth.*", "*_auth*", "*-auth*", "auth_*", "auth-*",
-        "*authn*", "*authenticat*", "*oauth*", "*oidc*", "*saml*", "sso/", "*login*",
-        "*logout*", "*signin*", "*sign_in*", "*password*", "*passwd*", "*2fa*", "*totp*",
-        "*mfa.*", "*_mfa*",
-    ),
-    "sessions": ("*session*", "*cookie*"),
-    "permissions": (
-        "*permission*", "*authoriz*", "*authz*", "*rbac*", "*abac*", "acl/", "*acl.*",
-        "*_acl*", "policies/", "*access_control*", "*access-control*", "*privilege*",
-        "CODEOWNERS", "*sudoers*",
-    ),
-    "secrets": (
-        "*secret*", "*credential*", ".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12",
-        "*.pfx", "*.jks", "*.keystore", "*.gpg", "id_rsa*", "id_ed25519*", "id_ecdsa*",
-        "*crypt*", "*cipher*", "*vault*", "*jwt*", "*hmac*", "*kms*", "*signing*",
-        "*token*", "*.asc",
-    ),
-    "migrations": (
-        "migrations/", "migrate/", "alembic/", "flyway/", "liquibase/", "*migration*",
-        "db/schema.rb", "**/db/schema.rb", "schema.prisma", "*.sql", "*.ddl",
-    ),
-    "build-deploy": (
-        "Dockerfile", "Dockerfile.*", "*.dockerfile", "docker-compose*.yml",
-        "docker-compose*.yaml", "compose.yml", "compose.yaml", ".dockerignore", "Makefile",
-        "GNUmakefile", "*.mk", "CMakeLists.txt", "*.cmake", "BUILD", "BUILD.bazel",
-        "WORKSPACE", "MODULE.bazel", "*.bzl", ".github/workflows/**", ".github/actions/**",
-        ".gitlab-ci.yml", ".circleci/", "Jenkinsfile", "azure-pipelines.yml", ".travis.yml",
-        "bitbucket-pipelines.yml", "*.tf", "*.tfvars", "terraform/", "helm/", "charts/",
-        "k8s/", "kubernetes/", "deploy/", "deployment/", "deployments/", "infra/",
-        "ansible/", "Procfile", "app.yaml", "fly.toml", "netlify.toml", "vercel.json",
-        "serverless.yml", "serverless.yaml", "setup.cfg", "setup.py", "pyproject.toml",
-        "tox.ini", "noxfile.py", "MANIFEST.in", "webpack.config.*", "vite.config.*",
-        "rollup.config.*", "babel.config.*", "tsconfig*.json", "build.gradle",
-        "build.gradle.kts", "settings.gradle", "settings.gradle.kts", "gradle.properties",
-        "pom.xml", "*.csproj", "*.sln", "build.rs", ".npmrc", ".pypirc", ".gitmodules",
-    ),
-    "dependencies": (
-        "requirements*.txt", "requirements/", "constraints*.txt", "Pipfile", "Pipfile.lock",
-        "poetry.lock", "uv.lock", "pdm.lock", "pyproject.toml", "setup.py", "setup.cfg",
-        "environment.yml", "environment.yaml", "conda-lock.yml", "package.json",
-        "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml",
-        "bun.lockb", "deno.lock", "Gemfile", "Gemfile.lock", "*.gemspec", "go.mod", "go.sum",
-        "go.work", "Cargo.toml", "Cargo.lock", "composer.json", "composer.lock", "pom.xml",
-        "build.gradle", "build.gradle.kts", "gradle.lockfile", "*.csproj",
-        "packages.config", "packages.lock.json", "Directory.Packages.props", "mix.exs",
-        "mix.lock", "Podfile", "Podfile.lock", "Package.swift", "Package.resolved",
-        "pubspec.yaml", "pubspec.lock", "vcpkg.json", "conanfile.*", "*.lock", ".gitmodules",
-    ),
-    "external-services": (
-        "integrations/", "clients/", "webhooks/", "*webhook*", "*_client.*", "*-client.*",
-        "*client.py", "*api_client*", "*gateway*", "*payment*", "*stripe*", "*paypal*",
-        "*twilio*", "*sendgrid*", "*smtp*", "*mailer*", "*grpc*", "*.proto", "openapi*.yaml",
-        "openapi*.yml", "openapi*.json", "swagger*",
-    ),
-}
+from .model import (
+    CATEGORY_LABELS,
+    POLICY_FILE,
+    ReviewMode,
+    ReviewPolicy,
+)
 
 #: Category → regexes on the changed lines of a unified diff (files that are not docs).
 CONTENT: Final[dict[str, tuple[str, ...]]] = {
@@ -134,39 +59,6 @@ CONTENT: Final[dict[str, tuple[str, ...]]] = {
 }
 #: Files whose text is not scanned (documentation: a link in a README is not a call).
 DOC_SUFFIXES: Final = (".md", ".rst", ".txt", ".adoc", ".html")
-
-
-class ReviewPolicy(FileModel):
-    """The review policy (``_codev/review.yaml``); the defaults are SPEC C7's."""
-
-    policy: ReviewMode = Field(
-        "always", description="'always' (default: every standalone task is reviewed) or "
-        "'risk-based' (a minor, routine change may skip the reviewer).")
-    max_lines: int = Field(MAX_LINES, ge=0, description="Changed lines above which a change "
-                           "is not minor (risk-based).")
-    sensitive: dict[str, tuple[Text, ...]] = Field(
-        default_factory=dict, description="Category → extra path patterns (gitignore-like); "
-        "a new category name is used as its label.")
-    replace_defaults: bool = Field(False, description="Use only `sensitive`, not the "
-                                   "built-in patterns.")
-    scan_content: bool = Field(True, description="Also scan a unified diff's changed lines "
-                               "for secrets, external calls and permission checks.")
-    project_requires: bool = Field(False, description="The project's review rules require "
-                                   "a reviewer on every task.")
-    organisation_requires: bool = Field(False, description="The organisation requires a "
-                                        "reviewer on every task.")
-
-    @property
-    def risk_based(self) -> bool:
-        """Whether the optional risk-based policy is on."""
-        return self.policy == "risk-based"
-
-    def patterns(self) -> dict[str, tuple[str, ...]]:
-        """Category → path patterns in force."""
-        base: dict[str, tuple[str, ...]] = {} if self.replace_defaults else dict(SENSITIVE)
-        for category, extra in self.sensitive.items():
-            base[category] = (*base.get(category, ()), *extra)
-        return base
 
 
 @dataclass(frozen=True)

@@ -12,14 +12,15 @@ relaunches the same role when its cap allows, else the task fails.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 from ..errors import LoopRefused
 from ..loop import Act, JournalEntry, Transition
-from .catalogue import ARCHITECT, DEVELOPER, QA, REVIEWER
 from .coordinator import CoordinatorLoop
 from .engine import DeliveryLoop, Draft, Event, _fmt, transition_of
+from .model import ARCHITECT, DEVELOPER, QA, REVIEWER, Task
 from .reports import (
     Answer,
     Delegate,
@@ -31,9 +32,9 @@ from .reports import (
     Plan,
     Revise,
     move_name,
+    parse_report,
 )
 from .state import PlanRecord, TaskState, Wait, freeze
-from .task import Task
 
 #: What the platform tells each role it launches.
 INSTRUCTIONS: dict[str, str] = {
@@ -160,3 +161,13 @@ def start_task(task: Task | str, *, coordinator_available: bool = True,
     if t.mode == "coordinator" and coordinator_available and not t.standard_only:
         return CoordinatorLoop(t, **kwargs)
     return StandardLoop(t, **kwargs)
+
+
+def replay(task: Task | str, reports: Iterable[DeliveryReport | Mapping[str, Any]],
+           **kwargs: Any) -> DeliveryLoop:
+    """`start_task(task, **kwargs)` with `reports` applied in order (each must be accepted);
+    a mapping is read with `parse_report`."""
+    loop = start_task(task, **kwargs)
+    for item in reports:
+        loop.report(parse_report(item) if isinstance(item, Mapping) else item)
+    return loop

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from ..loop import Act, Status
-from .catalogue import ARCHITECT, DEVELOPER, QA, REVIEWER
+from .model import ARCHITECT, DEVELOPER, QA, REVIEWER
 from .state import TaskState, Wait
 
 if TYPE_CHECKING:

@@ -30,6 +30,7 @@ EXPECTED = {
     "LedgerEvent",
     "Loop",
     "LoopRefused",
+    "ManualClock",
     "Matrix",
     "MemoryLedger",
     "NotFoundError",
@@ -48,11 +49,13 @@ EXPECTED = {
     "SchemaNotFoundError",
     "SchemaWarning",
     "Snapshot",
+    "StageNotFoundError",
     "StandardLoop",
     "Status",
     "TaskItem",
     "TaskNotFoundError",
     "UnsafePathError",
+    "UsageError",
     "ValidationReport",
     "__version__",
     "change_status",
@@ -101,6 +104,24 @@ def test_all_is_pinned() -> None:
 def test_every_exported_name_exists() -> None:
     missing = [name for name in crewbook.__all__ if not hasattr(crewbook, name)]
     assert missing == []
+
+
+def test_no_name_leaks_into_the_top_level() -> None:
+    """Every public attribute of `crewbook` is either exported or a subpackage: helper
+    names (`annotations`, `TYPE_CHECKING`, `Any`...) never leak."""
+    import types
+
+    public = {name for name in vars(crewbook) if not name.startswith("_")}
+    modules = {name for name in public if isinstance(getattr(crewbook, name), types.ModuleType)}
+    assert public - modules - set(crewbook.__all__) == set()
+
+
+def test_the_package_docstring_names_every_concept() -> None:
+    doc = crewbook.__doc__ or ""
+    for concept in ("crewbook.artifacts", "crewbook.pipeline", "crewbook.delivery",
+                    "crewbook.routing", "crewbook.loop", "crewbook.ledger", "crewbook.draw",
+                    "crewbook.commands"):
+        assert concept in doc
 
 
 def test_import_does_not_load_heavy_packages() -> None:

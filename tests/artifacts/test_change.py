@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 import crewbook
-from crewbook.artifacts.change import STATUS_ORDER, match_outputs
+from crewbook.artifacts.status import STATUS_ORDER, match_outputs
 from crewbook.errors import (
     AlreadyExistsError,
     ChangeNotFoundError,

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import crewbook
+from crewbook.artifacts.frames import role_matrix_frame
 from crewbook.artifacts.graph import (
     GATE_ID,
     STATUS_LEGEND,
@@ -18,7 +19,6 @@ from crewbook.artifacts.graph import (
     ranks,
     report_graph,
     role_matrix,
-    role_matrix_frame,
     schema_path_graph,
 )
 from crewbook.draw import GraphModel

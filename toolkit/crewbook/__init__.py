@@ -1,30 +1,72 @@
 """crewbook: a notebook-first toolkit for the workflow model of AI software-delivery teams.
 
-Load artifact schemas and changes (SPEC A), check them with file:line errors, and look
-at them as pandas DataFrames and rich notebook displays. Nothing heavy (graphviz,
-ipywidgets, matplotlib, IPython) is imported until a function needs it.
+Load the files of the model, check them strictly (every problem with file, line, key and
+what to do), look at them as pandas DataFrames and drawings, and step their loops one
+cell at a time. The public names, by concept (each concept is a subpackage with the
+same shape: `model`, `checks`, `frames`, `graph`, `engine`):
+
+- **Artifact schemas and changes** (SPEC A, `crewbook.artifacts`): `Project`,
+  `load_schema`, `validate_schema`, `list_schemas`, `get_schema`, `new_change`,
+  `open_change`, `change_status`, `instructions`, `list_roles`.
+- **Role pipelines** (SPEC B, `crewbook.pipeline`): `load_pipeline`,
+  `validate_pipeline`, `Pipeline`, `PipelineLoop`.
+- **Delivery roles and the coordinator** (SPEC C, `crewbook.delivery`):
+  `start_task`, `StandardLoop`, `CoordinatorLoop`, `review_required`.
+- **Model routing** (SPEC D7–D9, `crewbook.routing`): `provider_presets_list`,
+  `provider_profile_init`, `provider_profile_show`, `task_classify`,
+  `task_route_show`, `task_routes`, `role_route`, `compare_profiles`, `get_preset`.
+- **The Loop protocol** (`crewbook.loop`): `Loop`, `Act`, `Status`, `Snapshot`,
+  `MemoryLedger`, `ManualClock`: `contract()`, `report()`, `status()` on every engine.
+- **Run ledgers** (`crewbook.ledger`): `Ledger`, `LedgerEvent`, `read_ledger`,
+  `validate_ledger`, `import_speckit_runs`, `to_parquet`, and the analyses
+  `run_outcomes`, `usage_by_role`, `rework`, `verdict_funnel`, `timeline`,
+  `plot_timeline`, `plot_rounds`.
+- **Drawings** (`crewbook.draw`): `GraphModel`, `Matrix`.
+- **Checking and errors**: `ValidationReport` (what every `validate_*` returns),
+  `Problem`, and `CrewbookError` with its family (`crewbook.errors` draws the tree).
+- `example_project()`: a copy of the bundled tour project to try all of it on.
+
+The command line is `crewbook` (`crewbook.commands`). Importing this package is light:
+nothing heavy (pandas, pyarrow, graphviz, ipywidgets, matplotlib, IPython) loads until
+a function needs it; the ledger names load on first use. Architecture and the rules
+between layers: `docs/architecture.md`; history: `CHANGELOG.md`.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
-from typing import TYPE_CHECKING, Any
-
-from .artifacts.change import (
+# -- artifact schemas and changes (SPEC A) ----------------------------------------------
+from .artifacts import (
     ApplyState,
     ArtifactState,
     Change,
     ChangeStatus,
+    Instructions,
+    Project,
+    RoleListing,
+    Schema,
+    SchemaListing,
+    SchemaWarning,
+    TaskItem,
     change_status,
+    find_project_root,
+    get_schema,
+    instructions,
+    list_roles,
+    list_schemas,
+    load_schema,
     new_change,
     open_change,
+    validate_schema,
 )
-from .artifacts.checklist import TaskItem
-from .artifacts.instructions import Instructions, RoleListing, instructions, list_roles
-from .artifacts.project import Project, find_project_root
-from .artifacts.registry import SchemaListing, SchemaWarning, get_schema, list_schemas
-from .artifacts.schema import Schema, load_schema, validate_schema
+
+# -- delivery roles and the coordinator (SPEC C) ----------------------------------------
 from .delivery import CoordinatorLoop, StandardLoop, review_required, start_task
+
+# -- drawings -----------------------------------------------------------------------------
 from .draw import GraphModel, Matrix
+
+# -- errors -------------------------------------------------------------------------------
 from .errors import (
     AlreadyExistsError,
     ArtifactNotFoundError,
@@ -45,13 +87,23 @@ from .errors import (
     RoutingError,
     SchemaError,
     SchemaNotFoundError,
+    StageNotFoundError,
     TaskNotFoundError,
     UnsafePathError,
+    UsageError,
 )
 from .examples import example_project
-from .loop import Act, Loop, MemoryLedger, Snapshot, Status
+
+# -- the Loop protocol --------------------------------------------------------------------
+from .loop import Act, Loop, ManualClock, MemoryLedger, Snapshot, Status
+
+# -- role pipelines (SPEC B) --------------------------------------------------------------
 from .pipeline import Pipeline, PipelineLoop, load_pipeline, validate_pipeline
+
+# -- checking -----------------------------------------------------------------------------
 from .report import ValidationReport
+
+# -- model routing (SPEC D7-D9) -----------------------------------------------------------
 from .routing import (
     compare_profiles,
     get_preset,
@@ -64,7 +116,8 @@ from .routing import (
     task_routes,
 )
 
-if TYPE_CHECKING:
+# -- run ledgers: loaded on first use (pandas and pyarrow stay unloaded until then) ------
+if _TYPE_CHECKING:
     from .ledger import (
         Ledger,
         LedgerEvent,
@@ -81,7 +134,6 @@ if TYPE_CHECKING:
         verdict_funnel,
     )
 
-#: Ledger names load on first use, so `import crewbook` loads neither pandas nor pyarrow.
 _LAZY_LEDGER = frozenset({
     "Ledger", "LedgerEvent", "import_speckit_runs", "plot_rounds", "plot_timeline",
     "read_ledger", "rework", "run_outcomes", "timeline", "to_parquet", "usage_by_role",
@@ -89,7 +141,7 @@ _LAZY_LEDGER = frozenset({
 })
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     if name in _LAZY_LEDGER:
         from . import ledger
 
@@ -122,6 +174,7 @@ __all__ = [
     "LedgerEvent",
     "Loop",
     "LoopRefused",
+    "ManualClock",
     "Matrix",
     "MemoryLedger",
     "NotFoundError",
@@ -140,11 +193,13 @@ __all__ = [
     "SchemaNotFoundError",
     "SchemaWarning",
     "Snapshot",
+    "StageNotFoundError",
     "StandardLoop",
     "Status",
     "TaskItem",
     "TaskNotFoundError",
     "UnsafePathError",
+    "UsageError",
     "ValidationReport",
     "__version__",
     "change_status",

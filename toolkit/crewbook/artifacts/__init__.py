@@ -1,0 +1,56 @@
+"""Artifact schemas and changes (SPEC A): the codev format.
+
+- `load_schema(path)` / `validate_schema(path)`: one schema folder, as a `Schema` (frames,
+  drawing, role matrix) or as a `ValidationReport` of every problem;
+  `list_schemas(project)` and `get_schema(name, project)`: the registry (project
+  schemas before the built-in `spec-driven`, A1, A2, A5).
+- `Project`: a folder holding `_codev/` with its config (A8, A9).
+- `new_change`, `open_change`, `change_status`: a change and where it stands (A6) as a
+  `ChangeStatus` (per-artifact state, apply gate, task checklist).
+- `instructions(artifact, change)` and `list_roles()`: what an agent gets (A7, A10).
+- `validate_project`, `validate_change`: every problem of a whole project or change.
+
+Modules: `model` (the file models), `checks` (schema rules), `frames` (DataFrames),
+`graph` (drawings), `schema`, `registry`, `project`, `change`, `status`, `checklist`,
+`step_roles`, `instructions`, `audit`.
+"""
+
+from __future__ import annotations
+
+from ..report import ValidationReport
+from .audit import validate_change, validate_project
+from .change import Change, change_status, new_change, open_change
+from .checklist import TaskItem, parse_tasks
+from .instructions import Instructions, RoleListing, instructions, list_roles
+from .project import Project, find_project_root
+from .registry import SchemaListing, SchemaWarning, get_schema, list_schemas
+from .schema import Schema, load_schema, validate_schema
+from .status import ApplyState, ArtifactState, ChangeStatus
+
+__all__ = [
+    "ApplyState",
+    "ArtifactState",
+    "Change",
+    "ChangeStatus",
+    "Instructions",
+    "Project",
+    "RoleListing",
+    "Schema",
+    "SchemaListing",
+    "SchemaWarning",
+    "TaskItem",
+    "ValidationReport",
+    "change_status",
+    "find_project_root",
+    "get_schema",
+    "instructions",
+    "list_roles",
+    "list_schemas",
+    "load_schema",
+    "new_change",
+    "open_change",
+    "parse_tasks",
+    "validate_change",
+    "validate_project",
+    "validate_schema",
+]

@@ -26,12 +26,11 @@ from ..sources import read_yaml
 from .checks import find_cycles
 
 if TYPE_CHECKING:
-    import pandas as pd
 
     from ..report import ValidationReport
-    from .change import ChangeStatus
     from .registry import SchemaListing
     from .schema import Schema, Source
+    from .status import ChangeStatus
 
 #: Node id of the apply gate (artifact ids are kebab-case, so they never contain ':').
 GATE_ID = "apply:gate"
@@ -283,28 +282,10 @@ def listing_graph(listing: SchemaListing) -> GraphModel:
     return model
 
 
-def role_matrix_frame(schema: Schema) -> pd.DataFrame:
-    """Artifact × role: 2 where the role writes the artifact, 1 where it reads it (a
-    `requires` of its artifact), <NA> elsewhere. Rows in dependency order (Int64)."""
-    import pandas as pd
-
-    rank = ranks({a.id: a.requires for a in schema.artifacts})
-    position = {a.id: i for i, a in enumerate(schema.artifacts)}
-    order = sorted(schema.artifacts, key=lambda a: (rank[a.id] or 0, position[a.id]))
-    owners = [a for a in schema.artifacts if a.role]
-    data = {
-        owner.role.id: pd.array(
-            [2 if art.id == owner.id else 1 if art.id in owner.requires else pd.NA
-             for art in order], dtype="Int64")
-        for owner in owners if owner.role
-    }
-    frame = pd.DataFrame(data, index=pd.Index([a.id for a in order], name="artifact"))
-    frame.columns = pd.Index(list(data), name="role")
-    return frame
-
-
 def role_matrix(schema: Schema) -> Matrix:
     """The artifact × role table as a heatmap (`writes` / `reads`)."""
+    from .frames import role_matrix_frame
+
     return Matrix(role_matrix_frame(schema), title=f"schema {schema.name}: artifact × role",
                   labels={2: "writes", 1: "reads"}, vmin=0, vmax=2)
 

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, InvalidInputError, Problem, did_you_mean
 from ..sources import read_yaml
-from .change import ArtifactState, Change, open_change
+from .change import Change, open_change
 from .model import Decision
 from .project import CODEV, Project, ProjectLike
 from .schema import Schema
+from .status import ArtifactState
 from .step_roles import ARTIFACT_STEP, step_catalogue, steps
 
 if TYPE_CHECKING:

@@ -14,9 +14,10 @@ from ..sources import read_yaml
 from .model import ProjectConfig
 
 if TYPE_CHECKING:
-    from .change import Change, ChangeStatus
+    from .change import Change
     from .registry import SchemaListing
     from .schema import Schema
+    from .status import ChangeStatus
 
 CODEV = "_codev"
 

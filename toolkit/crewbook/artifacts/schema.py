@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal
 
 from ..draw.display import Drawable
 from ..errors import (
@@ -19,26 +19,18 @@ from ..errors import (
     did_you_mean,
     problems_html,
 )
-from ..models import is_glob
 from ..report import ValidationReport
 from ..sources import read_yaml
 from .checks import check_schema
+from .frames import SchemaFrames
 from .model import ArtifactSpec, SchemaFile
 
 if TYPE_CHECKING:
-    import pandas as pd
 
     from ..draw.matrix import Matrix
     from ..draw.model import GraphModel
 
 Source = Literal["project", "built-in", "file"]
-
-
-class SchemaFrames(NamedTuple):
-    """`Schema.frames()`: one row per artifact, one per dependency edge."""
-
-    artifacts: pd.DataFrame
-    edges: pd.DataFrame
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,31 +124,9 @@ class Schema(Drawable):
         role_id (category), has_template (bool), order (Int64: topological rank).
         edges: source, target, kind (`requires` or `apply`; target `apply` for the gate).
         """
-        import pandas as pd
+        from .frames import schema_frames
 
-        rank = {art_id: i for i, art_id in enumerate(self.order)}
-        arts = pd.DataFrame(
-            {
-                "id": pd.Series(self.ids, dtype="string"),
-                "generates": pd.Series([a.generates for a in self.artifacts], dtype="string"),
-                "is_glob": pd.Series([is_glob(a.generates) for a in self.artifacts], dtype=bool),
-                "requires": pd.Series([list(a.requires) for a in self.artifacts], dtype=object),
-                "depth": pd.Series([self.depth[a.id] for a in self.artifacts], dtype="Int64"),
-                "role_id": pd.Series(
-                    [a.role.id if a.role else None for a in self.artifacts], dtype="category"
-                ),
-                "has_template": pd.Series(
-                    [a.template is not None for a in self.artifacts], dtype=bool
-                ),
-                "order": pd.Series([rank[a.id] for a in self.artifacts], dtype="Int64"),
-            }
-        )
-        rows = [(dep, a.id, "requires") for a in self.artifacts for dep in a.requires]
-        rows += [(dep, "apply", "apply") for dep in self.model.apply.requires]
-        edges = pd.DataFrame(rows, columns=["source", "target", "kind"]).astype(
-            {"source": "string", "target": "string", "kind": "category"}
-        )
-        return SchemaFrames(arts, edges)
+        return schema_frames(self)
 
     def graph_model(self) -> GraphModel:
         """The drawing: artifacts, `requires` edges, the apply gate, role badges."""

@@ -43,16 +43,21 @@ that persists its state between processes (a CLI) rebuilds the loop with
 (the pipeline puts its input versions and round there), of a status in
 ``Status.details``.
 
-Changes since the first version: ``Act.details``; ``acts=`` (resume a persisted loop);
-``copy_state``; ``is_finished()`` (a cheap check engines may override; ``report`` asks
-it instead of building a `Status`); the events of one act are stamped with one ``ts``
-and handed to ``ledger.append_many(events)`` when the sink has it (one lock and one
-write per act: the act's events land together or not at all), else appended one by
-one. The first event of a run can be emitted by ``transition`` itself (the pipeline
-logs ``init`` with its first accepted report, so building a loop writes nothing).
-An event that carries its own ``ts`` keeps it: the delivery loops stamp their events
-with the task's own time (the clock, moved on by the durations reports carry), so a
+Acts and events: the events of one act are stamped with one ``ts`` and handed to
+``ledger.append_many(events)`` when the sink has it (one lock and one write per act:
+they land together or not at all), else appended one by one. ``is_finished()`` is a
+cheap check engines may override (``report`` asks it instead of building a `Status`).
+The first event of a run can be emitted by ``transition`` itself (the pipeline logs
+``init`` with its first accepted report, so building a loop writes nothing). An event
+that carries its own ``ts`` keeps it: the delivery loops stamp their events with the
+task's own time (a `ManualClock` moved on by the durations reports carry), so a
 notebook on a fixed clock still logs hours of work with their real spacing.
+
+Every loop is drawable (`Drawable`: one ``graph_model()`` gives ``dot()``, ``mermaid()``,
+``graph()`` and a display that never raises) and routed: ``router`` resolves the route
+(model and native effort) that ``Act.route`` carries, through `crewbook.routing.Router`.
+The in-memory ledger (`MemoryLedger`) fills events as the file writer does, and its
+``frame()`` is the `read_ledger` frame, so every analysis works on both.
 """
 
 from __future__ import annotations

@@ -15,11 +15,11 @@ package is light: pandas is imported by the functions that build DataFrames.
 
 from __future__ import annotations
 
+from ..errors import PresetNotFoundError, RoutingError, TaskNotFoundError
 from .active import ActiveProfile, RoleRoute, provider_profile_show
 from .axes import COMPLEXITIES, EFFORTS, LOOP_ROLES, TIERS
-from .errors import PresetNotFoundError, RoutingError, TaskNotFoundError
+from .graph import ProfileComparison, RoutingMatrix, compare_profiles
 from .home import crewbook_home
-from .matrices import ProfileComparison, RoutingMatrix, compare_profiles
 from .presets import Preset, PresetListing, get_preset, provider_presets_list
 from .profiles import ProfileInit, provider_profile_init
 from .routes import (

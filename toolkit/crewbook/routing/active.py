@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..artifacts.project import Project, ProjectLike, project_or_none
-from ..errors import Problem, did_you_mean
-from .axes import EFFORTS, LOOP_ROLES, TIERS, Effort, Tier, check_axis
-from .errors import PresetNotFoundError, RoutingError
+from ..errors import PresetNotFoundError, Problem, RoutingError, did_you_mean
+from .axes import EFFORTS, LOOP_ROLES, TIERS, Effort, Tier
+from .checks import check_axis
 from .home import display_home_path, global_profile_path
 from .model import AxisPair, Capability
 from .presets import Preset, get_preset
@@ -29,7 +29,7 @@ from .profiles import (
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .matrices import RoutingMatrix
+    from .graph import RoutingMatrix
 
 Source = Literal["project", "global", "preset", "built-in", "none"]
 TaskDefaultKind = Literal["unclassified", "simple", "complex"]
@@ -291,7 +291,7 @@ class ActiveProfile:
     def matrix(self) -> RoutingMatrix:
         """Tier × effort → `model · native`, coloured by model; framed cells come from the
         project profile."""
-        from .matrices import capability_matrix
+        from .graph import capability_matrix
 
         cells = self.cells()
         return capability_matrix(
@@ -303,7 +303,7 @@ class ActiveProfile:
 
     def role_matrix(self) -> RoutingMatrix:
         """Role × tier/effort → model, for the crew and delivery roles."""
-        from .matrices import role_matrix
+        from .graph import role_matrix
 
         return role_matrix(self.roles(), title=f"Role routing ({self.family or 'no family'})")
 

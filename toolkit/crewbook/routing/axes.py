@@ -45,16 +45,5 @@ LOOP_ROLES: dict[str, tuple[str, ...]] = {
 }
 
 
-def check_axis(axis: str, value: object) -> str | None:
-    """Why `value` is not allowed on `axis` (with the nearest allowed value), or None."""
-    from ..errors import did_you_mean
-
-    allowed = AXES[axis]
-    if value in allowed:
-        return None
-    hint = did_you_mean(str(value), allowed) if isinstance(value, str) else ""
-    return f"{value!r} is not one of {', '.join(allowed)}{hint}"
-
-
 #: Friendlier axis names used by `ActiveProfile.cell` and the CLI.
 AXIS_ALIASES = {"tier": "capability_tier", "effort": "effort_level"}

@@ -11,10 +11,10 @@ from typing import Any, TypeVar, cast
 import yaml
 from pydantic import BaseModel
 
-from ..errors import Problem
+from ..errors import Problem, RoutingError
 from ..models import parse_model
 from ..sources import SourceDoc, read_yaml
-from .errors import RoutingError
+from .checks import non_string_keys
 
 M = TypeVar("M", bound=BaseModel)
 Check = Callable[[Any, SourceDoc], list[Problem]]
@@ -30,7 +30,7 @@ def load_model(
     """`model` read from `path`, or one `RoutingError` listing every problem found."""
     doc = read_yaml(path, error_cls=RoutingError, display_path=display_path)
     problems = list(doc.problems)
-    problems += _non_string_keys(doc)
+    problems += non_string_keys(doc)
     parsed, found = parse_model(model, doc)
     problems += found
     if parsed is not None and check is not None:
@@ -38,28 +38,6 @@ def load_model(
     if any(p.severity == "error" for p in problems):
         raise RoutingError(f"{what} {display_path} is invalid", problems)
     return cast(M, parsed)
-
-
-def _non_string_keys(doc: SourceDoc) -> list[Problem]:
-    """YAML reads `1.2:` as a number: say so plainly instead of a type error."""
-    problems: list[Problem] = []
-
-    def walk(data: Any, where: tuple[str | int, ...]) -> None:
-        if isinstance(data, dict):
-            for key, value in data.items():
-                if not isinstance(key, str):
-                    problems.append(
-                        doc.problem(
-                            "wrong_type",
-                            f"key {key!r} is read as a {type(key).__name__}, not text; "
-                            f"quote it: '{key}'",
-                            (*where, str(key)),
-                        )
-                    )
-                walk(value, (*where, str(key)))
-
-    walk(doc.data, ())
-    return problems
 
 
 def dump_yaml(data: dict[str, Any], header: str = "") -> str:

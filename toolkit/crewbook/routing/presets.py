@@ -17,11 +17,10 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..errors import InvalidInputError, Problem, did_you_mean
+from ..errors import InvalidInputError, PresetNotFoundError, Problem, RoutingError, did_you_mean
 from ..models import KEBAB_CASE
-from ..sources import SourceDoc
 from .axes import EFFORTS, TIERS, Effort, Tier
-from .errors import PresetNotFoundError, RoutingError
+from .checks import check_settings
 from .files import load_model
 from .home import custom_presets_folder, display_home_path
 from .model import PresetCell, PresetFile
@@ -29,7 +28,7 @@ from .model import PresetCell, PresetFile
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .matrices import RoutingMatrix
+    from .graph import RoutingMatrix
 
 PresetSource = Literal["built-in", "custom"]
 #: Vendor names accepted for a family when no preset has that name.
@@ -77,7 +76,7 @@ class Preset:
 
     def matrix(self) -> RoutingMatrix:
         """Tier × effort → `model · native effort`, coloured by model."""
-        from .matrices import capability_matrix
+        from .graph import capability_matrix
 
         return capability_matrix(
             {(t, e): self.cell(t, e) for t in TIERS for e in EFFORTS},
@@ -115,29 +114,6 @@ class Preset:
         )
 
 
-def _check_settings(preset: PresetFile, doc: SourceDoc) -> list[Problem]:
-    """Every cell uses the family's declared native setting."""
-    problems = []
-    for tier in TIERS:
-        for effort in EFFORTS:
-            cell = preset.matrix.cell(tier, effort)
-            if cell.setting != preset.setting:
-                want = (
-                    "neither reasoning_effort nor thinking_budget"
-                    if preset.setting == "none"
-                    else preset.setting
-                )
-                problems.append(
-                    doc.problem(
-                        "wrong_setting",
-                        f"the family's setting is {preset.setting!r}, so this cell needs "
-                        f"{want}; it uses {cell.setting!r}",
-                        ("matrix", tier, effort),
-                    )
-                )
-    return problems
-
-
 def load_preset(
     path: Path | str,
     *,
@@ -161,7 +137,7 @@ def load_preset(
                 )
             ],
         )
-    file = load_model(path, PresetFile, shown, "preset", _check_settings)
+    file = load_model(path, PresetFile, shown, "preset", check_settings)
     return Preset(family, source, path, shown, file, overrides_builtin)
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..artifacts.project import Project, ProjectLike, as_project
-from ..errors import AlreadyExistsError, Problem, did_you_mean
+from ..errors import AlreadyExistsError, Problem, RoutingError, did_you_mean
 from .axes import (
     EFFORTS,
     LOOP_ROLES,
@@ -31,7 +31,6 @@ from .axes import (
     TIERS,
     Scope,
 )
-from .errors import RoutingError
 from .files import dump_yaml, load_model, write_atomic
 from .home import display_home_path, global_profile_path
 from .model import DefaultsFile, ProfileFile

@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..artifacts.change import Change, open_change
 from ..artifacts.project import ProjectLike, as_project
+from ..errors import RoutingError
 from .active import ActiveProfile, CellResolution, RoleRoute, Source, provider_profile_show
 from .axes import Effort, Tier
-from .errors import RoutingError
+from .checks import check_axes
 from .model import Capability, TaskClass
 from .task_classes import (
     TASKS_FILE,
     TaskRef,
-    check_axes,
     classify,
     load_task_classes,
     resolve_task,
@@ -33,7 +33,7 @@ from .task_classes import (
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .matrices import RoutingMatrix
+    from .graph import RoutingMatrix
 
 
 @dataclass(frozen=True)
@@ -307,7 +307,7 @@ class TaskRoutingTable:
 
     def matrix(self) -> RoutingMatrix:
         """The table, model column coloured by model, project-sourced models framed."""
-        from .matrices import task_table
+        from .graph import task_table
 
         return task_table(self.routes, title=f"Task routing of {self.change}")
 

@@ -16,9 +16,7 @@ from typing import Any
 from ..artifacts.change import Change, open_change
 from ..artifacts.checklist import TaskItem
 from ..artifacts.project import Project
-from ..errors import Problem, did_you_mean
-from .axes import AXES, check_axis
-from .errors import RoutingError, TaskNotFoundError
+from ..errors import Problem, RoutingError, TaskNotFoundError, did_you_mean
 from .files import dump_yaml, load_model, write_atomic
 from .model import TASK_ID, TaskClass, TaskClassesFile
 
@@ -138,24 +136,6 @@ def stored_class(classes: TaskClassesFile, ref: TaskRef) -> TaskClass | None:
     if ref.change is None:
         return classes.tasks.get(ref.id)
     return classes.changes.get(ref.change, {}).get(ref.id)
-
-
-def check_axes(values: dict[str, str | None]) -> list[Problem]:
-    """Problems with the given axis values (at least one set, each allowed)."""
-    given = {k: v for k, v in values.items() if v is not None}
-    if not given:
-        return [
-            Problem(
-                "no_axis",
-                "give at least one axis: "
-                + "; ".join(f"{axis} ({'|'.join(allowed)})" for axis, allowed in AXES.items()),
-            )
-        ]
-    return [
-        Problem("invalid_value", msg, key=axis)
-        for axis, value in given.items()
-        if (msg := check_axis(axis, value))
-    ]
 
 
 def classify(

@@ -14,7 +14,7 @@ from crewbook.routing import (
     provider_profile_init,
     provider_profile_show,
 )
-from crewbook.routing.matrices import model_colours
+from crewbook.routing.graph import model_colours
 
 
 def test_model_colours_are_stable_and_distinct() -> None:

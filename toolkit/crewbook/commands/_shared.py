@@ -53,6 +53,20 @@ def project_arg(args: argparse.Namespace) -> Path | None:
     return Path(project) if project else None
 
 
+def adder(sub: Any, common: argparse.ArgumentParser
+          ) -> Callable[[str, Handler, str], argparse.ArgumentParser]:
+    """`add(name, handler, help)`: a subcommand of `sub` taking the common options."""
+
+    def add(name: str, func: Handler, help_: str) -> argparse.ArgumentParser:
+        p: argparse.ArgumentParser = sub.add_parser(
+            name, parents=[common], help=help_, description=help_
+        )
+        p.set_defaults(func=func)
+        return p
+
+    return add
+
+
 def common_options() -> argparse.ArgumentParser:
     """The options every command takes: `--project DIR` and `--json`."""
     common = argparse.ArgumentParser(add_help=False)

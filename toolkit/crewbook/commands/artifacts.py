@@ -11,7 +11,7 @@ from ..artifacts.instructions import instructions, list_roles
 from ..artifacts.project import as_project
 from ..artifacts.registry import list_schemas
 from ..examples import example_names, example_project
-from ._shared import Handler, emit, project_arg
+from ._shared import adder, emit, project_arg
 
 
 def cmd_schemas(args: argparse.Namespace) -> int:
@@ -75,12 +75,7 @@ def cmd_example(args: argparse.Namespace) -> int:
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     """Add the artifact commands to the `crewbook` subparsers."""
 
-    def add(name: str, func: Handler, help_: str) -> argparse.ArgumentParser:
-        p: argparse.ArgumentParser = sub.add_parser(
-            name, parents=[common], help=help_, description=help_
-        )
-        p.set_defaults(func=func)
-        return p
+    add = adder(sub, common)
 
     add("schemas", cmd_schemas, "list the usable schemas and warn about the others (A5)")
     p = add("status", cmd_status, "where a change stands: artifacts, apply gate, tasks (A6)")

@@ -12,7 +12,7 @@ import argparse
 from typing import Any
 
 from ..routing.axes import COMPLEXITIES, EFFORTS, SCOPES, TIERS
-from ._shared import Handler, common_options, emit, project_arg
+from ._shared import adder, common_options, emit, project_arg
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
@@ -86,12 +86,7 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
     )
     sub = routing.add_subparsers(dest="routing_command", metavar="COMMAND", required=True)
 
-    def add(name: str, func: Handler, help_: str) -> argparse.ArgumentParser:
-        p: argparse.ArgumentParser = sub.add_parser(
-            name, parents=[common], help=help_, description=help_
-        )
-        p.set_defaults(func=func)
-        return p
+    add = adder(sub, common)
 
     add("presets", cmd_presets, "list the provider presets, built-in and custom (D7)")
     p = add("init", cmd_init, "write a profile (tier x effort -> model) from a preset (D7)")

@@ -11,7 +11,8 @@ The hierarchy (each class also subclasses the natural built-in, so an existing
     │   ├── PipelineError                 a pipeline TOML file (SPEC B)
     │   ├── DeliveryError                 a role catalogue, task file or review policy (SPEC C)
     │   ├── LedgerError                   a ledger file (DESIGN rule 3)
-    │   └── RoutingError                  a preset, profile or task-classes file (D7-D9)
+    │   ├── RoutingError                  a preset, profile or task-classes file (D7-D9)
+    │   └── CrewError                     a crew loop's bar, crew file, payload or state (D1-D6)
     ├── UnsafePathError (ValueError)      a path read from a file would leave its root
     ├── UsageError (ValueError, TypeError)  a function called with arguments or in a
     │                                     state it cannot take (an unknown option value,
@@ -162,6 +163,11 @@ class DeliveryError(InvalidInputError):
 
 class RoutingError(InvalidInputError):
     """A preset, profile or task-classes file, or a classification, breaks the rules."""
+
+
+class CrewError(InvalidInputError):
+    """A crew or autonomous loop's settings (goal, scope, bar), its `_codev/crew.yaml`, a
+    report's payload or the persisted state break SPEC D1-D6."""
 
 
 class UnsafePathError(CrewbookError, ValueError):

@@ -1,0 +1,191 @@
+"""`crewbook crew init|step|report|status` and `crewbook loop init|step` (SPEC D1-D6).
+
+Each sub-command loads the project's persisted loop (`_codev/crew/`), acts and saves, so
+the command line, the MCP server and a notebook can take turns on one loop. Exit status:
+0 ok, 1 invalid input or a refusal (`LoopRefused`: nothing was logged), 2 usage or
+something not found (no loop yet, no project). With `--json`, one JSON document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ._shared import common_options, emit, project_arg
+from ..errors import CrewError, Problem
+
+Handler = Callable[[argparse.Namespace], int]
+BAR_NAMES = ("test", "lint", "typecheck", "build")
+
+
+def _bar(args: argparse.Namespace) -> dict[str, Any]:
+    bar: dict[str, Any] = {}
+    if args.bar_json:
+        try:
+            loaded = json.loads(args.bar_json)
+        except json.JSONDecodeError as exc:
+            raise CrewError("--bar-json is not JSON", [Problem(
+                "bar_bad_json", exc.msg, "--bar-json", exc.lineno, exc.colno)]) from None
+        if not isinstance(loaded, dict):
+            raise CrewError("--bar-json is not an object", [Problem(
+                "bar_not_object", "give an object such as '{\"test\": \"pytest -q\"}'",
+                key="bar")])
+        bar.update(loaded)
+    for item in args.bar or []:
+        name, sep, command = item.partition("=")
+        if not sep:
+            raise CrewError("--bar needs NAME=COMMAND", [Problem(
+                "bar_bad_option", f"{item!r}: write it as test='pytest -q'", key="bar")])
+        bar[name.strip()] = command
+    return bar
+
+
+def cmd_crew_init(args: argparse.Namespace) -> int:
+    """`crew init GOAL`: start the crew loop."""
+    from ..crew.api import crew_init
+
+    status = crew_init(args.goal, args.scope, args.max_rounds, args.max_epics, _bar(args),
+                       args.force, project=project_arg(args), epic=args.epic,
+                       bar_timeout=args.bar_timeout)
+    emit(args, status.to_dict(), f"Crew loop started: {_status_text(status.to_dict())}")
+    return 0
+
+
+def cmd_crew_step(args: argparse.Namespace) -> int:
+    """`crew step`: the next act's contract (writes its prompt file)."""
+    from ..crew.api import crew_step
+
+    act = crew_step(args.document, project=project_arg(args))
+    emit(args, act.to_dict(), _act_text(act.to_dict()))
+    return 0
+
+
+def cmd_crew_report(args: argparse.Namespace) -> int:
+    """`crew report ROLE VERDICT SUMMARY`: report an act, get the next."""
+    from ..crew.api import crew_report
+
+    payload = None
+    if args.payload is not None:
+        try:
+            payload = json.loads(args.payload)
+        except json.JSONDecodeError as exc:
+            raise CrewError("--payload is not JSON", [Problem(
+                "payload_bad_json", exc.msg, "--payload", exc.lineno, exc.colno)]) from None
+    act = crew_report(args.role, args.verdict, args.summary, payload, args.payload_path,
+                      project=project_arg(args))
+    emit(args, act.to_dict(), _act_text(act.to_dict()))
+    return 0
+
+
+def cmd_crew_status(args: argparse.Namespace) -> int:
+    """`crew status`: where the loop is (read-only)."""
+    from ..crew.api import crew_status
+
+    status = crew_status(args.full, project=project_arg(args))
+    data = status.to_dict()
+    lines = [_status_text(data)]
+    details = data["details"]
+    if details["ledger_omitted"]:
+        lines.append(f"  ({details['ledger_omitted']} earlier acts omitted; --full for all)")
+    lines += [f"  #{r['act']} {r['role']}: {r['verdict']} — {r['summary']}"
+              for r in details["ledger"]]
+    emit(args, data, "\n".join(lines))
+    return 0
+
+
+def cmd_loop_init(args: argparse.Namespace) -> int:
+    """`loop init GOAL`: start the autonomous loop."""
+    from ..crew.api import loop_init
+
+    status = loop_init(args.goal, args.force, project=project_arg(args),
+                       max_recettes=args.max_recettes)
+    emit(args, status.to_dict(), f"Autonomous loop started at plan: {args.goal}")
+    return 0
+
+
+def cmd_loop_step(args: argparse.Namespace) -> int:
+    """`loop step`: advance the autonomous loop one phase."""
+    from ..crew.api import loop_step
+
+    act = loop_step(args.test_command, project=project_arg(args))
+    emit(args, act.to_dict(), _act_text(act.to_dict()))
+    return 0
+
+
+def _status_text(data: dict[str, Any]) -> str:
+    d = data["details"]
+    caps = ", ".join(f"{c['name']} {c['used']}/{c['limit'] or '∞'}" for c in data["caps"])
+    if data["finished"]:
+        return f"{d['run']} finished: {data['finished_reason']} after {data['acts']} acts ({caps})"
+    p = d["pointer"]
+    return (f"{d['run']} expects {d['expected_role']} ({d['step']}) on epic {p['epic']}, "
+            f"story {p['story']}, task {p['task']} after {data['acts']} acts ({caps})")
+
+
+def _act_text(data: dict[str, Any]) -> str:
+    if data["finished"]:
+        return f"The {data['loop']} loop has finished: {data['finished_reason']}"
+    route = data.get("route") or {}
+    model = route.get("model") or "no model (see `crewbook routing init`)"
+    lines = [f"Act {data['act']}: {data['role']} ({data['stage']}), attempt {data['attempt']}",
+             f"  route: {model} · {route.get('native_text') or ''} "
+             f"({route.get('tier')}/{route.get('effort')}, {route.get('via')})",
+             f"  expects: {data['expects']}"]
+    if data.get("prompt_path"):
+        lines.append(f"  prompt: {data['prompt_path']}")
+    return "\n".join(lines)
+
+
+def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> None:
+    """Add `crew` and `loop` to the `crewbook` subparsers."""
+    common = common or common_options()
+    crew = subparsers.add_parser("crew", help="the crew loop: analyst, developer, qa (D1-D5)",
+                                 description="The crew loop on the project's changes (D1-D5).")
+    sub = crew.add_subparsers(dest="crew_command", metavar="COMMAND", required=True)
+
+    def add(parent: Any, name: str, func: Handler, help_: str) -> argparse.ArgumentParser:
+        p: argparse.ArgumentParser = parent.add_parser(name, parents=[common], help=help_,
+                                                       description=help_)
+        p.set_defaults(func=func)
+        return p
+
+    p = add(sub, "init", cmd_crew_init, "start the crew loop (D1)")
+    p.add_argument("goal", metavar="GOAL", help="what the loop must deliver")
+    p.add_argument("--scope", default="epic", choices=("story", "epic", "all", "workshop"))
+    p.add_argument("--max-rounds", type=int, default=100, help="most acts; 0 = unlimited")
+    p.add_argument("--max-epics", type=int, default=3, help="most epics; 0 = unlimited")
+    p.add_argument("--bar", action="append", metavar="NAME=COMMAND",
+                   help=f"a bar command ({', '.join(BAR_NAMES)}); repeat; at least one")
+    p.add_argument("--bar-json", metavar="JSON",
+                   help='the bar as JSON: \'{"test": {"command": "pytest -q", "cwd": "api"}}\'')
+    p.add_argument("--bar-timeout", type=float, default=600.0,
+                   help="seconds before a bar command's process group is killed (600)")
+    p.add_argument("--epic", metavar="CHANGE", help="the change to start on")
+    p.add_argument("--force", action="store_true", help="overwrite an existing crew loop")
+    p = add(sub, "step", cmd_crew_step, "the next act's contract; writes its prompt (D4)")
+    p.add_argument("--document", metavar="ID", help="an artifact id to focus the contract on")
+    p = add(sub, "report", cmd_crew_report, "report the expected role's act (D2)")
+    p.add_argument("role", choices=("analyst", "developer", "qa"))
+    p.add_argument("verdict", metavar="VERDICT", help="done (analyst, developer), go|no-go (qa)")
+    p.add_argument("summary", metavar="SUMMARY", help="one sentence, logged")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--payload", metavar="JSON", help="the role's output as a JSON object")
+    group.add_argument("--payload-path", metavar="FILE",
+                       help="a JSON file under the project (at most 4 MiB)")
+    p = add(sub, "status", cmd_crew_status, "where the crew loop is, read-only (D3)")
+    p.add_argument("--full", action="store_true", help="every act, not only the last ones")
+
+    loop = subparsers.add_parser("loop", help="the autonomous loop: plan → implementation → "
+                                 "recette → delivery (D6)",
+                                 description="The autonomous build loop (D6).")
+    lsub = loop.add_subparsers(dest="loop_command", metavar="COMMAND", required=True)
+    p = add(lsub, "init", cmd_loop_init, "start the autonomous loop at plan")
+    p.add_argument("goal", metavar="GOAL")
+    p.add_argument("--max-recettes", type=int, default=3,
+                   help="failed recettes before it escalates; 0 = unlimited")
+    p.add_argument("--force", action="store_true", help="overwrite an existing loop")
+    p = add(lsub, "step", cmd_loop_step, "advance one phase (runs the test at the recette)")
+    p.add_argument("--test-command", metavar="CMD",
+                   help="the recette's test command (default: the first declared stack's)")

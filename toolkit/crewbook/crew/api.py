@@ -1,0 +1,394 @@
+"""The crew operations as functions on a project (D1-D6): load the persisted loop, act,
+save. The CLI (`crewbook crew …`), the MCP server (`crewbook mcp`) and a notebook call
+these, so they can take turns on one loop.
+
+- `crew_init(goal, scope, max_rounds, max_epics, bar, force)` → `Status`
+- `crew_step(document=None)` → `Act` (writes the prompt file; measures the bar at qa
+  when the cached facts are not those of the version; called twice: the same, nothing
+  new written)
+- `crew_report(role, verdict, summary, payload | payload_path)` → the next `Act`
+- `crew_status(full=False)` → `Status`
+- `open_crew()` → the `CrewLoop` itself (stepping it saves the state file)
+- `loop_init(goal)` → `Status`, `loop_step(test_command=None)` → `Act`
+
+Files: see `crewbook.crew.model` (everything under ``_codev/crew/``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ..artifacts.project import Project, ProjectLike, as_project
+from ..errors import AlreadyExistsError, CrewError, NotFoundError, Problem, UnsafePathError
+from ..ledger.writer import Ledger
+from ..loop import Act, Status, utc_now
+from .backlog import Backlog, slug
+from .contracts import crew_prompt, write_prompt
+from .engine import AutonomousLoop, CrewLoop, CrewReport, next_axis
+from .model import (
+    BAR_NAMES,
+    CREW_LEDGER,
+    DEFAULT_MAX_RECETTES,
+    DEFAULT_TIMEOUT,
+    LOOP_LEDGER,
+    LOOP_STATE_FILE,
+    MAX_PAYLOAD_BYTES,
+    STATE_FILE,
+    STATUS_LAST,
+    WHOLE_EPIC,
+    BarCommand,
+    CrewConfig,
+    CrewState,
+    LoopState,
+    plain,
+)
+
+M = TypeVar("M", bound=BaseModel)
+
+
+# ---------------------------------------------------------------------- state files
+def _load(path: Path, model: type[M], shown: str, what: str) -> M:
+    if not path.is_file():
+        raise NotFoundError(f"no {what} in this project ({shown} does not exist); start one "
+                            f"with {'crew_init' if 'crew' in what else 'loop_init'} "
+                            f"(`crewbook {'crew' if 'crew' in what else 'loop'} init GOAL`)")
+    try:
+        return model.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        raise CrewError(f"{shown} is not a valid {what} state; start again with force=True",
+                        _problems(exc, shown)) from None
+
+
+def _save(path: Path, state: BaseModel) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(state.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _problems(exc: ValidationError, shown: str | None = None) -> list[Problem]:
+    out = []
+    for err in exc.errors(include_url=False):
+        key = ".".join(str(p) for p in err["loc"]) or None
+        out.append(Problem("invalid_value", str(err["msg"]).removeprefix("Value error, "),
+                           shown, key=key))
+    return out
+
+
+def _run_id(ledger_path: Path, prefix: str) -> str:
+    """`crew-1`, `crew-2`…: one more than the runs the ledger file already holds."""
+    runs: set[str] = set()
+    if ledger_path.is_file():
+        for line in ledger_path.read_text("utf-8", errors="replace").splitlines():
+            try:
+                run = json.loads(line).get("run")
+            except (json.JSONDecodeError, AttributeError):
+                continue  # a cut or foreign line names no run; the reader reports it
+            if isinstance(run, str):
+                runs.add(run)
+    n = len(runs) + 1
+    while f"{prefix}-{n}" in runs:
+        n += 1
+    return f"{prefix}-{n}"
+
+
+def _fingerprint(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+def open_crew(project: ProjectLike = None, *, clock: Callable[[], datetime] = utc_now,
+              run_bar: bool = True) -> CrewLoop:
+    """The project's crew loop, from `_codev/crew/state.json`; every accepted act and bar
+    measure saves it back (and a loop whose file changed since it was opened refuses)."""
+    proj = as_project(project)
+    path = proj.root / STATE_FILE
+    state = _load(path, CrewState, STATE_FILE, "crew loop")
+    seen = [_fingerprint(path)]
+
+    def save(new: CrewState) -> None:
+        _save(path, new)
+        seen[0] = _fingerprint(path)
+
+    return CrewLoop(state, project=proj, ledger=Ledger(proj.root / CREW_LEDGER, run=state.run),
+                    clock=clock, run_bar=run_bar, save=save,
+                    fresh=lambda: _fingerprint(path) == seen[0])
+
+
+# ---------------------------------------------------------------------- crew loop
+def normalise_bar(bar: Mapping[str, Any] | None, project: Project) -> dict[str, BarCommand]:
+    """The bar as `BarCommand`s: each value a shell string or ``{command, cwd?, stack?,
+    timeout?}``; a ``stack`` fills ``cwd`` (and ``command`` when absent) from the stack.
+    `CrewError` listing every problem; at least one command (D1)."""
+    problems: list[Problem] = []
+    out: dict[str, BarCommand] = {}
+    if not bar:
+        raise CrewError("the bar is empty", [Problem(
+            "bar_empty", "give at least one bar command: bar={'test': 'pytest -q'} (names: "
+            f"{', '.join(BAR_NAMES)}); a crew loop without a mechanical bar is refused",
+            key="bar")])
+    if not isinstance(bar, Mapping):
+        raise CrewError("the bar is not an object", [Problem(
+            "bar_not_object", "bar maps a name (test, lint, typecheck, build) to a command",
+            key="bar")])
+    backlog = Backlog(project)
+    from ..errors import did_you_mean
+
+    for name, value in bar.items():
+        if name not in BAR_NAMES:
+            problems.append(Problem("bar_unknown_name", f"{name!r} is not a bar command name"
+                                    f"{did_you_mean(str(name), BAR_NAMES)}; names: "
+                                    f"{', '.join(BAR_NAMES)}", key=f"bar.{name}"))
+            continue
+        data: dict[str, Any] = {"command": value} if isinstance(value, str) else dict(value) \
+            if isinstance(value, Mapping) else {"command": value}
+        if data.get("stack"):
+            try:
+                stack = backlog.stack(str(data["stack"]))
+            except CrewError as exc:
+                problems += [Problem(p.code, p.message, key=f"bar.{name}.stack")
+                             for p in exc.problems]
+                continue
+            data.setdefault("cwd", stack.cwd)
+            if not data.get("command"):
+                data["command"] = backlog.stack_command(stack, name)
+        try:
+            command = BarCommand.model_validate(data)
+        except ValidationError as exc:
+            problems += [Problem(p.code, p.message, key=f"bar.{name}.{p.key}" if p.key
+                                 else f"bar.{name}") for p in _problems(exc)]
+            continue
+        if command.cwd is not None:
+            from .bar import confined_cwd
+
+            try:
+                confined_cwd(project.root, command.cwd)
+            except (UnsafePathError, CrewError) as exc:
+                problems.append(Problem("bar_cwd", str(exc).splitlines()[0] if isinstance(
+                    exc, UnsafePathError) else exc.problems[0].message, key=f"bar.{name}.cwd"))
+                continue
+        out[name] = command
+    if len(bar) > len(BAR_NAMES):
+        problems.append(Problem("bar_too_many", f"at most {len(BAR_NAMES)} bar commands",
+                                key="bar"))
+    if problems:
+        raise CrewError("the bar is invalid", problems)
+    return out
+
+
+def crew_init(
+    goal: str, scope: str = "epic", max_rounds: int = 100, max_epics: int = 3,
+    bar: Mapping[str, Any] | None = None, force: bool = False, *, project: ProjectLike = None,
+    epic: str | None = None, bar_timeout: float = DEFAULT_TIMEOUT,
+    clock: Callable[[], datetime] = utc_now,
+) -> Status:
+    """Start the crew loop (D1) and write its state and ``init`` event.
+
+    `scope` story|epic|all|workshop; `max_rounds`/`max_epics` ``0`` = unlimited; `bar`
+    maps test/lint/typecheck/build to a command (at least one); an existing loop is
+    overwritten only with `force` (its ledger keeps the old run). `epic` picks the change
+    to start on (default: the first change with an open story; scope workshop starts on
+    the first workshop axis).
+    """
+    proj = as_project(project)
+    path = proj.root / STATE_FILE
+    if path.exists() and not force:
+        raise AlreadyExistsError(f"a crew loop already exists ({STATE_FILE}); pass force=True "
+                                 "(--force) to start a new one over it", path)
+    commands = normalise_bar(bar, proj)
+    try:
+        config = CrewConfig(goal=goal, scope=scope, max_rounds=max_rounds,
+                            max_epics=max_epics, bar=commands, bar_timeout=bar_timeout)
+    except ValidationError as exc:
+        raise CrewError("cannot start the crew loop", _problems(exc)) from None
+    backlog = Backlog(proj)
+    first, axis = _first_epic(backlog, config, epic)
+    story = WHOLE_EPIC
+    if axis is None:
+        opened = backlog.open_stories(first, set())
+        story = opened[0].title if opened else WHOLE_EPIC
+    else:
+        backlog.promote(axis, first)
+    run = _run_id(proj.root / CREW_LEDGER, "crew")
+    state = CrewState(run=run, config=config, epic=first, epic_axis=axis, story=story,
+                      promoted=(axis,) if axis else ())
+    with Ledger(proj.root / CREW_LEDGER, run=run) as ledger:
+        ledger.append({"kind": "init", "loop": "crew", "ts": clock().isoformat(),
+                       "summary": f"crew loop: {config.goal}",
+                       "payload": {**plain(config), "epic": first, "story": story,
+                                   "axis": axis}})
+    _save(path, state)
+    return open_crew(proj, clock=clock).status()
+
+
+def _first_epic(backlog: Backlog, config: CrewConfig, epic: str | None
+                ) -> tuple[str, str | None]:
+    if epic is not None:
+        backlog.project.change(epic)  # a clear ChangeNotFoundError with a did-you-mean
+        return epic, None
+    if config.scope != "workshop":
+        name = backlog.first_open(set(), set())
+        if name is not None:
+            return name, None
+    if config.scope in ("all", "workshop"):
+        name, axis = next_axis(backlog, (), set())
+        if name is not None:
+            return name, axis
+    where = "no change has an open story" if config.scope != "workshop" else "the workshop"
+    raise CrewError("nothing to deliver", [Problem(
+        "nothing_to_deliver", f"scope {config.scope}: {where}"
+        + (" and the workshop is empty" if config.scope == "all" else " is empty")
+        + "; create a change (`crewbook new change NAME`) with tasks, or list axes under "
+        "`workshop:` in _codev/crew.yaml", key="scope")])
+
+
+def crew_step(document: str | None = None, *, project: ProjectLike = None,
+              clock: Callable[[], datetime] = utc_now) -> Act:
+    """The contract of the next act (D4); its prompt is written to ``act.prompt_path``
+    (under the project, `{"prompt": ...}`). Does not advance the loop; at the qa step it
+    measures the bar first when the cached facts are not those of the current version."""
+    loop = open_crew(project, clock=clock)
+    if loop.bar_due():
+        loop.measure_bar()
+    act = loop.contract(document)
+    _write_prompt(loop, act)
+    return act
+
+
+def _write_prompt(loop: CrewLoop, act: Act) -> None:
+    if act.prompt_path is not None:
+        write_prompt(loop.project.root, act.prompt_path, crew_prompt(act, loop.config.goal))
+
+
+def load_payload(payload: Any, payload_path: str | os.PathLike[str] | None,
+                 project: Project) -> dict[str, Any] | None:
+    """The report's payload (D2): `payload` (a JSON object) XOR `payload_path` (a JSON file
+    of at most 4 MiB, relative to the project or absolute under it; ``..`` escapes and
+    symlinks leaving the project are refused)."""
+    if payload is not None and payload_path is not None:
+        raise CrewError("payload and payload_path together", [Problem(
+            "payload_conflict", "give payload or payload_path, not both: payload_path is for "
+            "a payload too large to send inline", key="payload_path")])
+    if payload_path is None:
+        if payload is None:
+            return None
+        if not isinstance(payload, Mapping):
+            raise CrewError("the payload is not an object", [Problem(
+                "payload_not_object", f"payload must be a JSON object, not "
+                f"{type(payload).__name__}", key="payload")])
+        return dict(payload)
+    root = project.root.resolve()
+    raw = Path(payload_path)
+    lexical = Path(os.path.normpath(raw if raw.is_absolute() else root / raw))
+    if not lexical.is_relative_to(root):
+        raise UnsafePathError(
+            f"payload_path {str(payload_path)!r} leads outside the project ({root}); give a "
+            "path relative to the project root, or an absolute path under it")
+    resolved = lexical.resolve()
+    if not resolved.is_relative_to(root):
+        raise UnsafePathError(
+            f"payload_path {str(payload_path)!r} is a symlink (or goes through one) to "
+            f"{resolved}, outside the project; copy the file into the project instead")
+    if not resolved.is_file():
+        raise CrewError("payload file not found", [Problem(
+            "payload_not_found", "no such file; write the JSON payload there first",
+            str(payload_path), key="payload_path")])
+    size = resolved.stat().st_size
+    if size > MAX_PAYLOAD_BYTES:
+        raise CrewError("payload file too large", [Problem(
+            "payload_too_large", f"{size} bytes is over the {MAX_PAYLOAD_BYTES} bytes (4 MiB) "
+            "a payload may hold; put the bulk in project files and reference their paths",
+            str(payload_path), key="payload_path")])
+    text = resolved.read_text("utf-8", errors="replace")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CrewError("payload file is not JSON", [Problem(
+            "payload_bad_json", f"{exc.msg}; the file must hold one JSON object",
+            str(payload_path), exc.lineno, exc.colno, key="payload_path")]) from None
+    if not isinstance(data, dict):
+        raise CrewError("payload file is not an object", [Problem(
+            "payload_not_object", f"the file holds a JSON {type(data).__name__}, not an object",
+            str(payload_path), 1, 1, key="payload_path")])
+    return data
+
+
+def crew_report(
+    role: str, verdict: str, summary: str, payload: Mapping[str, Any] | None = None,
+    payload_path: str | os.PathLike[str] | None = None, *, project: ProjectLike = None,
+    duration_ms: int | None = None, tokens_in: int | None = None, tokens_out: int | None = None,
+    cost: float | None = None, clock: Callable[[], datetime] = utc_now,
+) -> Act:
+    """Report the act of `role` (D2); returns the next act (its prompt written). A refused
+    report raises `LoopRefused` or `CrewError` and writes nothing."""
+    proj = as_project(project)
+    data = load_payload(payload, payload_path, proj)
+    loop = open_crew(proj, clock=clock)
+    act = loop.report(CrewReport(role, verdict, summary, data, duration_ms, tokens_in,
+                                 tokens_out, cost))
+    _write_prompt(loop, act)
+    return act
+
+
+def crew_status(full: bool = False, *, project: ProjectLike = None,
+                last: int = STATUS_LAST) -> Status:
+    """The crew loop's status (D3), read-only."""
+    return open_crew(project).status(full=full, last=last)
+
+
+# ---------------------------------------------------------------------- autonomous loop
+def open_autonomous(project: ProjectLike = None, *,
+                    clock: Callable[[], datetime] = utc_now) -> AutonomousLoop:
+    """The project's autonomous loop from `_codev/crew/loop.json` (each step saves it)."""
+    proj = as_project(project)
+    path = proj.root / LOOP_STATE_FILE
+    state = _load(path, LoopState, LOOP_STATE_FILE, "autonomous loop")
+    return AutonomousLoop(state, project=proj,
+                          ledger=Ledger(proj.root / LOOP_LEDGER, run=state.run), clock=clock,
+                          save=lambda s: _save(path, s))
+
+
+def loop_init(goal: str, force: bool = False, *, project: ProjectLike = None,
+              max_recettes: int = DEFAULT_MAX_RECETTES, test_timeout: float = DEFAULT_TIMEOUT,
+              clock: Callable[[], datetime] = utc_now) -> Status:
+    """Start the autonomous loop (D6) at Plan; an existing one only with `force`."""
+    proj = as_project(project)
+    path = proj.root / LOOP_STATE_FILE
+    if path.exists() and not force:
+        raise AlreadyExistsError(f"an autonomous loop already exists ({LOOP_STATE_FILE}); "
+                                 "pass force=True (--force) to start a new one", path)
+    run = _run_id(proj.root / LOOP_LEDGER, "loop")
+    try:
+        state = LoopState(run=run, goal=goal.strip(), max_recettes=max_recettes,
+                          test_timeout=test_timeout)
+    except ValidationError as exc:
+        raise CrewError("cannot start the autonomous loop", _problems(exc)) from None
+    with Ledger(proj.root / LOOP_LEDGER, run=run) as ledger:
+        ledger.append({"kind": "init", "loop": "autonomous", "ts": clock().isoformat(),
+                       "summary": f"autonomous loop: {state.goal}",
+                       "payload": {"goal": state.goal, "max_recettes": max_recettes,
+                                   "test_timeout": test_timeout}})
+    _save(path, state)
+    return open_autonomous(proj, clock=clock).status()
+
+
+def loop_step(test_command: str | None = None, *, project: ProjectLike = None,
+              clock: Callable[[], datetime] = utc_now) -> Act:
+    """Advance the autonomous loop one phase (D6); returns the next contract."""
+    return open_autonomous(project, clock=clock).step(test_command)
+
+
+__all__ = [
+    "crew_init", "crew_report", "crew_status", "crew_step", "load_payload", "loop_init",
+    "loop_step", "normalise_bar", "open_autonomous", "open_crew", "slug",
+]

@@ -1,0 +1,260 @@
+"""The crew loop's backlog: the project's own codev world, not a new format (D1, D5).
+
+- an **epic** is a change (`_codev/changes/<name>/`), in name order;
+- a **story** is a section of its `apply.tracks` file (`tasks.md`): the checkboxes under
+  one heading (the last heading above them, of any level). Checkboxes before any
+  heading form the story ``(no section)``; a change with no checkbox yet is one story,
+  ``(whole epic)``, which the analyst frames (writing the tasks is part of it);
+- a **task** is a checkbox, with the id routing classifies (`1.2`, or its position),
+  parsed by `crewbook.artifacts.tasks` as everywhere else.
+
+A story is open while qa has not said `go` on it and one of its boxes is unchecked (a
+story whose boxes are all checked was delivered before the loop and is skipped). The
+loop records coverage in its own state; it never edits `tasks.md`.
+
+The **workshop** (D5) is the list ``workshop:`` of `_codev/crew.yaml`: axes of
+evolution in order. In scope ``all`` the cascade enters it when no epic is left and
+promotes the next axis to an epic: a new change named after the axis (kebab-case),
+created with the project's default schema, its description the axis. Declared
+``stacks:`` in the same file give the bar's and the autonomous loop's default
+commands (`STACK_MODELS` for the built-in models).
+
+Reading is cached per change on the tasks file's size and modification time, so the
+loop re-reads a change only when someone edited it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, cast
+
+from ..artifacts.change import Change, new_change, open_change
+from ..artifacts.project import Project
+from ..artifacts.tasks import TaskItem, parse_tasks
+from ..errors import ChangeNotFoundError, CrewError, Problem, did_you_mean
+from ..models import parse_model
+from ..sources import read_yaml
+from .model import BAR_NAMES, CREW_FILE, NO_SECTION, WHOLE_EPIC, CrewFile, StackDecl
+
+#: Built-in stack models: the commands of each cycle (a declared stack may override any).
+STACK_MODELS: Final[dict[str, dict[str, str]]] = {
+    "python": {"test": "python -m pytest -q", "lint": "ruff check .",
+               "typecheck": "mypy .", "build": "python -m build"},
+    "node": {"test": "npm test", "lint": "npm run lint", "typecheck": "npx tsc --noEmit",
+             "build": "npm run build"},
+    "pnpm": {"test": "pnpm test", "lint": "pnpm lint", "typecheck": "pnpm exec tsc --noEmit",
+             "build": "pnpm build"},
+    "rust": {"test": "cargo test", "lint": "cargo clippy", "typecheck": "cargo check",
+             "build": "cargo build"},
+    "go": {"test": "go test ./...", "lint": "go vet ./...", "build": "go build ./..."},
+}
+
+
+@dataclass(frozen=True)
+class Story:
+    """A section of an epic's tasks file (or the whole epic before it has tasks)."""
+
+    epic: str
+    title: str
+    tasks: tuple[TaskItem, ...]
+
+    @property
+    def checked(self) -> bool:
+        """Every box checked (and at least one box)."""
+        return bool(self.tasks) and all(t.done for t in self.tasks)
+
+    @property
+    def next_task(self) -> TaskItem | None:
+        """The first unchecked box, else the first box, else None."""
+        for task in self.tasks:
+            if not task.done:
+                return task
+        return self.tasks[0] if self.tasks else None
+
+
+@dataclass(frozen=True)
+class Epic:
+    """A change and its stories; `exists` is False for a promoted axis not created yet."""
+
+    name: str
+    stories: tuple[Story, ...]
+    tracks: str = "tasks.md"
+    exists: bool = True
+
+    def story(self, title: str | None) -> Story | None:
+        """The story of that title, or None."""
+        for story in self.stories:
+            if story.title == title:
+                return story
+        return None
+
+
+def stories_of(epic: str, tasks: list[TaskItem] | tuple[TaskItem, ...]) -> tuple[Story, ...]:
+    """Group checkboxes by section, sections in order of first appearance."""
+    if not tasks:
+        return (Story(epic, WHOLE_EPIC, ()),)
+    groups: dict[str, list[TaskItem]] = {}
+    for task in tasks:
+        groups.setdefault(task.section or NO_SECTION, []).append(task)
+    return tuple(Story(epic, title, tuple(items)) for title, items in groups.items())
+
+
+def slug(text: str) -> str:
+    """A kebab-case change name for a workshop axis (`Multi-currency totals` →
+    `multi-currency-totals`)."""
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return "-".join(words)[:60].strip("-") or "workshop-axis"
+
+
+class Backlog:
+    """The epics, stories and workshop of one project, read from disk with a cache."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self._epics: dict[str, tuple[tuple[int, int] | None, Epic]] = {}
+        self._crew_file: tuple[tuple[int, int] | None, CrewFile] | None = None
+
+    # -- epics -------------------------------------------------------------------------
+    def epic_names(self) -> list[str]:
+        """Every change of the project, by name."""
+        folder = self.project.changes_folder
+        if not folder.is_dir():
+            return []
+        return sorted(p.name for p in folder.iterdir() if (p / "change.yaml").is_file())
+
+    def epic(self, name: str) -> Epic:
+        """The change `name` and its stories (a placeholder epic when it does not exist)."""
+        folder = self.project.changes_folder / name
+        if not (folder / "change.yaml").is_file():
+            return Epic(name, stories_of(name, ()), exists=False)
+        cached = self._epics.get(name)
+        tracks = cached[1].tracks if cached else None
+        if cached is not None and tracks is not None \
+                and cached[0] == (_stat(folder / tracks) or _ABSENT):
+            return cached[1]
+        change = open_change(name, self.project)
+        tracks = change.schema().model.apply.tracks
+        path = folder / tracks
+        text = path.read_text("utf-8", errors="replace") if path.is_file() and \
+            path.resolve().is_relative_to(folder.resolve()) else ""
+        epic = Epic(change.name, stories_of(change.name, parse_tasks(text)), tracks)
+        self._epics[name] = (_stat(path) or _ABSENT, epic)
+        return epic
+
+    def open_stories(self, name: str, covered: set[tuple[str, str]]) -> list[Story]:
+        """The stories of `name` still to deliver."""
+        return [s for s in self.epic(name).stories
+                if (name, s.title) not in covered and not s.checked]
+
+    def first_open(self, covered: set[tuple[str, str]], skip: set[str]) -> str | None:
+        """The first change with an open story, not in `skip`."""
+        for name in self.epic_names():
+            if name not in skip and self.open_stories(name, covered):
+                return name
+        return None
+
+    # -- crew file ---------------------------------------------------------------------
+    def crew_file(self) -> CrewFile:
+        """`_codev/crew.yaml` (empty when absent); `CrewError` naming file:line when invalid."""
+        path = self.project.root / CREW_FILE
+        key = _stat(path)
+        if self._crew_file is not None and self._crew_file[0] == key:
+            return self._crew_file[1]
+        if key is None:
+            crew = CrewFile()
+        else:
+            doc = read_yaml(path, error_cls=CrewError, display_path=CREW_FILE)
+            model, problems = parse_model(CrewFile, doc)
+            problems = list(doc.problems) + problems
+            if model is not None:
+                problems += _check_stacks(cast(CrewFile, model), doc)
+            if any(p.severity == "error" for p in problems):
+                raise CrewError(f"{CREW_FILE} is invalid", problems)
+            crew = cast(CrewFile, model)
+        self._crew_file = (key, crew)
+        return crew
+
+    def workshop(self) -> tuple[str, ...]:
+        """The workshop's axes, in order."""
+        return self.crew_file().workshop
+
+    def stacks(self) -> tuple[StackDecl, ...]:
+        """The declared stacks, in order."""
+        return self.crew_file().stacks
+
+    def stack_command(self, stack: StackDecl, cycle: str) -> str | None:
+        """The command of `cycle` (test, lint...) for a declared stack, or None."""
+        own = getattr(stack, cycle, None)
+        if own:
+            return str(own)
+        return STACK_MODELS.get(stack.name, {}).get(cycle)
+
+    def stack(self, name: str) -> StackDecl:
+        """A declared stack, or a built-in model used as is; `CrewError` otherwise."""
+        for stack in self.stacks():
+            if stack.name == name:
+                return stack
+        if name in STACK_MODELS:
+            return StackDecl(name=name)
+        known = [s.name for s in self.stacks()] + list(STACK_MODELS)
+        raise CrewError("unknown stack", [Problem(
+            "unknown_stack", f"no stack {name!r} is declared in {CREW_FILE} nor built in"
+            f"{did_you_mean(name, known)}; stacks: {', '.join(known)}", key="stack")])
+
+    def default_test_command(self) -> tuple[str, str | None] | None:
+        """(command, cwd) of the test cycle of the first declared stack that has one."""
+        for stack in self.stacks():
+            command = self.stack_command(stack, "test")
+            if command:
+                return command, stack.cwd
+        return None
+
+    # -- workshop promotion ------------------------------------------------------------
+    def promote(self, axis: str, name: str) -> Change:
+        """Create the change `name` for a workshop axis (or open it when it exists)."""
+        try:
+            return open_change(name, self.project)
+        except ChangeNotFoundError:
+            return new_change(name, project=self.project, description=axis)
+
+
+def _check_stacks(crew: CrewFile, doc: object) -> list[Problem]:
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for index, stack in enumerate(crew.stacks):
+        if stack.name in seen:
+            problems.append(_at(doc, "duplicate_stack", f"stack {stack.name!r} is declared "
+                                "twice; give each stack its own name", ("stacks", index, "name")))
+        seen.add(stack.name)
+        if stack.name not in STACK_MODELS and not any(getattr(stack, c) for c in BAR_NAMES):
+            problems.append(_at(doc, "stack_without_commands", f"stack {stack.name!r} is not a "
+                                f"built-in model ({', '.join(STACK_MODELS)}) and names no command; "
+                                "give at least `test:`", ("stacks", index)))
+    for index, axis in enumerate(crew.workshop):
+        if not axis.strip():
+            problems.append(_at(doc, "blank_axis", "a workshop axis is blank; write what the "
+                                "evolution is about", ("workshop", index)))
+    return problems
+
+
+def _at(doc: object, code: str, message: str, key: tuple[str | int, ...]) -> Problem:
+    problem = getattr(doc, "problem", None)
+    if problem is not None:
+        return cast(Problem, problem(code, message, key))
+    return Problem(code, message, CREW_FILE)
+
+
+_ABSENT: Final = (-1, -1)
+
+
+def _stat(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+__all__ = ["STACK_MODELS", "Backlog", "Epic", "Story", "slug", "stories_of"]

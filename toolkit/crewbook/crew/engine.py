@@ -1,0 +1,634 @@
+"""The crew loop (SPEC D1-D5) and the autonomous loop (D6), on the `crewbook.Loop` protocol.
+
+**Crew loop.** Three roles take turns on each story of the backlog (`crew.backlog`):
+analyst (frames the story, verdict ``done``) → developer (builds a new version,
+``done``) → qa (``go`` or ``no-go``). A report from any other role than the expected
+one, or with a verdict that role may not give, is refused (`LoopRefused`) and nothing
+is logged. After each developer report the engine measures the bar (`crew.bar`) and
+caches the facts for that act; qa's ``go`` is refused while the bar is red or has not
+been measured on the version judged. ``no-go`` sends the story back to the developer
+(attempt + 1) with qa's summary and ``payload.findings`` as feedback. ``go`` covers
+the story, then the cascade moves on by scope:
+
+- ``story``: finished, ``scope_covered``;
+- ``epic``: the next open story of the epic, else ``scope_covered``;
+- ``all``: then the next change with an open story, then the workshop's next axis
+  promoted to an epic (a new change); ``epics_exhausted`` when one is left but
+  ``max_epics`` epics were worked on, ``scope_covered`` when nothing is left;
+- ``workshop``: like ``all``, from the workshop's axes only.
+
+Every accepted report is one act; at ``max_rounds`` acts the loop finishes with
+``rounds_exhausted`` (``0`` = unlimited, as for ``max_epics``).
+
+**Autonomous loop.** `AutonomousLoop.step(test_command)` advances Plan →
+Implementation → Recette → Delivery, one phase per step. The recette runs the test
+command through the same bar runner (default: the test cycle of the first stack
+declared in `_codev/crew.yaml`; refused with a clear message when there is none); a
+failed recette goes back to Implementation, at most ``max_recettes`` times
+(``recette_exhausted``); Delivery finishes with ``delivered``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ..artifacts.project import Project
+from ..artifacts.tasks import TaskItem
+from ..draw.display import Drawable
+from ..errors import LoopRefused, did_you_mean
+from ..loop import Act, Cap, EventSink, JournalEntry, Loop, Status, Transition, utc_now
+from .backlog import Backlog, Epic, Story, slug
+from .bar import bar_event, run_bar, run_command
+from .contracts import RouteResolver
+from .model import (
+    PHASE_ROLES,
+    PROMPTS_DIR,
+    ROLES,
+    STAGES,
+    STATUS_LAST,
+    VERDICTS,
+    WHOLE_EPIC,
+    ActRecord,
+    BarFacts,
+    CrewState,
+    LoopState,
+    plain,
+)
+
+if TYPE_CHECKING:
+    from ..draw.model import GraphModel
+
+Event = dict[str, Any]
+_MEASURES = ("duration_ms", "tokens_in", "tokens_out", "cost")
+
+
+@dataclass(frozen=True)
+class CrewReport:
+    """What a role reports (D2): its role, verdict, a compact summary, an optional payload
+    (a JSON object; ``findings``, a list of texts, is fed back to the developer)."""
+
+    role: str
+    verdict: str
+    summary: str
+    payload: Mapping[str, Any] | None = None
+    duration_ms: int | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost: float | None = None
+
+
+class CrewLoop(Drawable, Loop[CrewState, CrewReport]):
+    """The crew loop on one project; see the module docstring.
+
+    ``save`` (set by `crewbook.crew.api`) is called with the new state after every accepted
+    act and bar measure, so a loop opened from a project stays in step with its file.
+    ``run_bar=False`` turns bar measuring and its gate off (simulations, benchmarks).
+    """
+
+    kind = "crew"
+    copy_state = False
+
+    def __init__(
+        self, state: CrewState, *, project: Project, ledger: EventSink | None = None,
+        clock: Callable[[], datetime] = utc_now, run_bar: bool = True,
+        save: Callable[[CrewState], None] | None = None, fresh: Callable[[], bool] | None = None,
+    ) -> None:
+        self.project = project
+        self.backlog = Backlog(project)
+        self.routes = RouteResolver(project)
+        self.run_bar = run_bar
+        self._save = save
+        self._fresh = fresh
+        self._memo: tuple[CrewState, str | None, Act] | None = None
+        super().__init__(state, ledger=ledger, run=state.run, clock=clock, acts=state.acts)
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def config(self) -> Any:
+        """The settings `crew_init` was given (`CrewConfig`)."""
+        return self._state.config
+
+    def is_finished(self) -> bool:
+        """Whether a finished reason is set."""
+        return self._state.finished_reason is not None
+
+    def current_epic(self) -> Epic | None:
+        """The epic the pointer is on."""
+        s = self._state
+        return self.backlog.epic(s.epic) if s.epic else None
+
+    def current_story(self) -> Story | None:
+        """The story the pointer is on."""
+        epic = self.current_epic()
+        return epic.story(self._state.story) if epic else None
+
+    def bar_due(self) -> bool:
+        """Whether qa is expected and the cached bar facts are not those of the version."""
+        s = self._state
+        return (self.run_bar and not self.is_finished() and s.expected == "qa"
+                and (s.bar is None or s.bar.act != s.dev_act))
+
+    # ------------------------------------------------------------------ acting
+    def report(self, report: CrewReport) -> Act:
+        """Apply a role's report (refusals change and log nothing); then save the state,
+        create a promoted epic's change, and measure the bar when qa is next."""
+        if self._fresh is not None and not self._fresh():
+            raise LoopRefused("the loop's state file changed since this loop was opened (the "
+                              "CLI or another notebook acted); open it again with open_crew()",
+                              code="stale")
+        super().report(report)
+        s = self._state
+        if s.epic_axis is not None and s.epic and not self.backlog.epic(s.epic).exists:
+            self.backlog.promote(s.epic_axis, s.epic)
+        if self._save is not None:
+            self._save(self._state)
+        if self.bar_due():
+            self.measure_bar()
+        return self.contract()
+
+    def measure_bar(self) -> BarFacts:
+        """Run every bar command now, log one ``bar`` event each, cache the facts."""
+        s = self._state
+        if s.dev_act is None:
+            raise LoopRefused("no version to measure yet: the developer has not reported",
+                              code="no_version")
+        cfg = s.config
+        runs = run_bar({str(k): v for k, v in cfg.bar.items()}, root=self.project.root, timeout=cfg.bar_timeout,
+                       max_output=cfg.max_output)
+        ts = self.clock().isoformat()
+        events = [self._stamp({**bar_event(r, act=s.dev_act, attempt=s.attempt,
+                                           version=s.version), "ts": ts}, ts) for r in runs]
+        _append(self.ledger, events)
+        facts = BarFacts(act=s.dev_act, version=s.version, runs=tuple(runs))
+        self._state = s.model_copy(update={"bar": facts, "bar_runs": s.bar_runs + len(runs)})
+        if self._save is not None:
+            self._save(self._state)
+        return facts
+
+    def transition(self, state: CrewState, report: CrewReport) -> Transition[CrewState]:
+        """The next state and events for `report`, or `LoopRefused` (nothing changed)."""
+        s = state
+        role, verdict = report.role, report.verdict
+        if role not in ROLES:
+            raise LoopRefused(f"no role {role!r} in the crew loop{did_you_mean(role, ROLES)}; "
+                              f"roles: {', '.join(ROLES)}", code="unknown_role")
+        if role != s.expected:
+            raise LoopRefused(
+                f"the crew loop expects a report from {s.expected!r} ({STAGES[s.expected]} of "
+                f"story {s.story!r} of epic {s.epic!r}); a report from {role!r} is refused and "
+                "nothing is logged", code="wrong_role")
+        allowed = VERDICTS[role]
+        if verdict not in allowed:
+            raise LoopRefused(f"{role} reports {' or '.join(allowed)}, not {verdict!r}"
+                              f"{did_you_mean(verdict, allowed)}", code="bad_verdict")
+        if not report.summary.strip():
+            raise LoopRefused("the summary is blank: say in one sentence what the act did",
+                              code="bad_report")
+        if role == "qa" and verdict == "go" and self.run_bar:
+            self._check_bar(s)
+        act = s.acts + 1
+        ts = self.clock().isoformat()
+        story = self.backlog.epic(s.epic).story(s.story) if s.epic else None
+        task = story.next_task if story else None
+        event: Event = {
+            "kind": "verdict" if role == "qa" else "report", "ts": ts, "role": role,
+            "stage": STAGES[role], "verdict": verdict, "attempt": s.attempt,
+            "version": s.version + (1 if role == "developer" else 0),
+            "summary": report.summary,
+            "payload": {"act": act, "epic": s.epic, "story": s.story,
+                        "task": task.id if task else None, "data": dict(report.payload or {})},
+        }
+        for key in _MEASURES:
+            value = getattr(report, key)
+            if value is not None:
+                event[key] = value
+        events = [event]
+        trail = (*s.trail, ActRecord(act=act, ts=ts, role=role, verdict=verdict,
+                                     summary=report.summary, epic=s.epic, story=s.story))
+        up: dict[str, Any] = {"acts": act, "previous": role, "trail": trail}
+        if role == "analyst":
+            up["expected"] = "developer"
+            if s.story == WHOLE_EPIC and s.epic:  # the analyst may have written the tasks
+                opened = self.backlog.open_stories(s.epic, set(s.stories_covered))
+                if opened and opened[0].title != WHOLE_EPIC:
+                    up["story"] = opened[0].title
+        elif role == "developer":
+            up.update(expected="qa", version=s.version + 1, dev_act=act, bar=None)
+        elif verdict == "no-go":
+            findings = (report.payload or {}).get("findings") or []
+            up.update(expected="developer", attempt=s.attempt + 1, no_go=s.no_go + 1,
+                      feedback=(report.summary, *(str(f) for f in findings)))
+        else:
+            self._covered(s, up, events, ts, act)
+        new = s.model_copy(update=up)
+        limit = new.config.limit("rounds")
+        if new.finished_reason is None and limit is not None and new.acts >= limit:
+            new = new.model_copy(update={"finished_reason": "rounds_exhausted"})
+            events.append(self._finish_event(new, ts, act, f"{new.acts} acts: max_rounds "
+                                             f"{limit} reached"))
+        return Transition(new, events)
+
+    def _check_bar(self, s: CrewState) -> None:
+        facts = s.bar
+        if facts is None or facts.act != s.dev_act:
+            raise LoopRefused(f"the bar has not been measured on version {s.version}; call "
+                              "crew_step (it measures the bar at the qa step) before giving "
+                              "go", code="bar_unmeasured")
+        if not facts.passed:
+            failed = "; ".join(r.line() for r in facts.runs if not r.passed)
+            raise LoopRefused(f"qa cannot give go: the bar is red on version {facts.version} "
+                              f"({failed}); give no-go with the findings", code="bar_red")
+
+    def _covered(self, s: CrewState, up: dict[str, Any], events: list[Event], ts: str,
+                 act: int) -> None:
+        """qa said go: cover the story and move the cascade on (see the module docstring)."""
+        assert s.epic is not None and s.story is not None
+        covered = (*s.stories_covered, (s.epic, s.story))
+        up.update(stories_covered=covered, expected="analyst", attempt=1, bar=None, feedback=(),
+                  dev_act=None)
+        cfg = s.config
+        opened = self.backlog.open_stories(s.epic, set(covered))
+        if cfg.scope == "story":
+            return self._finish(s, up, events, ts, act, "scope_covered",
+                                f"story {s.story!r} of {s.epic} delivered")
+        if opened:
+            up["story"] = opened[0].title
+            events.append({"kind": "transition", "ts": ts, "stage": "story",
+                           "summary": f"next story of {s.epic}: {opened[0].title}",
+                           "payload": {"act": act, "epic": s.epic, "from": s.story,
+                                       "to": opened[0].title}})
+            return None
+        epics_covered = (*s.epics_covered, s.epic)
+        up["epics_covered"] = epics_covered
+        if cfg.scope == "epic":
+            return self._finish(s, up, events, ts, act, "scope_covered",
+                                f"epic {s.epic} delivered")
+        name, axis = self._next_epic(s, set(covered), set(epics_covered))
+        if name is None:
+            return self._finish(s, up, events, ts, act, "scope_covered",
+                                "no epic left to deliver and the workshop is empty")
+        limit = cfg.limit("epics")
+        if limit is not None and s.epics_started >= limit:
+            what = f"workshop axis {axis!r}" if axis else f"epic {name}"
+            return self._finish(s, up, events, ts, act, "epics_exhausted",
+                                f"{what} is left but max_epics {limit} epics were worked on")
+        first = self.backlog.open_stories(name, set(covered)) if axis is None else []
+        up.update(epic=name, epic_axis=axis, epics_started=s.epics_started + 1,
+                  story=first[0].title if first else WHOLE_EPIC)
+        if axis is not None:
+            up["promoted"] = (*s.promoted, axis)
+        events.append({"kind": "transition", "ts": ts, "stage": "workshop" if axis else "epic",
+                       "summary": (f"workshop: axis {axis!r} promoted to epic {name}" if axis
+                                   else f"next epic: {name}"),
+                       "payload": {"act": act, "from": s.epic, "to": name, "axis": axis}})
+        return None
+
+    def _next_epic(self, s: CrewState, covered: set[tuple[str, str]], done: set[str]
+                   ) -> tuple[str | None, str | None]:
+        """(change, None) for the next open change (scope all), or (slug, axis) for the
+        workshop's next axis, or (None, None)."""
+        if s.config.scope == "all":
+            name = self.backlog.first_open(covered, done)
+            if name is not None:
+                return name, None
+        return next_axis(self.backlog, s.promoted, done)
+
+    def _finish(self, s: CrewState, up: dict[str, Any], events: list[Event], ts: str, act: int,
+                reason: str, why: str) -> None:
+        up["finished_reason"] = reason
+        events.append(self._finish_event(s.model_copy(update=up), ts, act, why))
+
+    def _finish_event(self, s: CrewState, ts: str, act: int, why: str) -> Event:
+        return {"kind": "finish", "ts": ts, "verdict": s.finished_reason, "summary": why,
+                "payload": {"act": act, "stories_covered": len(s.stories_covered),
+                            "epics_covered": list(s.epics_covered), "acts": s.acts}}
+
+    # ------------------------------------------------------------------ contract
+    def contract(self, document: str | None = None) -> Act:
+        """The next act: role, route, expected output, prompt path (pure and idempotent)."""
+        s = self._state
+        memo = self._memo
+        if memo is not None and memo[0] is s and memo[1] == document:
+            return memo[2]
+        act = self._contract(s, document)
+        self._memo = (s, document, act)
+        return act
+
+    def _contract(self, s: CrewState, document: str | None) -> Act:
+        if s.finished_reason is not None:
+            return Act(self.kind, s.acts + 1, None, finished=True,
+                       finished_reason=s.finished_reason,
+                       details={"goal": s.config.goal, "epics_covered": list(s.epics_covered),
+                                "stories_covered": len(s.stories_covered)})
+        epic = self.backlog.epic(s.epic) if s.epic else None
+        story = epic.story(s.story) if epic else None
+        task = story.next_task if story else None
+        role = s.expected
+        if document is not None:
+            self._check_document(epic, document)
+        route = self.routes.route(role, s.epic if epic and epic.exists else None, task,
+                                  classified=role == "developer")
+        tracks = epic.tracks if epic else "tasks.md"
+        suffix = f"-{slug(document)}" if document else ""
+        details: dict[str, Any] = {
+            "goal": s.config.goal, "scope": s.config.scope, "epic": s.epic, "axis": s.epic_axis,
+            "story": s.story, "tracks": f"_codev/changes/{s.epic}/{tracks}",
+            "task": {"id": task.id, "text": task_text(task)} if task else None,
+            "tasks": [{"id": t.id, "text": task_text(t), "done": t.done}
+                      for t in (story.tasks if story else ())],
+            "version": s.version, "document": document,
+        }
+        if role == "analyst":
+            receives: tuple[str, ...] = ("goal", "epic documents", tracks)
+            expects = (f"story {s.story!r} framed: acceptance criteria and its tasks in {tracks}"
+                       + (f" (document {document})" if document else "") + "; verdict done")
+        elif role == "developer":
+            receives = ("story", "tasks", "feedback") if s.feedback else ("story", "tasks")
+            expects = (f"version {s.version + 1}: the story's tasks built test-first, boxes "
+                       f"checked in {tracks}; verdict done")
+        else:
+            receives = ("story", "tasks", "bar facts")
+            expects = (f"a verdict on version {s.version}: go (the story is delivered; needs a "
+                       "green bar) or no-go with payload.findings")
+            if s.bar is not None and s.bar.act == s.dev_act:
+                details["bar"] = {"version": s.bar.version, "passed": s.bar.passed,
+                                  "lines": [r.line() for r in s.bar.runs]}
+        return Act(
+            self.kind, s.acts + 1, role, stage=STAGES[role], receives=receives, expects=expects,
+            prompt_path=f"{PROMPTS_DIR}/{s.run}-act-{s.acts + 1:04d}-{role}{suffix}.json",
+            budget={"rounds_left": _left(s.acts, s.config.limit("rounds")),
+                    "epics_left": _left(s.epics_started, s.config.limit("epics"))},
+            attempt=s.attempt, moves=VERDICTS[role], feedback=s.feedback,
+            journal=tuple(JournalEntry("act", f"{r.role}: {r.verdict} — {r.summary}", r.role,
+                                       r.act) for r in s.trail[-5:]),
+            route=route, details=details,
+        )
+
+    def _check_document(self, epic: Epic | None, document: str) -> None:
+        ids: list[str] = []
+        if epic is not None and epic.exists:
+            change = self.project.change(epic.name)
+            ids = list(change.schema().order)
+        if document not in ids:
+            from ..errors import CrewError, Problem
+
+            raise CrewError("unknown document", [Problem(
+                "unknown_document", f"{document!r} is not a document of epic "
+                f"{epic.name if epic else None!r}{did_you_mean(document, ids)}; documents: "
+                f"{', '.join(ids) or 'none yet'}", key="document")])
+
+    # ------------------------------------------------------------------ status
+    def status(self, full: bool = False, last: int = STATUS_LAST) -> Status:
+        """Read-only (D3): step, expected role, pointer, counters, caps, finished reason, and
+        the last `last` acts (all with ``full=True``; the others counted in
+        ``details["ledger_omitted"]``)."""
+        s = self._state
+        shown = s.trail if full else s.trail[-last:] if last else ()
+        story = self.current_story() if s.epic else None
+        task = story.next_task if story else None
+        finished = s.finished_reason is not None
+        return Status(
+            loop=self.kind, acts=s.acts, current=None if finished else s.expected,
+            previous=s.previous, finished=finished, finished_reason=s.finished_reason,
+            counters={"acts": s.acts, "version": s.version, "attempt": s.attempt,
+                      "no_go": s.no_go, "stories_covered": len(s.stories_covered),
+                      "epics_covered": len(s.epics_covered), "epics_started": s.epics_started,
+                      "bar_runs": s.bar_runs},
+            caps=(Cap("rounds", s.acts, s.config.limit("rounds")),
+                  Cap("epics", s.epics_started, s.config.limit("epics"))),
+            path=tuple(f"{r.role}:{r.verdict}" for r in shown),
+            details={
+                "run": s.run, "goal": s.config.goal, "scope": s.config.scope,
+                "step": None if finished else STAGES[s.expected],
+                "expected_role": None if finished else s.expected,
+                "pointer": {"epic": s.epic, "story": s.story, "task": task.id if task else None,
+                            "axis": s.epic_axis},
+                "bar": None if s.bar is None else {
+                    "act": s.bar.act, "version": s.bar.version, "passed": s.bar.passed,
+                    "lines": [r.line() for r in s.bar.runs]},
+                "max_rounds": s.config.max_rounds, "max_epics": s.config.max_epics,
+                "ledger": [plain(r) for r in shown],
+                "ledger_omitted": len(s.trail) - len(shown),
+            },
+        )
+
+    # ------------------------------------------------------------------ drawing
+    def graph_model(self) -> GraphModel:
+        """The loop's state: the three roles, the expected one highlighted, the pointer."""
+        from .graph import crew_graph
+
+        return crew_graph(self)
+
+    def frame(self) -> Any:
+        """The accepted acts: act (Int64), ts (UTC), role, verdict (category), summary,
+        epic, story."""
+        from .frames import acts_frame
+
+        return acts_frame(self._state.trail)
+
+    def __repr__(self) -> str:
+        s = self._state
+        where = (f"finished ({s.finished_reason})" if s.finished_reason else
+                 f"expects {s.expected} on {s.epic}/{s.story}")
+        return f"<CrewLoop {s.run} {where} after {s.acts} acts>"
+
+    def _repr_html_(self) -> str:
+        return self.status()._repr_html_() + self.contract()._repr_html_()
+
+
+def next_axis(backlog: Backlog, promoted: tuple[str, ...], done: set[str]
+              ) -> tuple[str | None, str | None]:
+    """(change name, axis) of the workshop's first axis not promoted yet, or (None, None)."""
+    for axis in backlog.workshop():
+        name = slug(axis)
+        if axis not in promoted and name not in done:
+            return name, axis
+    return None, None
+
+
+def task_text(task: TaskItem) -> str:
+    """A checkbox's text without its leading task number (`1.2 Write it` → `Write it`)."""
+    for prefix in (f"{task.id}. ", f"{task.id} "):
+        if task.text.startswith(prefix):
+            return task.text[len(prefix):].strip() or task.text
+    return task.text
+
+
+def _left(used: int, limit: int | None) -> int | None:
+    return None if limit is None else max(0, limit - used)
+
+
+def _append(ledger: EventSink, events: list[Event]) -> None:
+    append_many = getattr(ledger, "append_many", None)
+    if append_many is not None:
+        append_many(events)
+    else:
+        for event in events:
+            ledger.append(event)
+
+
+# ====================================================================== autonomous loop
+@dataclass(frozen=True)
+class LoopStep:
+    """One step of the autonomous loop; at the recette, the test run it measured."""
+
+    test: Any = None
+    summary: str = ""
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+class AutonomousLoop(Drawable, Loop[LoopState, LoopStep]):
+    """Plan → Implementation → Recette → Delivery (D6); see the module docstring."""
+
+    kind = "autonomous"
+    copy_state = False
+
+    def __init__(
+        self, state: LoopState, *, project: Project, ledger: EventSink | None = None,
+        clock: Callable[[], datetime] = utc_now, save: Callable[[LoopState], None] | None = None,
+    ) -> None:
+        self.project = project
+        self.backlog = Backlog(project)
+        self.routes = RouteResolver(project)
+        self._save = save
+        super().__init__(state, ledger=ledger, run=state.run, clock=clock, acts=state.steps)
+
+    def is_finished(self) -> bool:
+        """Whether a finished reason is set."""
+        return self._state.finished_reason is not None
+
+    def test_command(self, given: str | None = None) -> tuple[str, str | None]:
+        """(command, cwd) the recette runs: `given`, else the first declared stack's test
+        cycle; `LoopRefused` when there is neither."""
+        if given is not None and given.strip():
+            return given, None
+        found = self.backlog.default_test_command()
+        if found is None:
+            raise LoopRefused(
+                "the recette needs a test command: pass test_command (e.g. 'pytest -q'), or "
+                "declare a stack with a test cycle in _codev/crew.yaml (stacks: [{name: "
+                "python}], built-in models: python, node, pnpm, rust, go); no stack is "
+                "declared, so nothing was run and nothing is logged", code="no_test_command")
+        return found
+
+    def step(self, test_command: str | None = None) -> Act:
+        """Advance one phase; at the recette, run the test command first (bar runner)."""
+        s = self._state
+        if self.is_finished():
+            return self.report(LoopStep())  # refused by Loop.report: the loop has finished
+        test = None
+        if s.phase == "recette":
+            command, cwd = self.test_command(test_command)
+            test = run_command(command, root=self.project.root, cwd=cwd, name="test",
+                               timeout=s.test_timeout)
+        act = self.report(LoopStep(test=test))
+        if self._save is not None:
+            self._save(self._state)
+        return act
+
+    def transition(self, state: LoopState, step: LoopStep) -> Transition[LoopState]:
+        """The next phase and its events (pure)."""
+        s = state
+        n = s.steps + 1
+        ts = self.clock().isoformat()
+        attempt = s.recettes + 1
+        base: Event = {"ts": ts, "attempt": attempt, "payload": {"act": n, "phase": s.phase}}
+        events: list[Event] = []
+        up: dict[str, Any] = {"steps": n, "previous": s.phase}
+
+        def move(to: str, why: str) -> None:
+            up["phase"] = to
+            events.append({**base, "kind": "transition", "stage": to, "summary": why,
+                           "payload": {"act": n, "from": s.phase}})
+
+        if s.phase == "plan":
+            events.append({**base, "kind": "plan", "role": "analyst", "stage": "plan",
+                           "summary": step.summary or f"plan for: {s.goal}"})
+            move("implementation", "plan ready: implementation")
+        elif s.phase == "implementation":
+            events.append({**base, "kind": "report", "role": "developer",
+                           "stage": "implementation", "verdict": "done",
+                           "summary": step.summary or f"implementation, round {attempt}"})
+            move("recette", "implementation done: recette")
+        elif s.phase == "recette":
+            run = step.test
+            if run is None:
+                raise LoopRefused("the recette step needs its test run (use step())",
+                                  code="no_test")
+            events.append({**bar_event(run, act=n, role="qa", attempt=attempt), "ts": ts})
+            verdict = "pass" if run.passed else "fail"
+            events.append({**base, "kind": "verdict", "role": "qa", "stage": "recette",
+                           "verdict": verdict, "summary": f"recette {verdict}: {run.line()}",
+                           "duration_ms": run.duration_ms})
+            up.update(recettes=attempt, last_test=run)
+            cap = s.max_recettes or None
+            if run.passed:
+                move("delivery", "recette passed: delivery")
+            elif cap is not None and attempt >= cap:
+                why = f"recette failed {attempt} times (max_recettes {cap}): escalated"
+                events.append({**base, "kind": "escalate", "summary": why})
+                events.append({**base, "kind": "finish", "verdict": "recette_exhausted",
+                               "summary": why})
+                up["finished_reason"] = "recette_exhausted"
+            else:
+                move("implementation", f"recette failed ({attempt}/{cap or '∞'}): back to "
+                     "implementation")
+        else:
+            events.append({**base, "kind": "report", "role": "developer", "stage": "delivery",
+                           "verdict": "done", "summary": step.summary or "delivered"})
+            events.append({**base, "kind": "finish", "verdict": "delivered",
+                           "summary": f"delivered: {s.goal}"})
+            up["finished_reason"] = "delivered"
+        return Transition(s.model_copy(update=up), events)
+
+    def contract(self) -> Act:
+        """The next phase, its route and what it expects."""
+        s = self._state
+        if s.finished_reason is not None:
+            return Act(self.kind, s.steps + 1, None, finished=True,
+                       finished_reason=s.finished_reason, details={"goal": s.goal})
+        role = PHASE_ROLES[s.phase]
+        expects = {
+            "plan": "a plan for the goal, with its acceptance tests",
+            "implementation": "the goal implemented; then step to the recette",
+            "recette": "the test command passes (it runs at this step)",
+            "delivery": "the work delivered",
+        }[s.phase]
+        default = self.backlog.default_test_command() if s.phase == "recette" else None
+        return Act(self.kind, s.steps + 1, role, stage=s.phase, expects=expects,
+                   attempt=s.recettes + 1, moves=("step",),
+                   budget={"recettes_left": _left(s.recettes, s.max_recettes or None)},
+                   route=self.routes.route(role),
+                   details={"goal": s.goal, "phase": s.phase,
+                            "default_test_command": default[0] if default else None,
+                            "last_test": plain(s.last_test) if s.last_test else None})
+
+    def status(self) -> Status:
+        """Phase, steps, recettes and their cap, finished reason."""
+        s = self._state
+        finished = s.finished_reason is not None
+        return Status(
+            loop=self.kind, acts=s.steps, current=None if finished else s.phase,
+            previous=s.previous, finished=finished, finished_reason=s.finished_reason,
+            counters={"steps": s.steps, "recettes": s.recettes},
+            caps=(Cap("recettes", s.recettes, s.max_recettes or None),),
+            details={"run": s.run, "goal": s.goal, "phase": s.phase,
+                     "last_test": plain(s.last_test) if s.last_test else None},
+        )
+
+    def graph_model(self) -> GraphModel:
+        """Plan → Implementation → Recette → Delivery, the current phase highlighted."""
+        from .graph import autonomous_graph
+
+        return autonomous_graph(self)
+
+    def __repr__(self) -> str:
+        s = self._state
+        where = f"finished ({s.finished_reason})" if s.finished_reason else f"at {s.phase}"
+        return f"<AutonomousLoop {s.run} {where} after {s.steps} steps>"
+
+    def _repr_html_(self) -> str:
+        return self.status()._repr_html_() + self.contract()._repr_html_()

@@ -1,0 +1,252 @@
+"""The crew loop's files and models (SPEC D1-D6): settings, bar, crew file, persisted state.
+
+Where things live in a project (all under ``_codev/crew/``, see `docs/crew.md`)::
+
+    _codev/crew.yaml             optional: declared stacks and the workshop (you write it)
+    _codev/crew/state.json       the crew loop's state (crew_init writes it, every act saves it)
+    _codev/crew/loop.json        the autonomous loop's state (loop_init, loop_step)
+    _codev/crew/crew.jsonl       the crew loop's ledger (one run per crew_init)
+    _codev/crew/loop.jsonl       the autonomous loop's ledger
+    _codev/crew/prompts/*.json   the prompts crew_step writes: {"prompt": "..."}
+
+The states are pydantic models written as JSON, so the CLI, the MCP server and a notebook
+can take turns on one loop: each call loads the state, acts, and saves it. They are
+frozen: an engine makes a new state for every accepted act (`model_copy(update=...)`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+#: The folder of every crew file, relative to the project root.
+CREW_DIR: Final = "_codev/crew"
+#: The optional file declaring stacks and the workshop, relative to the project root.
+CREW_FILE: Final = "_codev/crew.yaml"
+STATE_FILE: Final = f"{CREW_DIR}/state.json"
+LOOP_STATE_FILE: Final = f"{CREW_DIR}/loop.json"
+CREW_LEDGER: Final = f"{CREW_DIR}/crew.jsonl"
+LOOP_LEDGER: Final = f"{CREW_DIR}/loop.jsonl"
+PROMPTS_DIR: Final = f"{CREW_DIR}/prompts"
+
+Role = Literal["analyst", "developer", "qa"]
+ROLES: Final[tuple[Role, ...]] = ("analyst", "developer", "qa")
+#: What each role does in one story cycle (the `stage` of its ledger events).
+STAGES: Final[dict[str, str]] = {"analyst": "frame", "developer": "build", "qa": "verify"}
+#: The verdicts each role may give (D2).
+VERDICTS: Final[dict[str, tuple[str, ...]]] = {
+    "analyst": ("done",), "developer": ("done",), "qa": ("go", "no-go")}
+Scope = Literal["story", "epic", "all", "workshop"]
+SCOPES: Final[tuple[Scope, ...]] = ("story", "epic", "all", "workshop")
+FinishedReason = Literal["scope_covered", "epics_exhausted", "rounds_exhausted"]
+BarName = Literal["test", "lint", "typecheck", "build"]
+BAR_NAMES: Final[tuple[BarName, ...]] = ("test", "lint", "typecheck", "build")
+#: Seconds a bar command may run before its whole process group is killed (DESIGN rule 7).
+DEFAULT_TIMEOUT: Final = 600.0
+#: Bytes of a bar command's output kept (half from its start, half from its end).
+DEFAULT_MAX_OUTPUT: Final = 64 * 1024
+#: Characters of output logged in a `bar` event (the end of the output).
+LEDGER_TAIL: Final = 2000
+#: How many acts `crew_status` shows unless asked for all (`full=True`).
+STATUS_LAST: Final = 10
+#: Largest payload file `crew_report(payload_path=...)` reads (D2).
+MAX_PAYLOAD_BYTES: Final = 4 * 1024 * 1024
+#: Placeholder story of an epic whose tasks file has no checkbox yet.
+WHOLE_EPIC: Final = "(whole epic)"
+#: Story of checkboxes that come before any heading.
+NO_SECTION: Final = "(no section)"
+
+Phase = Literal["plan", "implementation", "recette", "delivery"]
+PHASES: Final[tuple[Phase, ...]] = ("plan", "implementation", "recette", "delivery")
+#: The crew role whose route an autonomous-loop phase gets.
+PHASE_ROLES: Final[dict[str, str]] = {
+    "plan": "analyst", "implementation": "developer", "recette": "qa", "delivery": "developer"}
+DEFAULT_MAX_RECETTES: Final = 3
+
+_FROZEN = ConfigDict(extra="forbid", frozen=True)
+
+
+class BarCommand(BaseModel):
+    """One command of the bar: a shell string, where it runs, which stack it belongs to."""
+
+    model_config = _FROZEN
+
+    command: str = Field(min_length=1, description="The shell command.")
+    cwd: str | None = Field(None, description="Folder it runs in, relative to the project.")
+    stack: str | None = Field(None, description="The stack it belongs to (crew.yaml).")
+    timeout: float | None = Field(
+        None, gt=0, description="Seconds before the whole process group is killed "
+        "(default: the loop's bar_timeout, 600).")
+
+
+class CrewConfig(BaseModel):
+    """What `crew_init` was given (D1), checked."""
+
+    model_config = _FROZEN
+
+    goal: str = Field(min_length=1)
+    scope: Scope = "epic"
+    max_rounds: int = Field(100, ge=0, description="Most acts; 0 = unlimited.")
+    max_epics: int = Field(3, ge=0, description="Most epics worked on; 0 = unlimited.")
+    bar: dict[BarName, BarCommand] = Field(min_length=1, max_length=4)
+    bar_timeout: float = Field(DEFAULT_TIMEOUT, gt=0)
+    max_output: int = Field(DEFAULT_MAX_OUTPUT, ge=256)
+
+    @field_validator("goal")
+    @classmethod
+    def _goal_has_text(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the goal is blank; say what the loop must deliver")
+        return value.strip()
+
+    def limit(self, name: Literal["rounds", "epics"]) -> int | None:
+        """The cap as `crewbook.Cap` wants it: None when the setting is 0 (unlimited)."""
+        value = self.max_rounds if name == "rounds" else self.max_epics
+        return value or None
+
+
+class StackDecl(BaseModel):
+    """A stack declared in `_codev/crew.yaml`: a name (a built-in model such as `python`,
+    or your own), where it lives, and its cycle commands (defaults from the model)."""
+
+    model_config = _FROZEN
+
+    name: str = Field(min_length=1)
+    cwd: str | None = None
+    test: str | None = None
+    lint: str | None = None
+    typecheck: str | None = None
+    build: str | None = None
+
+
+class CrewFile(BaseModel):
+    """`_codev/crew.yaml`: the stacks of the project and the workshop's axes (D5, D6)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    stacks: tuple[StackDecl, ...] = ()
+    workshop: tuple[str, ...] = Field(
+        (), description="Axes of evolution, in order; scope all/workshop promotes them to "
+        "epics (a new change each) when no epic is left.")
+
+
+class BarRun(BaseModel):
+    """What one bar command did: exit code, time, whether it passed, its output's end."""
+
+    model_config = _FROZEN
+
+    name: str
+    command: str
+    cwd: str
+    exit_code: int | None
+    timed_out: bool
+    duration_ms: int
+    output_bytes: int
+    truncated: bool
+    tail: str
+
+    @property
+    def passed(self) -> bool:
+        """Exit code 0 within the timeout."""
+        return self.exit_code == 0 and not self.timed_out
+
+    def line(self) -> str:
+        """`test: pass (exit 0, 1.2 s)`."""
+        if self.timed_out:
+            how = f"timed out after {self.duration_ms / 1000:.1f} s, process group killed"
+        else:
+            how = f"exit {self.exit_code}, {self.duration_ms / 1000:.1f} s"
+        return f"{self.name}: {'pass' if self.passed else 'fail'} ({how})"
+
+
+class BarFacts(BaseModel):
+    """The bar measured on one version of the work (cached per act, D4)."""
+
+    model_config = _FROZEN
+
+    act: int = Field(description="The developer act whose version was measured.")
+    version: int
+    runs: tuple[BarRun, ...]
+
+    @property
+    def passed(self) -> bool:
+        """Every command passed."""
+        return all(r.passed for r in self.runs)
+
+
+class ActRecord(BaseModel):
+    """One accepted act, as `crew_status` lists it."""
+
+    model_config = _FROZEN
+
+    act: int
+    ts: str
+    role: str
+    verdict: str
+    summary: str
+    epic: str | None
+    story: str | None
+
+
+class CrewState(BaseModel):
+    """The crew loop's persisted state (`_codev/crew/state.json`)."""
+
+    model_config = _FROZEN
+
+    format: Literal[1] = 1
+    run: str
+    config: CrewConfig
+    expected: Role = "analyst"
+    previous: Role | None = None
+    acts: int = 0
+    version: int = 0
+    attempt: int = 1
+    epic: str | None = None
+    epic_axis: str | None = None
+    story: str | None = None
+    epics_started: int = 1
+    stories_covered: tuple[tuple[str, str], ...] = ()
+    epics_covered: tuple[str, ...] = ()
+    promoted: tuple[str, ...] = ()
+    no_go: int = 0
+    dev_act: int | None = None
+    bar: BarFacts | None = None
+    bar_runs: int = 0
+    feedback: tuple[str, ...] = ()
+    finished_reason: FinishedReason | None = None
+    trail: tuple[ActRecord, ...] = ()
+
+    def covered(self, epic: str, story: str) -> bool:
+        """Whether qa gave `go` on this story."""
+        return (epic, story) in self.stories_covered
+
+
+class LoopState(BaseModel):
+    """The autonomous loop's persisted state (`_codev/crew/loop.json`, D6)."""
+
+    model_config = _FROZEN
+
+    format: Literal[1] = 1
+    run: str
+    goal: str = Field(min_length=1)
+    phase: Phase = "plan"
+    previous: Phase | None = None
+    steps: int = 0
+    recettes: int = 0
+    max_recettes: int = Field(DEFAULT_MAX_RECETTES, ge=0)
+    test_timeout: float = Field(DEFAULT_TIMEOUT, gt=0)
+    last_test: BarRun | None = None
+    finished_reason: Literal["delivered", "recette_exhausted"] | None = None
+
+
+def crew_dir(root: Path) -> Path:
+    """`<root>/_codev/crew`."""
+    return root / CREW_DIR
+
+
+def plain(model: BaseModel) -> dict[str, Any]:
+    """JSON-ready data of a model."""
+    data: dict[str, Any] = model.model_dump(mode="json")
+    return data

@@ -13,11 +13,15 @@ EXPECTED = {
     "ApplyState",
     "ArtifactNotFoundError",
     "ArtifactState",
+    "AutonomousLoop",
     "Change",
     "ChangeNotFoundError",
     "ChangeStatus",
     "ConfigError",
     "CoordinatorLoop",
+    "CrewError",
+    "CrewLoop",
+    "CrewReport",
     "CrewbookError",
     "DeliveryError",
     "DotError",
@@ -60,6 +64,10 @@ EXPECTED = {
     "__version__",
     "change_status",
     "compare_profiles",
+    "crew_init",
+    "crew_report",
+    "crew_status",
+    "crew_step",
     "example_project",
     "find_project_root",
     "get_preset",
@@ -70,8 +78,12 @@ EXPECTED = {
     "list_schemas",
     "load_pipeline",
     "load_schema",
+    "loop_init",
+    "loop_step",
     "new_change",
+    "open_autonomous",
     "open_change",
+    "open_crew",
     "plot_rounds",
     "plot_timeline",
     "provider_presets_list",
@@ -127,7 +139,8 @@ def test_the_package_docstring_names_every_concept() -> None:
 def test_import_does_not_load_heavy_packages() -> None:
     code = (
         "import sys, crewbook\n"
-        "heavy = [m for m in ('graphviz', 'ipywidgets', 'matplotlib', 'IPython') "
+        "heavy = [m for m in ('graphviz', 'ipywidgets', 'matplotlib', 'IPython', 'mcp', "
+        "'anyio', 'pandas') "
         "if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )

@@ -14,8 +14,8 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from mcp import ClientSession, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 TASKS_MD = "# Tasks\n\n## Export\n\n- [ ] 1.1 Add the button\n- [ ] 1.2 Write the serializer\n"
 GREEN = f"{shlex.quote(sys.executable)} -c \"print('ok')\""
@@ -31,7 +31,7 @@ def _server(project: Path, home: Path) -> StdioServerParameters:
     env = {**os.environ, "CREWBOOK_HOME": str(home)}
     return StdioServerParameters(
         command=sys.executable,
-        args=["-c", "import sys; from crewbook.cli import main; sys.exit(main())", "mcp",
+        args=["-c", "import sys; from crewbook.commands import main; sys.exit(main())", "mcp",
               "--project", str(project)],
         env=env, cwd=str(project))
 
@@ -98,7 +98,8 @@ def test_a_whole_epic_to_scope_covered_and_a_refusal(project: Path, tmp_path: Pa
     assert out["refused"].is_error
     assert "expects a report from 'analyst'" in out["refused"].content[0].text
     assert out["unchanged"]
-    assert out["last"]["finished"] and out["last"]["finished_reason"] == "scope_covered"
+    assert out["last"]["finished"]
+    assert out["last"]["finished_reason"] == "scope_covered"
     assert out["status"]["finished_reason"] == "scope_covered"
     assert [r["role"] for r in out["status"]["details"]["ledger"]] == [
         "analyst", "developer", "qa"]

@@ -15,6 +15,9 @@ same shape: `model`, `checks`, `frames`, `graph`, `engine`):
 - **Model routing** (SPEC D7–D9, `crewbook.routing`): `provider_presets_list`,
   `provider_profile_init`, `provider_profile_show`, `task_classify`,
   `task_route_show`, `task_routes`, `role_route`, `compare_profiles`, `get_preset`.
+- **The crew loop and the autonomous loop** (SPEC D1–D6, `crewbook.crew`): `crew_init`,
+  `crew_step`, `crew_report`, `crew_status`, `open_crew`, `CrewLoop`, `CrewReport`,
+  `loop_init`, `loop_step`, `open_autonomous`, `AutonomousLoop`.
 - **The Loop protocol** (`crewbook.loop`): `Loop`, `Act`, `Status`, `Snapshot`,
   `MemoryLedger`, `ManualClock`: `contract()`, `report()`, `status()` on every engine.
 - **Run ledgers** (`crewbook.ledger`): `Ledger`, `LedgerEvent`, `read_ledger`,
@@ -60,6 +63,21 @@ from .artifacts import (
     validate_schema,
 )
 
+# -- the crew loop and the autonomous loop (SPEC D1-D6) ------------------------------
+from .crew import (
+    AutonomousLoop,
+    CrewLoop,
+    CrewReport,
+    crew_init,
+    crew_report,
+    crew_status,
+    crew_step,
+    loop_init,
+    loop_step,
+    open_autonomous,
+    open_crew,
+)
+
 # -- delivery roles and the coordinator (SPEC C) ----------------------------------------
 from .delivery import CoordinatorLoop, StandardLoop, review_required, start_task
 
@@ -73,6 +91,7 @@ from .errors import (
     ChangeNotFoundError,
     ConfigError,
     CrewbookError,
+    CrewError,
     DeliveryError,
     DotError,
     DotNotFoundError,
@@ -157,11 +176,15 @@ __all__ = [
     "ApplyState",
     "ArtifactNotFoundError",
     "ArtifactState",
+    "AutonomousLoop",
     "Change",
     "ChangeNotFoundError",
     "ChangeStatus",
     "ConfigError",
     "CoordinatorLoop",
+    "CrewError",
+    "CrewLoop",
+    "CrewReport",
     "CrewbookError",
     "DeliveryError",
     "DotError",
@@ -204,6 +227,10 @@ __all__ = [
     "__version__",
     "change_status",
     "compare_profiles",
+    "crew_init",
+    "crew_report",
+    "crew_status",
+    "crew_step",
     "example_project",
     "find_project_root",
     "get_preset",
@@ -214,8 +241,12 @@ __all__ = [
     "list_schemas",
     "load_pipeline",
     "load_schema",
+    "loop_init",
+    "loop_step",
     "new_change",
+    "open_autonomous",
     "open_change",
+    "open_crew",
     "plot_rounds",
     "plot_timeline",
     "provider_presets_list",

@@ -6,7 +6,7 @@
   heading form the story ``(no section)``; a change with no checkbox yet is one story,
   ``(whole epic)``, which the analyst frames (writing the tasks is part of it);
 - a **task** is a checkbox, with the id routing classifies (`1.2`, or its position),
-  parsed by `crewbook.artifacts.tasks` as everywhere else.
+  parsed by `crewbook.artifacts.checklist` as everywhere else.
 
 A story is open while qa has not said `go` on it and one of its boxes is unchecked (a
 story whose boxes are all checked was delivered before the loop and is skipped). The
@@ -32,7 +32,7 @@ from typing import Final, cast
 
 from ..artifacts.change import Change, new_change, open_change
 from ..artifacts.project import Project
-from ..artifacts.tasks import TaskItem, parse_tasks
+from ..artifacts.checklist import TaskItem, parse_tasks
 from ..errors import ChangeNotFoundError, CrewError, Problem, did_you_mean
 from ..models import parse_model
 from ..sources import read_yaml

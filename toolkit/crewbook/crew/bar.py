@@ -126,7 +126,7 @@ def run_command(
     shown_cwd = folder.relative_to(root.resolve()).as_posix() or "."
     started = time.monotonic()
     try:
-        proc = subprocess.Popen(  # noqa: S602  # a command the user configured (rule 7)
+        proc = subprocess.Popen(  # a command the user configured (rule 7)
             command, shell=True, cwd=folder, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             start_new_session=hasattr(os, "killpg"),

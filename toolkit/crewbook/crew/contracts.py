@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..artifacts.project import Project
-from ..artifacts.tasks import TaskItem
+from ..artifacts.checklist import TaskItem
 
 if TYPE_CHECKING:
     from ..loop import Act

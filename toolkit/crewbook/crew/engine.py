@@ -36,9 +36,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..artifacts.project import Project
-from ..artifacts.tasks import TaskItem
+from ..artifacts.checklist import TaskItem
 from ..draw.display import Drawable
-from ..errors import LoopRefused, did_you_mean
+from ..errors import CrewError, LoopRefused, did_you_mean
 from ..loop import Act, Cap, EventSink, JournalEntry, Loop, Status, Transition, utc_now
 from .backlog import Backlog, Epic, Story, slug
 from .bar import bar_event, run_bar, run_command
@@ -139,12 +139,15 @@ class CrewLoop(Drawable, Loop[CrewState, CrewReport]):
             raise LoopRefused("the loop's state file changed since this loop was opened (the "
                               "CLI or another notebook acted); open it again with open_crew()",
                               code="stale")
-        super().report(report)
+        before = self._state
+        try:
+            super().report(report)  # ends with contract(), which reads the backlog
+        finally:
+            if self._state is not before and self._save is not None:
+                self._save(self._state)  # accepted: saved even if reading the backlog fails
         s = self._state
         if s.epic_axis is not None and s.epic and not self.backlog.epic(s.epic).exists:
             self.backlog.promote(s.epic_axis, s.epic)
-        if self._save is not None:
-            self._save(self._state)
         if self.bar_due():
             self.measure_bar()
         return self.contract()
@@ -156,8 +159,8 @@ class CrewLoop(Drawable, Loop[CrewState, CrewReport]):
             raise LoopRefused("no version to measure yet: the developer has not reported",
                               code="no_version")
         cfg = s.config
-        runs = run_bar({str(k): v for k, v in cfg.bar.items()}, root=self.project.root, timeout=cfg.bar_timeout,
-                       max_output=cfg.max_output)
+        runs = run_bar({str(k): v for k, v in cfg.bar.items()}, root=self.project.root,
+                       timeout=cfg.bar_timeout, max_output=cfg.max_output)
         ts = self.clock().isoformat()
         events = [self._stamp({**bar_event(r, act=s.dev_act, attempt=s.attempt,
                                            version=s.version), "ts": ts}, ts) for r in runs]
@@ -245,7 +248,8 @@ class CrewLoop(Drawable, Loop[CrewState, CrewReport]):
     def _covered(self, s: CrewState, up: dict[str, Any], events: list[Event], ts: str,
                  act: int) -> None:
         """qa said go: cover the story and move the cascade on (see the module docstring)."""
-        assert s.epic is not None and s.story is not None
+        assert s.epic is not None
+        assert s.story is not None
         covered = (*s.stories_covered, (s.epic, s.story))
         up.update(stories_covered=covered, expected="analyst", attempt=1, bar=None, feedback=(),
                   dev_act=None)
@@ -524,10 +528,12 @@ class AutonomousLoop(Drawable, Loop[LoopState, LoopStep]):
             command, cwd = self.test_command(test_command)
             test = run_command(command, root=self.project.root, cwd=cwd, name="test",
                                timeout=s.test_timeout)
-        act = self.report(LoopStep(test=test))
-        if self._save is not None:
-            self._save(self._state)
-        return act
+        before = self._state
+        try:
+            return self.report(LoopStep(test=test))
+        finally:
+            if self._state is not before and self._save is not None:
+                self._save(self._state)
 
     def transition(self, state: LoopState, step: LoopStep) -> Transition[LoopState]:
         """The next phase and its events (pure)."""
@@ -597,13 +603,19 @@ class AutonomousLoop(Drawable, Loop[LoopState, LoopStep]):
             "recette": "the test command passes (it runs at this step)",
             "delivery": "the work delivered",
         }[s.phase]
-        default = self.backlog.default_test_command() if s.phase == "recette" else None
+        default, problem = None, None
+        if s.phase == "recette":
+            try:
+                default = self.backlog.default_test_command()
+            except CrewError as exc:  # a broken crew.yaml: said here, refused at the step
+                problem = str(exc)
         return Act(self.kind, s.steps + 1, role, stage=s.phase, expects=expects,
                    attempt=s.recettes + 1, moves=("step",),
                    budget={"recettes_left": _left(s.recettes, s.max_recettes or None)},
                    route=self.routes.route(role),
                    details={"goal": s.goal, "phase": s.phase,
                             "default_test_command": default[0] if default else None,
+                            "crew_file_problem": problem,
                             "last_test": plain(s.last_test) if s.last_test else None})
 
     def status(self) -> Status:

@@ -13,6 +13,7 @@ arrow back to Implementation; the current phase bold, the passed ones done.
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING
 
 from ..draw.model import Edge, GraphModel, Node, attrs
@@ -96,7 +97,7 @@ def autonomous_graph(loop: AutonomousLoop) -> GraphModel:
         model.add_node(Node(phase, label=phase, kind="stage", rank=rank, detail=detail,
                             status="ready" if current else ("done" if passed else None),
                             emphasis=current))
-    for a, b in zip(PHASES, PHASES[1:], strict=False):
+    for a, b in itertools.pairwise(PHASES):
         model.add_edge(Edge(a, b, "flow"))
     model.add_edge(Edge("recette", "implementation", "flow", "fail", "dashed", attrs=_BACK))
     if finished:

@@ -1,0 +1,84 @@
+"""`crewbook crew init|step|report|status` and `crewbook loop init|step`: the CLI takes
+turns with a notebook on one persisted loop."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crewbook.crew import CrewReport, open_crew
+
+GREEN = f"{shlex.quote(sys.executable)} -c pass"
+TASKS_MD = "## Export\n\n- [ ] 1.1 Add the button\n"
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CREWBOOK_HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture
+def project(tour: Path) -> Path:
+    (tour / "_codev" / "changes" / "add-csv-export" / "tasks.md").write_text(TASKS_MD)
+    return tour
+
+
+def test_cli_and_notebook_take_turns(project: Path, cli: Callable[..., Any]) -> None:
+    p = ["--project", str(project)]
+    res = cli("crew", "init", "Deliver the CSV export", "--bar", f"test={GREEN}", "--json", *p)
+    assert res.code == 0
+    assert res.json["current"] == "analyst"
+    res = cli("crew", "step", *p)
+    assert res.code == 0
+    assert "Act 1: analyst (frame)" in res.out
+    assert "prompt:" in res.out
+    res = cli("crew", "report", "analyst", "done", "framed", "--payload", '{"c": [1]}',
+              "--json", *p)
+    assert res.json["role"] == "developer"
+    loop = open_crew(project)  # the notebook's turn
+    act = loop.report(CrewReport("developer", "done", "built in a notebook"))
+    assert act.role == "qa"
+    assert act.details["bar"]["passed"]
+    res = cli("crew", "report", "qa", "go", "delivered", "--json", *p)
+    assert res.json["finished_reason"] == "scope_covered"
+    res = cli("crew", "status", "--full", *p)
+    assert "finished: scope_covered after 3 acts" in res.out
+    assert "#2 developer: done — built in a notebook" in res.out
+
+
+def test_cli_refusals_and_errors_are_one_json_document(project: Path,
+                                                        cli: Callable[..., Any]) -> None:
+    p = ["--project", str(project)]
+    res = cli("crew", "init", "goal", "--json", *p)
+    assert res.code == 1
+    assert "bar_empty" in json.dumps(res.json)
+    res = cli("crew", "status", "--json", *p)
+    assert res.code == 2
+    assert "crew_init" in json.dumps(res.json)
+    cli("crew", "init", "goal", "--bar-json", json.dumps({"test": GREEN}), *p)
+    ledger = (project / "_codev" / "crew" / "crew.jsonl").read_bytes()
+    res = cli("crew", "report", "qa", "go", "not my turn", "--json", *p)
+    assert res.code == 1
+    assert "expects a report from 'analyst'" in json.dumps(res.json)
+    assert (project / "_codev" / "crew" / "crew.jsonl").read_bytes() == ledger
+    res = cli("crew", "init", "goal", "--bar", f"test={GREEN}", *p)
+    assert res.code == 1
+    assert "--force" in res.out + res.err
+
+
+def test_loop_commands(project: Path, cli: Callable[..., Any]) -> None:
+    p = ["--project", str(project)]
+    assert cli("loop", "init", "Ship", *p).code == 0
+    assert cli("loop", "step", "--json", *p).json["stage"] == "implementation"
+    assert cli("loop", "step", "--json", *p).json["stage"] == "recette"
+    res = cli("loop", "step", "--json", *p)
+    assert res.code == 1
+    assert "test_command" in json.dumps(res.json)
+    res = cli("loop", "step", "--test-command", GREEN, "--json", *p)
+    assert res.json["stage"] == "delivery"

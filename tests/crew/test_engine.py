@@ -1,0 +1,293 @@
+"""The crew loop's cascade (scopes, workshop, caps) and the autonomous loop (D1-D6)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import crewbook
+from crewbook.crew import (
+    CrewReport,
+    crew_init,
+    crew_report,
+    crew_status,
+    crew_step,
+    loop_init,
+    loop_step,
+    open_autonomous,
+    open_crew,
+)
+from crewbook.crew.model import CREW_LEDGER, LOOP_LEDGER, LOOP_STATE_FILE
+from crewbook.errors import CrewError, LoopRefused
+
+from .conftest import GREEN, PY, RED
+
+CYCLE = (("analyst", "done"), ("developer", "done"), ("qa", "go"))
+
+
+def _story(project: Path) -> str | None:
+    """Run one story (analyst, developer, qa go); returns the finished reason or None."""
+    for role, verdict in CYCLE:
+        act = crew_report(role, verdict, f"{role} {verdict}", project=project)
+        if act.finished:
+            return act.finished_reason
+    return None
+
+
+def test_scope_story_finishes_after_one_story(project: Path) -> None:
+    crew_init("goal", scope="story", bar={"test": GREEN}, project=project)
+    assert _story(project) == "scope_covered"
+    status = crew_status(project=project)
+    assert status.finished
+    assert status.current is None
+    assert status.counters["stories_covered"] == 1
+    with pytest.raises(LoopRefused, match="finished"):
+        crew_report("analyst", "done", "more", project=project)
+
+
+def test_scope_epic_covers_every_story_then_finishes(project: Path) -> None:
+    crew_init("goal", bar={"test": GREEN}, project=project)
+    assert _story(project) is None
+    assert crew_status(project=project).details["pointer"]["story"] == "Check"
+    assert _story(project) == "scope_covered"
+    assert crew_status(project=project).counters["epics_covered"] == 1
+
+
+def test_checked_stories_are_skipped(project: Path) -> None:
+    tasks = project / "_codev" / "changes" / "add-csv-export" / "tasks.md"
+    tasks.write_text(tasks.read_text().replace("- [ ] 1.1", "- [x] 1.1").replace(
+        "- [ ] 1.2", "- [x] 1.2"))
+    crew_init("goal", bar={"test": GREEN}, project=project)
+    assert crew_status(project=project).details["pointer"]["story"] == "Check"
+
+
+def test_rounds_exhausted_and_zero_is_unlimited(project: Path) -> None:
+    crew_init("goal", max_rounds=2, bar={"test": GREEN}, project=project)
+    crew_report("analyst", "done", "framed", project=project)
+    act = crew_report("developer", "done", "built", project=project)
+    assert act.finished
+    assert act.finished_reason == "rounds_exhausted"
+    crew_init("goal", max_rounds=0, bar={"test": GREEN}, force=True, project=project)
+    status = crew_status(project=project)
+    assert status.caps[0].limit is None
+    assert status.details["max_rounds"] == 0
+    for _ in range(5):  # well past any small cap: qa keeps sending the work back
+        crew_report("analyst", "done", "framed", project=project) \
+            if crew_status(project=project).current == "analyst" else None
+        crew_report("developer", "done", "built", project=project)
+        crew_report("qa", "no-go", "again", project=project)
+    status = crew_status(project=project)
+    assert not status.finished
+    assert status.acts == 11
+    assert status.counters["no_go"] == 5
+
+
+def _workshop(project: Path, *axes: str) -> None:
+    lines = "".join(f"  - {a}\n" for a in axes)
+    (project / "_codev" / "crew.yaml").write_text(f"workshop:\n{lines}")
+
+
+def test_workshop_cascade_reaches_epics_exhausted(project: Path) -> None:
+    _workshop(project, "Import invoices from CSV", "Multi-currency totals", "Dark mode")
+    crew_init("goal", scope="all", max_epics=2, bar={"test": GREEN}, project=project)
+    assert _story(project) is None
+    assert _story(project) is None
+    status = crew_status(project=project)
+    assert status.details["pointer"]["epic"] == "import-invoices-from-csv"
+    assert status.details["pointer"]["axis"] == "Import invoices from CSV"
+    change = project / "_codev" / "changes" / "import-invoices-from-csv" / "change.yaml"
+    assert change.is_file()
+    assert "Import invoices from CSV" in change.read_text()
+    assert status.counters["epics_started"] == 2
+    assert _story(project) == "epics_exhausted"  # the whole-epic story of the axis
+    events = [json.loads(x) for x in (project / CREW_LEDGER).read_text().splitlines()]
+    assert [e["stage"] for e in events if e["kind"] == "transition"] == ["story", "workshop"]
+    assert events[-1]["kind"] == "finish"
+    assert events[-1]["verdict"] == "epics_exhausted"
+
+
+def test_all_with_unlimited_epics_covers_the_workshop(project: Path) -> None:
+    _workshop(project, "Dark mode")
+    crew_init("goal", scope="all", max_epics=0, bar={"test": GREEN}, project=project)
+    reasons = [_story(project) for _ in range(3)]
+    assert reasons == [None, None, "scope_covered"]
+    assert crew_status(project=project).counters["epics_covered"] == 2
+
+
+def test_scope_workshop_starts_on_the_first_axis(project: Path) -> None:
+    _workshop(project, "Dark mode", "Offline mode")
+    crew_init("goal", scope="workshop", max_epics=0, bar={"test": GREEN}, project=project)
+    assert crew_status(project=project).details["pointer"]["epic"] == "dark-mode"
+    assert _story(project) is None
+    assert crew_status(project=project).details["pointer"]["epic"] == "offline-mode"
+    assert _story(project) == "scope_covered"
+
+
+def test_nothing_to_deliver_is_refused(project: Path) -> None:
+    with pytest.raises(CrewError, match="workshop") as exc:
+        crew_init("goal", scope="workshop", bar={"test": GREEN}, project=project)
+    assert exc.value.codes == ["nothing_to_deliver"]
+
+
+def test_analyst_writing_the_tasks_moves_the_pointer_to_the_first_story(tour: Path) -> None:
+    crew_init("goal", bar={"test": GREEN}, project=tour)  # the tour's change has no tasks
+    assert crew_status(project=tour).details["pointer"]["story"] == "(whole epic)"
+    (tour / "_codev" / "changes" / "add-csv-export" / "tasks.md").write_text(
+        "## Button\n- [ ] 1.1 Add it\n")
+    crew_report("analyst", "done", "wrote tasks.md", project=tour)
+    assert crew_status(project=tour).details["pointer"] == {
+        "epic": "add-csv-export", "story": "Button", "task": "1.1", "axis": None}
+
+
+def test_contract_carries_the_route_from_routing(project: Path) -> None:
+    crewbook.provider_profile_init("claude", scope="project", project=project)
+    crew_init("goal", bar={"test": GREEN}, project=project)
+    analyst = crew_step(project=project)
+    expected = crewbook.role_route("analyst", project=project)
+    assert analyst.route is not None
+    assert analyst.route["via"] == "role default"
+    assert analyst.route["model"] == expected.capability.model  # type: ignore[union-attr]
+    assert analyst.route["source"] == "project"
+    crew_report("analyst", "done", "framed", project=project)
+    crewbook.task_classify("1.1", complexity="complex", change="add-csv-export",
+                           project=project)
+    developer = crew_step(project=project)
+    route = crewbook.task_route_show("1.1", change="add-csv-export", project=project)
+    assert developer.route is not None
+    assert developer.route["via"] == "task class"
+    assert developer.route["model"] == route.model
+    assert developer.route["tier"] == "deep"
+
+
+def test_document_focus_is_checked_and_named_in_the_prompt(project: Path) -> None:
+    crew_init("goal", bar={"test": GREEN}, project=project)
+    act = crew_step("specs", project=project)
+    assert str(act.prompt_path).endswith("-analyst-specs.json")
+    assert "Document in focus: specs" in json.loads(
+        (project / str(act.prompt_path)).read_text())["prompt"]
+    with pytest.raises(CrewError, match="did you mean 'brief'") as exc:
+        crew_step("brif", project=project)
+    assert exc.value.codes == ["unknown_document"]
+
+
+def test_bar_events_are_logged_and_the_ledger_reads_back(project: Path) -> None:
+    crew_init("goal", bar={"test": GREEN, "lint": RED}, project=project)
+    crew_report("analyst", "done", "framed", project=project)
+    crew_report("developer", "done", "built", tokens_in=100, duration_ms=5, project=project)
+    df = crewbook.read_ledger(project / CREW_LEDGER)
+    bars = df[df["kind"] == "bar"]
+    assert list(bars["stage"]) == ["test", "lint"]
+    assert list(bars["verdict"].astype(str)) == ["pass", "fail"]
+    assert bars["payload"].iloc[1]["exit_code"] == 1
+    assert "boom" in bars["payload"].iloc[1]["tail"]
+    outcomes = crewbook.run_outcomes(df)
+    assert outcomes.loc["crew-1", "acts"] == 2
+    assert not outcomes.loc["crew-1", "finished"]
+    assert crewbook.validate_ledger(project / CREW_LEDGER) == []
+
+
+def test_memory_loop_drawing_and_frame(project: Path) -> None:
+    crew_init("goal", bar={"test": GREEN}, project=project)
+    loop = open_crew(project)
+    loop.report(CrewReport("analyst", "done", "framed"))
+    dot = loop.dot()
+    assert '"developer"' in dot
+    assert "Export" in dot
+    model = loop.graph_model()
+    assert model.nodes["developer"].emphasis
+    assert model.nodes["developer"].status == "ready"
+    assert model.nodes["analyst"].status == "done"
+    assert not model.nodes["qa"].emphasis
+    frame = loop.frame()
+    assert list(frame.columns) == ["act", "ts", "role", "verdict", "summary", "epic", "story"]
+    assert str(frame["ts"].dtype) == "datetime64[ns, UTC]"
+    assert str(frame["act"].dtype) == "Int64"
+    assert "expects developer" in repr(loop)
+    assert "crewbook-status" in loop._repr_html_()
+
+
+# ---------------------------------------------------------------------- autonomous loop
+def test_autonomous_loop_delivers(project: Path) -> None:
+    loop_init("Ship 1.4.1", project=project)
+    phases = [loop_step(project=project).stage for _ in range(2)]
+    assert phases == ["implementation", "recette"]
+    act = loop_step(GREEN, project=project)
+    assert act.stage == "delivery"
+    assert loop_step(project=project).finished_reason == "delivered"
+    df = crewbook.read_ledger(project / LOOP_LEDGER)
+    assert list(df["kind"].astype(str)) == ["init", "plan", "transition", "report",
+                                            "transition", "bar", "verdict", "transition",
+                                            "report", "finish"]
+    assert crewbook.run_outcomes(df).loc["loop-1", "finished_reason"] == "delivered"
+
+
+def test_failed_recette_goes_back_to_implementation_and_is_capped(project: Path) -> None:
+    loop_init("Ship", project=project, max_recettes=2)
+    loop_step(project=project)
+    loop_step(project=project)
+    act = loop_step(RED, project=project)
+    assert act.stage == "implementation"
+    assert act.attempt == 2
+    loop_step(project=project)
+    act = loop_step(RED, project=project)
+    assert act.finished
+    assert act.finished_reason == "recette_exhausted"
+    status = open_autonomous(project).status()
+    assert status.counters["recettes"] == 2
+    assert status.caps[0].reached
+    kinds = [json.loads(x)["kind"] for x in (project / LOOP_LEDGER).read_text().splitlines()]
+    assert kinds[-2:] == ["escalate", "finish"]
+
+
+def test_recette_without_a_declared_stack_is_refused_clearly(project: Path) -> None:
+    loop_init("Ship", project=project)
+    loop_step(project=project)
+    loop_step(project=project)
+    before = ((project / LOOP_LEDGER).read_bytes(), (project / LOOP_STATE_FILE).read_bytes())
+    with pytest.raises(LoopRefused, match="test_command") as exc:
+        loop_step(project=project)
+    assert exc.value.code == "no_test_command"
+    assert "_codev/crew.yaml" in str(exc.value)
+    assert before == ((project / LOOP_LEDGER).read_bytes(),
+                      (project / LOOP_STATE_FILE).read_bytes())
+
+
+def test_recette_defaults_to_the_first_declared_stack(project: Path) -> None:
+    (project / "_codev" / "crew.yaml").write_text(
+        f"stacks:\n  - name: web\n    lint: eslint .\n  - name: app\n    test: {GREEN}\n")
+    loop_init("Ship", project=project)
+    loop_step(project=project)
+    act = loop_step(project=project)
+    assert act.details["default_test_command"] == GREEN
+    assert loop_step(project=project).stage == "delivery"
+
+
+def test_crew_file_errors_name_the_file_and_line(project: Path) -> None:
+    crew_file = project / "_codev" / "crew.yaml"
+    crew_file.write_text("stacks:\n  - name: web\n  - name: go\n  - name: go\n")
+    loop_init("Ship", project=project)
+    loop_step(project=project)
+    act = loop_step(project=project)  # the contract says what is wrong, never raises
+    assert "stack_without_commands" in act.details["crew_file_problem"]
+    with pytest.raises(CrewError) as exc:
+        loop_step(project=project)
+    assert exc.value.codes == ["stack_without_commands", "duplicate_stack"]
+    assert "_codev/crew.yaml:2" in str(exc.value)
+    assert "_codev/crew.yaml:4" in str(exc.value)
+    crew_file.write_text("workshp: []\n")
+    with pytest.raises(CrewError, match="did you mean 'workshop'"):
+        loop_step(project=project)
+
+
+def test_autonomous_drawing_highlights_the_phase(project: Path) -> None:
+    loop_init("Ship", project=project)
+    loop_step(project=project)
+    loop = open_autonomous(project)
+    model = loop.graph_model()
+    assert model.nodes["implementation"].emphasis
+    assert model.nodes["plan"].status == "done"
+    assert loop.contract().route is not None
+    assert loop.contract().route["role"] == "developer"
+    assert PY  # the bar helpers are importable from conftest

@@ -1,0 +1,57 @@
+"""The tools' JSON Schemas and dispatch, without a server (`crewbook mcp` serves them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from crewbook.crew.tools import BY_NAME, TOOLS, call_tool
+from crewbook.errors import CrewError, LoopRefused
+
+from .conftest import GREEN
+
+
+def test_every_schema_is_a_valid_json_schema() -> None:
+    for tool in TOOLS:
+        jsonschema.Draft202012Validator.check_schema(tool.schema)
+        assert tool.schema["type"] == "object"
+        assert tool.description
+    assert len(BY_NAME) == 11
+
+
+def test_arguments_are_checked_against_the_schema(project: Path) -> None:
+    with pytest.raises(CrewError) as exc:
+        call_tool("crew_init", {"goal": "", "scope": "galaxy", "bar": {"tset": "x"}},
+                  project)
+    keys = {p.key for p in exc.value.problems}
+    assert {"goal", "scope", "bar"} <= keys
+    assert set(exc.value.codes) == {"invalid_argument"}
+    with pytest.raises(CrewError, match="did you mean 'crew_step'"):
+        call_tool("crew_stpe", {}, project)
+
+
+def test_tools_run_the_crew_and_routing(project: Path) -> None:
+    status = call_tool("crew_init", {"goal": "Deliver", "bar": {"test": GREEN}}, project)
+    assert status["current"] == "analyst"
+    act = call_tool("crew_step", {}, project)
+    assert act["role"] == "analyst"
+    assert act["prompt_path"].startswith("_codev/crew/prompts/")
+    with pytest.raises(LoopRefused):
+        call_tool("crew_report", {"role": "qa", "verdict": "go", "summary": "x"}, project)
+    nxt = call_tool("crew_report", {"role": "analyst", "verdict": "done", "summary": "ok",
+                                    "payload": {"criteria": ["a"]}}, project)
+    assert nxt["role"] == "developer"
+    assert call_tool("crew_status", {"full": True}, project)["acts"] == 1
+    presets = call_tool("provider_presets_list", {}, project)
+    assert "claude" in str(presets)
+    call_tool("provider_profile_init", {"family": "claude", "scope": "project"}, project)
+    shown = call_tool("provider_profile_show", {}, project)
+    assert shown["family"] == "claude"
+    route = call_tool("task_classify", {"task_id": "1.1", "change": "add-csv-export",
+                                        "complexity": "complex"}, project)
+    assert route["tier"] == "deep"
+    assert call_tool("task_route_show", {"task_id": "TSK-01"}, project)["task"] == "TSK-01"
+    assert call_tool("loop_init", {"goal": "Ship"}, project)["current"] == "plan"
+    assert call_tool("loop_step", {}, project)["stage"] == "implementation"

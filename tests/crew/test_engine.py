@@ -185,7 +185,7 @@ def test_bar_events_are_logged_and_the_ledger_reads_back(project: Path) -> None:
     outcomes = crewbook.run_outcomes(df)
     assert outcomes.loc["crew-1", "acts"] == 2
     assert not outcomes.loc["crew-1", "finished"]
-    assert crewbook.validate_ledger(project / CREW_LEDGER) == []
+    assert crewbook.validate_ledger(project / CREW_LEDGER).problems == ()
 
 
 def test_memory_loop_drawing_and_frame(project: Path) -> None:

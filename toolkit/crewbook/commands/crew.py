@@ -13,8 +13,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ._shared import common_options, emit, project_arg
 from ..errors import CrewError, Problem
+from ._shared import common_options, emit, project_arg
 
 Handler = Callable[[argparse.Namespace], int]
 BAR_NAMES = ("test", "lint", "typecheck", "build")

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Final, cast
 
 from ..artifacts.change import Change, new_change, open_change
-from ..artifacts.project import Project
 from ..artifacts.checklist import TaskItem, parse_tasks
+from ..artifacts.project import Project
 from ..errors import ChangeNotFoundError, CrewError, Problem, did_you_mean
 from ..models import parse_model
 from ..sources import read_yaml

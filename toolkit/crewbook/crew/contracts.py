@@ -18,8 +18,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..artifacts.project import Project
 from ..artifacts.checklist import TaskItem
+from ..artifacts.project import Project
 
 if TYPE_CHECKING:
     from ..loop import Act
@@ -36,7 +36,7 @@ class RouteResolver:
     def _files_key(self) -> tuple[Any, ...]:
         from ..routing.home import global_profile_path
         from ..routing.profiles import project_profile_path
-        from ..routing.tasks import tasks_path
+        from ..routing.task_classes import tasks_path
 
         paths = [global_profile_path()]
         if self.project is not None:
@@ -71,7 +71,7 @@ class RouteResolver:
         profile = provider_profile_show(self.project)
         if classified and task is not None and change is not None and self.project is not None:
             from ..routing.routes import route_for
-            from ..routing.tasks import TaskRef, load_task_classes, stored_class
+            from ..routing.task_classes import TaskRef, load_task_classes, stored_class
 
             ref = TaskRef(task.id, change, task)
             cls = stored_class(load_task_classes(self.project), ref)

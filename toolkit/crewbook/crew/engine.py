@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..artifacts.project import Project
 from ..artifacts.checklist import TaskItem
+from ..artifacts.project import Project
 from ..draw.display import Drawable
 from ..errors import CrewError, LoopRefused, did_you_mean
 from ..loop import Act, Cap, EventSink, JournalEntry, Loop, Status, Transition, utc_now

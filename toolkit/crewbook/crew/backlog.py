@@ -25,8 +25,10 @@ loop re-reads a change only when someone edited it.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Final, cast
 
@@ -74,7 +76,7 @@ class Story:
         return self.tasks[0] if self.tasks else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Epic:
     """A change and its stories; `exists` is False for a promoted axis not created yet."""
 
@@ -85,10 +87,11 @@ class Epic:
 
     def story(self, title: str | None) -> Story | None:
         """The story of that title, or None."""
-        for story in self.stories:
-            if story.title == title:
-                return story
-        return None
+        return self._by_title.get(title) if title is not None else None
+
+    @cached_property
+    def _by_title(self) -> dict[str, Story]:
+        return {s.title: s for s in self.stories}
 
 
 def stories_of(epic: str, tasks: list[TaskItem] | tuple[TaskItem, ...]) -> tuple[Story, ...]:
@@ -113,7 +116,7 @@ class Backlog:
 
     def __init__(self, project: Project) -> None:
         self.project = project
-        self._epics: dict[str, tuple[tuple[int, int] | None, Epic]] = {}
+        self._epics: dict[str, tuple[tuple[int, int], Epic, str]] = {}
         self._crew_file: tuple[tuple[int, int] | None, CrewFile] | None = None
 
     # -- epics -------------------------------------------------------------------------
@@ -126,22 +129,27 @@ class Backlog:
 
     def epic(self, name: str) -> Epic:
         """The change `name` and its stories (a placeholder epic when it does not exist)."""
+        cached = self._epics.get(name)
+        if cached is not None and cached[0] == (_stat(cached[2]) or _ABSENT):
+            return cached[1]
         folder = self.project.changes_folder / name
         if not (folder / "change.yaml").is_file():
             return Epic(name, stories_of(name, ()), exists=False)
-        cached = self._epics.get(name)
-        tracks = cached[1].tracks if cached else None
-        if cached is not None and tracks is not None \
-                and cached[0] == (_stat(folder / tracks) or _ABSENT):
-            return cached[1]
         change = open_change(name, self.project)
         tracks = change.schema().model.apply.tracks
         path = folder / tracks
         text = path.read_text("utf-8", errors="replace") if path.is_file() and \
             path.resolve().is_relative_to(folder.resolve()) else ""
         epic = Epic(change.name, stories_of(change.name, parse_tasks(text)), tracks)
-        self._epics[name] = (_stat(path) or _ABSENT, epic)
+        self._epics[name] = (_stat(str(path)) or _ABSENT, epic, str(path))
         return epic
+
+    def next_story(self, name: str, covered: set[tuple[str, str]]) -> Story | None:
+        """The first story of `name` still to deliver, or None."""
+        for story in self.epic(name).stories:
+            if (name, story.title) not in covered and not story.checked:
+                return story
+        return None
 
     def open_stories(self, name: str, covered: set[tuple[str, str]]) -> list[Story]:
         """The stories of `name` still to deliver."""
@@ -151,7 +159,7 @@ class Backlog:
     def first_open(self, covered: set[tuple[str, str]], skip: set[str]) -> str | None:
         """The first change with an open story, not in `skip`."""
         for name in self.epic_names():
-            if name not in skip and self.open_stories(name, covered):
+            if name not in skip and self.next_story(name, covered) is not None:
                 return name
         return None
 
@@ -249,9 +257,9 @@ def _at(doc: object, code: str, message: str, key: tuple[str | int, ...]) -> Pro
 _ABSENT: Final = (-1, -1)
 
 
-def _stat(path: Path) -> tuple[int, int] | None:
+def _stat(path: Path | str) -> tuple[int, int] | None:
     try:
-        st = path.stat()
+        st = os.stat(path)
     except OSError:
         return None
     return (st.st_mtime_ns, st.st_size)

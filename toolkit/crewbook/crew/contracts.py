@@ -15,6 +15,7 @@ Resolutions are remembered per role and task until one of the routing files chan
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,25 +30,29 @@ class RouteResolver:
     """Resolve and remember the route of a (loop role, change, task) in one project."""
 
     def __init__(self, project: Project | None) -> None:
-        self.project = project
-        self._memo: dict[tuple[Any, ...], dict[str, Any]] = {}
-        self._key: tuple[Any, ...] | None = None
-
-    def _files_key(self) -> tuple[Any, ...]:
         from ..routing.home import global_profile_path
         from ..routing.profiles import project_profile_path
         from ..routing.task_classes import tasks_path
 
+        self.project = project
+        self._memo: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self._key: tuple[Any, ...] | None = None
+        self._profile: Any = None
+        self._classes: Any = None
         paths = [global_profile_path()]
-        if self.project is not None:
-            paths += [project_profile_path(self.project), tasks_path(self.project)]
-        key: list[tuple[str, int | None, int | None]] = []
-        for path in paths:
+        if project is not None:
+            paths += [project_profile_path(project), tasks_path(project)]
+        self._paths = tuple(str(p) for p in paths)
+
+    def _files_key(self) -> tuple[Any, ...]:
+        key: list[tuple[int, int] | None] = []
+        for path in self._paths:
             try:
-                st = path.stat()
-                key.append((str(path), st.st_mtime_ns, st.st_size))
+                st = os.stat(path)
             except OSError:
-                key.append((str(path), None, None))
+                key.append(None)
+            else:
+                key.append((st.st_mtime_ns, st.st_size))
         return tuple(key)
 
     def route(self, role: str, change: str | None = None, task: TaskItem | None = None,
@@ -56,25 +61,32 @@ class RouteResolver:
         files = self._files_key()
         if files != self._key:
             self._memo.clear()
+            self._profile = self._classes = None
             self._key = files
-        memo_key = (role, change, task.id if task else None, classified)
+        use_class = classified and task is not None and change is not None \
+            and self.project is not None
+        memo_key = (role, change, task.id if task else None, use_class)
         found = self._memo.get(memo_key)
         if found is None:
-            found = self._resolve(role, change, task, classified)
+            found = self._resolve(role, change, task, use_class)
             self._memo[memo_key] = found
-        return dict(found)
+        return found
 
     def _resolve(self, role: str, change: str | None, task: TaskItem | None,
-                 classified: bool) -> dict[str, Any]:
+                 use_class: bool) -> dict[str, Any]:
         from ..routing.active import provider_profile_show
 
-        profile = provider_profile_show(self.project)
-        if classified and task is not None and change is not None and self.project is not None:
+        if self._profile is None:
+            self._profile = provider_profile_show(self.project)
+        profile = self._profile
+        if use_class and task is not None and change is not None and self.project is not None:
             from ..routing.routes import route_for
             from ..routing.task_classes import TaskRef, load_task_classes, stored_class
 
+            if self._classes is None:
+                self._classes = load_task_classes(self.project)
             ref = TaskRef(task.id, change, task)
-            cls = stored_class(load_task_classes(self.project), ref)
+            cls = stored_class(self._classes, ref)
             if cls is not None:
                 r = route_for(ref, cls, profile)
                 cap = r.capability
@@ -87,10 +99,13 @@ class RouteResolver:
                     "source": r.source, "source_path": r.source_path,
                     "family": profile.family, "hint": r.hint, "suggestion": True,
                 }
+        default = self._memo.get((role, None, None, False))
+        if default is not None:
+            return {**default, "task": task.id if task else None}
         rr = profile.role(role, "crew")
         cap = rr.capability
-        return {
-            "role": role, "via": "role default", "task": task.id if task else None,
+        default = {
+            "role": role, "via": "role default", "task": None,
             "tier": rr.tier, "effort": rr.effort, "model": cap.model if cap else None,
             "setting": cap.setting if cap else None, "native": cap.native if cap else None,
             "native_text": cap.native_text if cap else None,
@@ -98,6 +113,8 @@ class RouteResolver:
             "family": profile.family, "hint": None if cap else profile.hint,
             "suggestion": True,
         }
+        self._memo[(role, None, None, False)] = default
+        return {**default, "task": task.id if task else None}
 
 
 def route_line(route: dict[str, Any] | None) -> str:

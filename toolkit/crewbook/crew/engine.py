@@ -215,9 +215,9 @@ class CrewLoop(Drawable, Loop[CrewState, CrewReport]):
         if role == "analyst":
             up["expected"] = "developer"
             if s.story == WHOLE_EPIC and s.epic:  # the analyst may have written the tasks
-                opened = self.backlog.open_stories(s.epic, set(s.stories_covered))
-                if opened and opened[0].title != WHOLE_EPIC:
-                    up["story"] = opened[0].title
+                first = self.backlog.next_story(s.epic, set(s.stories_covered))
+                if first is not None and first.title != WHOLE_EPIC:
+                    up["story"] = first.title
         elif role == "developer":
             up.update(expected="qa", version=s.version + 1, dev_act=act, bar=None)
         elif verdict == "no-go":
@@ -254,16 +254,16 @@ class CrewLoop(Drawable, Loop[CrewState, CrewReport]):
         up.update(stories_covered=covered, expected="analyst", attempt=1, bar=None, feedback=(),
                   dev_act=None)
         cfg = s.config
-        opened = self.backlog.open_stories(s.epic, set(covered))
         if cfg.scope == "story":
             return self._finish(s, up, events, ts, act, "scope_covered",
                                 f"story {s.story!r} of {s.epic} delivered")
-        if opened:
-            up["story"] = opened[0].title
+        nxt = self.backlog.next_story(s.epic, set(covered))
+        if nxt is not None:
+            up["story"] = nxt.title
             events.append({"kind": "transition", "ts": ts, "stage": "story",
-                           "summary": f"next story of {s.epic}: {opened[0].title}",
+                           "summary": f"next story of {s.epic}: {nxt.title}",
                            "payload": {"act": act, "epic": s.epic, "from": s.story,
-                                       "to": opened[0].title}})
+                                       "to": nxt.title}})
             return None
         epics_covered = (*s.epics_covered, s.epic)
         up["epics_covered"] = epics_covered
@@ -279,9 +279,9 @@ class CrewLoop(Drawable, Loop[CrewState, CrewReport]):
             what = f"workshop axis {axis!r}" if axis else f"epic {name}"
             return self._finish(s, up, events, ts, act, "epics_exhausted",
                                 f"{what} is left but max_epics {limit} epics were worked on")
-        first = self.backlog.open_stories(name, set(covered)) if axis is None else []
+        first = self.backlog.next_story(name, set(covered)) if axis is None else None
         up.update(epic=name, epic_axis=axis, epics_started=s.epics_started + 1,
-                  story=first[0].title if first else WHOLE_EPIC)
+                  story=first.title if first else WHOLE_EPIC)
         if axis is not None:
             up["promoted"] = (*s.promoted, axis)
         events.append({"kind": "transition", "ts": ts, "stage": "workshop" if axis else "epic",

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import crewbook
 from crewbook.crew import (
@@ -291,3 +293,44 @@ def test_autonomous_drawing_highlights_the_phase(project: Path) -> None:
     assert loop.contract().route is not None
     assert loop.contract().route["role"] == "developer"
     assert PY  # the bar helpers are importable from conftest
+
+
+# ---------------------------------------------------------------------- properties
+ROLE_VERDICTS = [(r, v) for r in ("analyst", "developer", "qa", "architect")
+                 for v in ("done", "go", "no-go")]
+NEXT = {("analyst", "done"): "developer", ("developer", "done"): "qa",
+        ("qa", "no-go"): "developer", ("qa", "go"): "analyst"}
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(ROLE_VERDICTS), max_size=40), st.integers(0, 12))
+def test_any_report_sequence_keeps_the_rules(project: Path, reports: list[tuple[str, str]],
+                                             max_rounds: int) -> None:
+    from crewbook.crew.model import BarCommand, CrewConfig, CrewState
+    from crewbook.loop import MemoryLedger
+
+    config = CrewConfig(goal="g", max_rounds=max_rounds, bar={"test": BarCommand(command="x")})
+    state = CrewState(run="p", config=config, epic="add-csv-export", story="Export")
+    ledger = MemoryLedger()
+    loop = crewbook.CrewLoop(state, project=crewbook.Project(project), ledger=ledger,
+                             run_bar=False)
+    for role, verdict in reports:
+        before, events = loop.state, len(ledger.events)
+        try:
+            loop.report(CrewReport(role, verdict, f"{role} {verdict}"))
+        except LoopRefused:
+            assert loop.state == before  # a refusal changes nothing
+            assert len(ledger.events) == events  # and logs nothing
+            assert (role, verdict) not in NEXT or role != before.expected \
+                or before.finished_reason is not None
+            continue
+        after = loop.state
+        assert role == before.expected
+        assert after.acts == before.acts + 1
+        assert len(ledger.events) > events
+        if after.finished_reason is None:
+            assert after.expected == NEXT[(role, verdict)]
+    final = loop.state
+    assert max_rounds == 0 or final.acts <= max_rounds
+    if max_rounds and final.acts == max_rounds:
+        assert final.finished_reason in ("rounds_exhausted", "scope_covered")

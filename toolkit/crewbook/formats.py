@@ -50,6 +50,12 @@ def _delivery_models() -> dict[str, type[BaseModel]]:
     return format_models()
 
 
+def _crew_models() -> dict[str, type[BaseModel]]:
+    from .crew.model import format_models
+
+    return format_models()
+
+
 #: Functions returning, for each file name in `schemas/`, the model it describes.
 FORMAT_SOURCES: list[Callable[[], dict[str, type[BaseModel]]]] = [
     _artifact_models,
@@ -57,6 +63,7 @@ FORMAT_SOURCES: list[Callable[[], dict[str, type[BaseModel]]]] = [
     _pipeline_models,
     _ledger_models,
     _delivery_models,
+    _crew_models,
 ]
 
 

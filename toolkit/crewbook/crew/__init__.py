@@ -19,7 +19,6 @@ from .api import (
     crew_report,
     crew_status,
     crew_step,
-    load_payload,
     loop_init,
     loop_step,
     open_autonomous,
@@ -27,6 +26,7 @@ from .api import (
 )
 from .backlog import STACK_MODELS, Backlog, Epic, Story
 from .bar import run_command
+from .checks import load_payload
 from .engine import AutonomousLoop, CrewLoop, CrewReport, LoopStep
 from .model import (
     CREW_DIR,

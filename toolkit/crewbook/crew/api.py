@@ -25,25 +25,23 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..artifacts.project import Project, ProjectLike, as_project
-from ..errors import AlreadyExistsError, CrewError, NotFoundError, Problem, UnsafePathError
+from ..artifacts.project import ProjectLike, as_project
+from ..errors import AlreadyExistsError, CrewError, NotFoundError, Problem
 from ..ledger.writer import Ledger
 from ..loop import Act, Status, utc_now
 from .backlog import Backlog, slug
+from .checks import load_payload, normalise_bar, pydantic_problems
 from .contracts import crew_prompt, write_prompt
 from .engine import AutonomousLoop, CrewLoop, CrewReport, next_axis
 from .model import (
-    BAR_NAMES,
     CREW_LEDGER,
     DEFAULT_MAX_RECETTES,
     DEFAULT_TIMEOUT,
     LOOP_LEDGER,
     LOOP_STATE_FILE,
-    MAX_PAYLOAD_BYTES,
     STATE_FILE,
     STATUS_LAST,
     WHOLE_EPIC,
-    BarCommand,
     CrewConfig,
     CrewState,
     LoopState,
@@ -63,7 +61,7 @@ def _load(path: Path, model: type[M], shown: str, what: str) -> M:
         return model.model_validate_json(path.read_bytes())
     except ValidationError as exc:
         raise CrewError(f"{shown} is not a valid {what} state; start again with force=True",
-                        _problems(exc, shown)) from None
+                        pydantic_problems(exc, shown)) from None
 
 
 def _save(path: Path, state: BaseModel) -> None:
@@ -71,15 +69,6 @@ def _save(path: Path, state: BaseModel) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(state.model_dump_json(indent=1) + "\n", encoding="utf-8")
     os.replace(tmp, path)
-
-
-def _problems(exc: ValidationError, shown: str | None = None) -> list[Problem]:
-    out = []
-    for err in exc.errors(include_url=False):
-        key = ".".join(str(p) for p in err["loc"]) or None
-        out.append(Problem("invalid_value", str(err["msg"]).removeprefix("Value error, "),
-                           shown, key=key))
-    return out
 
 
 def _run_id(ledger_path: Path, prefix: str) -> str:
@@ -126,66 +115,6 @@ def open_crew(project: ProjectLike = None, *, clock: Callable[[], datetime] = ut
 
 
 # ---------------------------------------------------------------------- crew loop
-def normalise_bar(bar: Mapping[str, Any] | None, project: Project) -> dict[str, BarCommand]:
-    """The bar as `BarCommand`s: each value a shell string or ``{command, cwd?, stack?,
-    timeout?}``; a ``stack`` fills ``cwd`` (and ``command`` when absent) from the stack.
-    `CrewError` listing every problem; at least one command (D1)."""
-    problems: list[Problem] = []
-    out: dict[str, BarCommand] = {}
-    if not bar:
-        raise CrewError("the bar is empty", [Problem(
-            "bar_empty", "give at least one bar command: bar={'test': 'pytest -q'} (names: "
-            f"{', '.join(BAR_NAMES)}); a crew loop without a mechanical bar is refused",
-            key="bar")])
-    if not isinstance(bar, Mapping):
-        raise CrewError("the bar is not an object", [Problem(
-            "bar_not_object", "bar maps a name (test, lint, typecheck, build) to a command",
-            key="bar")])
-    backlog = Backlog(project)
-    from ..errors import did_you_mean
-
-    for name, value in bar.items():
-        if name not in BAR_NAMES:
-            problems.append(Problem("bar_unknown_name", f"{name!r} is not a bar command name"
-                                    f"{did_you_mean(str(name), BAR_NAMES)}; names: "
-                                    f"{', '.join(BAR_NAMES)}", key=f"bar.{name}"))
-            continue
-        data: dict[str, Any] = {"command": value} if isinstance(value, str) else dict(value) \
-            if isinstance(value, Mapping) else {"command": value}
-        if data.get("stack"):
-            try:
-                stack = backlog.stack(str(data["stack"]))
-            except CrewError as exc:
-                problems += [Problem(p.code, p.message, key=f"bar.{name}.stack")
-                             for p in exc.problems]
-                continue
-            data.setdefault("cwd", stack.cwd)
-            if not data.get("command"):
-                data["command"] = backlog.stack_command(stack, name)
-        try:
-            command = BarCommand.model_validate(data)
-        except ValidationError as exc:
-            problems += [Problem(p.code, p.message, key=f"bar.{name}.{p.key}" if p.key
-                                 else f"bar.{name}") for p in _problems(exc)]
-            continue
-        if command.cwd is not None:
-            from .bar import confined_cwd
-
-            try:
-                confined_cwd(project.root, command.cwd)
-            except (UnsafePathError, CrewError) as exc:
-                problems.append(Problem("bar_cwd", str(exc).splitlines()[0] if isinstance(
-                    exc, UnsafePathError) else exc.problems[0].message, key=f"bar.{name}.cwd"))
-                continue
-        out[name] = command
-    if len(bar) > len(BAR_NAMES):
-        problems.append(Problem("bar_too_many", f"at most {len(BAR_NAMES)} bar commands",
-                                key="bar"))
-    if problems:
-        raise CrewError("the bar is invalid", problems)
-    return out
-
-
 def crew_init(
     goal: str, scope: str = "epic", max_rounds: int = 100, max_epics: int = 3,
     bar: Mapping[str, Any] | None = None, force: bool = False, *, project: ProjectLike = None,
@@ -210,7 +139,7 @@ def crew_init(
         config = CrewConfig(goal=goal, scope=scope, max_rounds=max_rounds,
                             max_epics=max_epics, bar=commands, bar_timeout=bar_timeout)
     except ValidationError as exc:
-        raise CrewError("cannot start the crew loop", _problems(exc)) from None
+        raise CrewError("cannot start the crew loop", pydantic_problems(exc)) from None
     backlog = Backlog(proj)
     first, axis = _first_epic(backlog, config, epic)
     story = WHOLE_EPIC
@@ -270,59 +199,6 @@ def _write_prompt(loop: CrewLoop, act: Act) -> None:
         write_prompt(loop.project.root, act.prompt_path, crew_prompt(act, loop.config.goal))
 
 
-def load_payload(payload: Any, payload_path: str | os.PathLike[str] | None,
-                 project: Project) -> dict[str, Any] | None:
-    """The report's payload (D2): `payload` (a JSON object) XOR `payload_path` (a JSON file
-    of at most 4 MiB, relative to the project or absolute under it; ``..`` escapes and
-    symlinks leaving the project are refused)."""
-    if payload is not None and payload_path is not None:
-        raise CrewError("payload and payload_path together", [Problem(
-            "payload_conflict", "give payload or payload_path, not both: payload_path is for "
-            "a payload too large to send inline", key="payload_path")])
-    if payload_path is None:
-        if payload is None:
-            return None
-        if not isinstance(payload, Mapping):
-            raise CrewError("the payload is not an object", [Problem(
-                "payload_not_object", f"payload must be a JSON object, not "
-                f"{type(payload).__name__}", key="payload")])
-        return dict(payload)
-    root = project.root.resolve()
-    raw = Path(payload_path)
-    lexical = Path(os.path.normpath(raw if raw.is_absolute() else root / raw))
-    if not lexical.is_relative_to(root):
-        raise UnsafePathError(
-            f"payload_path {str(payload_path)!r} leads outside the project ({root}); give a "
-            "path relative to the project root, or an absolute path under it")
-    resolved = lexical.resolve()
-    if not resolved.is_relative_to(root):
-        raise UnsafePathError(
-            f"payload_path {str(payload_path)!r} is a symlink (or goes through one) to "
-            f"{resolved}, outside the project; copy the file into the project instead")
-    if not resolved.is_file():
-        raise CrewError("payload file not found", [Problem(
-            "payload_not_found", "no such file; write the JSON payload there first",
-            str(payload_path), key="payload_path")])
-    size = resolved.stat().st_size
-    if size > MAX_PAYLOAD_BYTES:
-        raise CrewError("payload file too large", [Problem(
-            "payload_too_large", f"{size} bytes is over the {MAX_PAYLOAD_BYTES} bytes (4 MiB) "
-            "a payload may hold; put the bulk in project files and reference their paths",
-            str(payload_path), key="payload_path")])
-    text = resolved.read_text("utf-8", errors="replace")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CrewError("payload file is not JSON", [Problem(
-            "payload_bad_json", f"{exc.msg}; the file must hold one JSON object",
-            str(payload_path), exc.lineno, exc.colno, key="payload_path")]) from None
-    if not isinstance(data, dict):
-        raise CrewError("payload file is not an object", [Problem(
-            "payload_not_object", f"the file holds a JSON {type(data).__name__}, not an object",
-            str(payload_path), 1, 1, key="payload_path")])
-    return data
-
-
 def crew_report(
     role: str, verdict: str, summary: str, payload: Mapping[str, Any] | None = None,
     payload_path: str | os.PathLike[str] | None = None, *, project: ProjectLike = None,
@@ -372,7 +248,7 @@ def loop_init(goal: str, force: bool = False, *, project: ProjectLike = None,
         state = LoopState(run=run, goal=goal.strip(), max_recettes=max_recettes,
                           test_timeout=test_timeout)
     except ValidationError as exc:
-        raise CrewError("cannot start the autonomous loop", _problems(exc)) from None
+        raise CrewError("cannot start the autonomous loop", pydantic_problems(exc)) from None
     with Ledger(proj.root / LOOP_LEDGER, run=run) as ledger:
         ledger.append({"kind": "init", "loop": "autonomous", "ts": clock().isoformat(),
                        "summary": f"autonomous loop: {state.goal}",

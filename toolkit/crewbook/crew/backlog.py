@@ -38,20 +38,8 @@ from ..artifacts.project import Project
 from ..errors import ChangeNotFoundError, CrewError, Problem, did_you_mean
 from ..models import parse_model
 from ..sources import read_yaml
-from .model import BAR_NAMES, CREW_FILE, NO_SECTION, WHOLE_EPIC, CrewFile, StackDecl
-
-#: Built-in stack models: the commands of each cycle (a declared stack may override any).
-STACK_MODELS: Final[dict[str, dict[str, str]]] = {
-    "python": {"test": "python -m pytest -q", "lint": "ruff check .",
-               "typecheck": "mypy .", "build": "python -m build"},
-    "node": {"test": "npm test", "lint": "npm run lint", "typecheck": "npx tsc --noEmit",
-             "build": "npm run build"},
-    "pnpm": {"test": "pnpm test", "lint": "pnpm lint", "typecheck": "pnpm exec tsc --noEmit",
-             "build": "pnpm build"},
-    "rust": {"test": "cargo test", "lint": "cargo clippy", "typecheck": "cargo check",
-             "build": "cargo build"},
-    "go": {"test": "go test ./...", "lint": "go vet ./...", "build": "go build ./..."},
-}
+from .checks import check_crew_file
+from .model import CREW_FILE, NO_SECTION, STACK_MODELS, WHOLE_EPIC, CrewFile, StackDecl
 
 
 @dataclass(frozen=True)
@@ -177,7 +165,7 @@ class Backlog:
             model, problems = parse_model(CrewFile, doc)
             problems = list(doc.problems) + problems
             if model is not None:
-                problems += _check_stacks(cast(CrewFile, model), doc)
+                problems += check_crew_file(cast(CrewFile, model), doc)
             if any(p.severity == "error" for p in problems):
                 raise CrewError(f"{CREW_FILE} is invalid", problems)
             crew = cast(CrewFile, model)
@@ -226,32 +214,6 @@ class Backlog:
             return open_change(name, self.project)
         except ChangeNotFoundError:
             return new_change(name, project=self.project, description=axis)
-
-
-def _check_stacks(crew: CrewFile, doc: object) -> list[Problem]:
-    problems: list[Problem] = []
-    seen: set[str] = set()
-    for index, stack in enumerate(crew.stacks):
-        if stack.name in seen:
-            problems.append(_at(doc, "duplicate_stack", f"stack {stack.name!r} is declared "
-                                "twice; give each stack its own name", ("stacks", index, "name")))
-        seen.add(stack.name)
-        if stack.name not in STACK_MODELS and not any(getattr(stack, c) for c in BAR_NAMES):
-            problems.append(_at(doc, "stack_without_commands", f"stack {stack.name!r} is not a "
-                                f"built-in model ({', '.join(STACK_MODELS)}) and names no command; "
-                                "give at least `test:`", ("stacks", index)))
-    for index, axis in enumerate(crew.workshop):
-        if not axis.strip():
-            problems.append(_at(doc, "blank_axis", "a workshop axis is blank; write what the "
-                                "evolution is about", ("workshop", index)))
-    return problems
-
-
-def _at(doc: object, code: str, message: str, key: tuple[str | int, ...]) -> Problem:
-    problem = getattr(doc, "problem", None)
-    if problem is not None:
-        return cast(Problem, problem(code, message, key))
-    return Problem(code, message, CREW_FILE)
 
 
 _ABSENT: Final = (-1, -1)

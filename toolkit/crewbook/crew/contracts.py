@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +55,10 @@ class RouteResolver:
             else:
                 key.append((st.st_mtime_ns, st.st_size))
         return tuple(key)
+
+    def __call__(self, role: str | None) -> Mapping[str, Any] | None:
+        """The role's default route (the `crewbook.loop.Router` protocol)."""
+        return None if role is None else self.route(role)
 
     def route(self, role: str, change: str | None = None, task: TaskItem | None = None,
               *, classified: bool = True) -> dict[str, Any]:

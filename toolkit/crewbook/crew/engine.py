@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..artifacts.checklist import TaskItem
 from ..artifacts.project import Project
-from ..draw.display import Drawable
 from ..errors import CrewError, LoopRefused, did_you_mean
 from ..loop import Act, Cap, EventSink, JournalEntry, Loop, Status, Transition, utc_now
 from .backlog import Backlog, Epic, Story, slug
@@ -80,7 +79,7 @@ class CrewReport:
     cost: float | None = None
 
 
-class CrewLoop(Drawable, Loop[CrewState, CrewReport]):
+class CrewLoop(Loop[CrewState, CrewReport]):
     """The crew loop on one project; see the module docstring.
 
     ``save`` (set by `crewbook.crew.api`) is called with the new state after every accepted
@@ -103,7 +102,8 @@ class CrewLoop(Drawable, Loop[CrewState, CrewReport]):
         self._save = save
         self._fresh = fresh
         self._memo: tuple[CrewState, str | None, Act] | None = None
-        super().__init__(state, ledger=ledger, run=state.run, clock=clock, acts=state.acts)
+        super().__init__(state, ledger=ledger, run=state.run, clock=clock, acts=state.acts,
+                         router=self.routes)
 
     # ------------------------------------------------------------------ reading
     @property
@@ -484,7 +484,7 @@ class LoopStep:
     details: Mapping[str, Any] = field(default_factory=dict)
 
 
-class AutonomousLoop(Drawable, Loop[LoopState, LoopStep]):
+class AutonomousLoop(Loop[LoopState, LoopStep]):
     """Plan → Implementation → Recette → Delivery (D6); see the module docstring."""
 
     kind = "autonomous"
@@ -498,7 +498,8 @@ class AutonomousLoop(Drawable, Loop[LoopState, LoopStep]):
         self.backlog = Backlog(project)
         self.routes = RouteResolver(project)
         self._save = save
-        super().__init__(state, ledger=ledger, run=state.run, clock=clock, acts=state.steps)
+        super().__init__(state, ledger=ledger, run=state.run, clock=clock, acts=state.steps,
+                         router=self.routes)
 
     def is_finished(self) -> bool:
         """Whether a finished reason is set."""

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
 #: The folder of every crew file, relative to the project root.
 CREW_DIR: Final = "_codev/crew"
@@ -65,6 +66,20 @@ PHASE_ROLES: Final[dict[str, str]] = {
     "plan": "analyst", "implementation": "developer", "recette": "qa", "delivery": "developer"}
 DEFAULT_MAX_RECETTES: Final = 3
 
+#: Built-in stack models: the commands of each cycle (a declared stack may override any).
+STACK_MODELS: Final[dict[str, dict[str, str]]] = {
+    "python": {"test": "python -m pytest -q", "lint": "ruff check .",
+               "typecheck": "mypy .", "build": "python -m build"},
+    "node": {"test": "npm test", "lint": "npm run lint", "typecheck": "npx tsc --noEmit",
+             "build": "npm run build"},
+    "pnpm": {"test": "pnpm test", "lint": "pnpm lint", "typecheck": "pnpm exec tsc --noEmit",
+             "build": "pnpm build"},
+    "rust": {"test": "cargo test", "lint": "cargo clippy", "typecheck": "cargo check",
+             "build": "cargo build"},
+    "go": {"test": "go test ./...", "lint": "go vet ./...", "build": "go build ./..."},
+}
+
+
 _FROZEN = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -98,7 +113,8 @@ class CrewConfig(BaseModel):
     @classmethod
     def _goal_has_text(cls, value: str) -> str:
         if not value.strip():
-            raise ValueError("the goal is blank; say what the loop must deliver")
+            raise PydanticCustomError("blank_goal",
+                                      "the goal is blank; say what the loop must deliver")
         return value.strip()
 
     def limit(self, name: Literal["rounds", "epics"]) -> int | None:
@@ -239,6 +255,15 @@ class LoopState(BaseModel):
     test_timeout: float = Field(DEFAULT_TIMEOUT, gt=0)
     last_test: BarRun | None = None
     finished_reason: Literal["delivered", "recette_exhausted"] | None = None
+
+
+def format_models() -> dict[str, type[BaseModel]]:
+    """File name in `schemas/` → the model it describes (for `crewbook.formats`)."""
+    return {
+        "crew-file.json": CrewFile,
+        "crew-state.json": CrewState,
+        "crew-loop-state.json": LoopState,
+    }
 
 
 def crew_dir(root: Path) -> Path:

@@ -1,0 +1,181 @@
+"""The crew concept's rules (D1, D2, D6), each problem a `Problem` naming its key (and the
+file and line for `_codev/crew.yaml`):
+
+- `normalise_bar`: the bar given to `crew_init` (names, at least one command, `cwd`
+  inside the project, a `stack` that exists);
+- `check_crew_file`: `_codev/crew.yaml` beyond its model (a stack declared twice, a
+  custom stack with no command, a blank workshop axis);
+- `load_payload`: a report's payload XOR payload_path (a JSON object, at most 4 MiB,
+  inside the project: no `..` escape, no symlink leading out).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from pydantic import ValidationError
+
+from ..artifacts.project import Project
+from ..errors import CrewError, Problem, UnsafePathError, did_you_mean
+from .model import BAR_NAMES, CREW_FILE, MAX_PAYLOAD_BYTES, STACK_MODELS, BarCommand, CrewFile
+
+if TYPE_CHECKING:
+    from .backlog import Backlog
+
+
+def pydantic_problems(exc: ValidationError, shown: str | None = None) -> list[Problem]:
+    """One `Problem` per pydantic error, keyed by its location."""
+    out = []
+    for err in exc.errors(include_url=False):
+        key = ".".join(str(p) for p in err["loc"]) or None
+        out.append(Problem("invalid_value", str(err["msg"]).removeprefix("Value error, "),
+                           shown, key=key))
+    return out
+
+
+def normalise_bar(bar: Mapping[str, Any] | None, project: Project) -> dict[str, BarCommand]:
+    """The bar as `BarCommand`s: each value a shell string or ``{command, cwd?, stack?,
+    timeout?}``; a ``stack`` fills ``cwd`` (and ``command`` when absent) from the stack.
+    `CrewError` listing every problem; at least one command (D1)."""
+    problems: list[Problem] = []
+    out: dict[str, BarCommand] = {}
+    if not bar:
+        raise CrewError("the bar is empty", [Problem(
+            "bar_empty", "give at least one bar command: bar={'test': 'pytest -q'} (names: "
+            f"{', '.join(BAR_NAMES)}); a crew loop without a mechanical bar is refused",
+            key="bar")])
+    if not isinstance(bar, Mapping):
+        raise CrewError("the bar is not an object", [Problem(
+            "bar_not_object", "bar maps a name (test, lint, typecheck, build) to a command",
+            key="bar")])
+    from .backlog import Backlog
+
+    backlog: Backlog = Backlog(project)
+    for name, value in bar.items():
+        if name not in BAR_NAMES:
+            problems.append(Problem("bar_unknown_name", f"{name!r} is not a bar command name"
+                                    f"{did_you_mean(str(name), BAR_NAMES)}; names: "
+                                    f"{', '.join(BAR_NAMES)}", key=f"bar.{name}"))
+            continue
+        data: dict[str, Any] = {"command": value} if isinstance(value, str) else dict(value) \
+            if isinstance(value, Mapping) else {"command": value}
+        if data.get("stack"):
+            try:
+                stack = backlog.stack(str(data["stack"]))
+            except CrewError as exc:
+                problems += [Problem(p.code, p.message, key=f"bar.{name}.stack")
+                             for p in exc.problems]
+                continue
+            data.setdefault("cwd", stack.cwd)
+            if not data.get("command"):
+                data["command"] = backlog.stack_command(stack, name)
+        try:
+            command = BarCommand.model_validate(data)
+        except ValidationError as exc:
+            problems += [Problem(p.code, p.message, key=f"bar.{name}.{p.key}" if p.key
+                                 else f"bar.{name}") for p in pydantic_problems(exc)]
+            continue
+        if command.cwd is not None:
+            from .bar import confined_cwd
+
+            try:
+                confined_cwd(project.root, command.cwd)
+            except (UnsafePathError, CrewError) as exc:
+                problems.append(Problem("bar_cwd", str(exc).splitlines()[0] if isinstance(
+                    exc, UnsafePathError) else exc.problems[0].message, key=f"bar.{name}.cwd"))
+                continue
+        out[name] = command
+    if len(bar) > len(BAR_NAMES):
+        problems.append(Problem("bar_too_many", f"at most {len(BAR_NAMES)} bar commands",
+                                key="bar"))
+    if problems:
+        raise CrewError("the bar is invalid", problems)
+    return out
+
+
+def check_crew_file(crew: CrewFile, doc: object) -> list[Problem]:
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for index, stack in enumerate(crew.stacks):
+        if stack.name in seen:
+            problems.append(_at(doc, "duplicate_stack", f"stack {stack.name!r} is declared "
+                                "twice; give each stack its own name", ("stacks", index, "name")))
+        seen.add(stack.name)
+        if stack.name not in STACK_MODELS and not any(getattr(stack, c) for c in BAR_NAMES):
+            problems.append(_at(doc, "stack_without_commands", f"stack {stack.name!r} is not a "
+                                f"built-in model ({', '.join(STACK_MODELS)}) and names no command; "
+                                "give at least `test:`", ("stacks", index)))
+    for index, axis in enumerate(crew.workshop):
+        if not axis.strip():
+            problems.append(_at(doc, "blank_axis", "a workshop axis is blank; write what the "
+                                "evolution is about", ("workshop", index)))
+    return problems
+
+
+def _at(doc: object, code: str, message: str, key: tuple[str | int, ...]) -> Problem:
+    problem = getattr(doc, "problem", None)
+    if problem is not None:
+        return cast(Problem, problem(code, message, key))
+    return Problem(code, message, CREW_FILE)
+
+
+
+def load_payload(payload: Any, payload_path: str | os.PathLike[str] | None,
+                 project: Project) -> dict[str, Any] | None:
+    """The report's payload (D2): `payload` (a JSON object) XOR `payload_path` (a JSON file
+    of at most 4 MiB, relative to the project or absolute under it; ``..`` escapes and
+    symlinks leaving the project are refused)."""
+    if payload is not None and payload_path is not None:
+        raise CrewError("payload and payload_path together", [Problem(
+            "payload_conflict", "give payload or payload_path, not both: payload_path is for "
+            "a payload too large to send inline", key="payload_path")])
+    if payload_path is None:
+        if payload is None:
+            return None
+        if not isinstance(payload, Mapping):
+            raise CrewError("the payload is not an object", [Problem(
+                "payload_not_object", f"payload must be a JSON object, not "
+                f"{type(payload).__name__}", key="payload")])
+        return dict(payload)
+    root = project.root.resolve()
+    raw = Path(payload_path)
+    lexical = Path(os.path.normpath(raw if raw.is_absolute() else root / raw))
+    if not lexical.is_relative_to(root):
+        raise UnsafePathError(
+            f"payload_path {str(payload_path)!r} leads outside the project ({root}); give a "
+            "path relative to the project root, or an absolute path under it")
+    resolved = lexical.resolve()
+    if not resolved.is_relative_to(root):
+        raise UnsafePathError(
+            f"payload_path {str(payload_path)!r} is a symlink (or goes through one) to "
+            f"{resolved}, outside the project; copy the file into the project instead")
+    if not resolved.is_file():
+        raise CrewError("payload file not found", [Problem(
+            "payload_not_found", "no such file; write the JSON payload there first",
+            str(payload_path), key="payload_path")])
+    size = resolved.stat().st_size
+    if size > MAX_PAYLOAD_BYTES:
+        raise CrewError("payload file too large", [Problem(
+            "payload_too_large", f"{size} bytes is over the {MAX_PAYLOAD_BYTES} bytes (4 MiB) "
+            "a payload may hold; put the bulk in project files and reference their paths",
+            str(payload_path), key="payload_path")])
+    text = resolved.read_text("utf-8", errors="replace")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CrewError("payload file is not JSON", [Problem(
+            "payload_bad_json", f"{exc.msg}; the file must hold one JSON object",
+            str(payload_path), exc.lineno, exc.colno, key="payload_path")]) from None
+    if not isinstance(data, dict):
+        raise CrewError("payload file is not an object", [Problem(
+            "payload_not_object", f"the file holds a JSON {type(data).__name__}, not an object",
+            str(payload_path), 1, 1, key="payload_path")])
+    return data
+
+
+
+__all__ = ["check_crew_file", "load_payload", "normalise_bar", "pydantic_problems"]

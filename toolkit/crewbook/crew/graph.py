@@ -26,6 +26,9 @@ CREW_LEGEND: tuple[tuple[str, str], ...] = (
     ("ready", "expected to report now"), ("done", "acted on this story"),
     ("complete", "finished"),
 )
+PHASE_LEGEND: tuple[tuple[str, str], ...] = (
+    ("ready", "the current phase"), ("done", "passed"), ("complete", "finished"),
+)
 _BACK = attrs(color="#c62828", fontcolor="#c62828")
 _END = attrs(shape="box", peripheries="2", fillcolor="#c8e6c9", color="#2e7d32")
 _CAPPED = attrs(shape="octagon", fillcolor="#ffe0b2", color="#e65100")
@@ -84,7 +87,7 @@ def autonomous_graph(loop: AutonomousLoop) -> GraphModel:
     s = loop._state
     finished = s.finished_reason is not None
     model = GraphModel(f"autonomous-{s.run}", title=f"autonomous loop {s.run} · step {s.steps}",
-                       legend=CREW_LEGEND)
+                       legend=PHASE_LEGEND)
     index = PHASES.index(s.phase)
     for rank, phase in enumerate(PHASES):
         current = not finished and phase == s.phase

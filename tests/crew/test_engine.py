@@ -334,3 +334,24 @@ def test_any_report_sequence_keeps_the_rules(project: Path, reports: list[tuple[
     assert max_rounds == 0 or final.acts <= max_rounds
     if max_rounds and final.acts == max_rounds:
         assert final.finished_reason in ("rounds_exhausted", "scope_covered")
+
+
+def test_a_hanging_or_flooding_bar_never_hangs_the_loop(project: Path) -> None:
+    import time
+
+    hang = f"{PY} -c \"import time; time.sleep(60)\""
+    flood = f"{PY} -c \"import sys; sys.stdout.write('y' * 3_000_000)\""
+    crew_init("goal", bar={"test": hang, "lint": flood}, bar_timeout=1.0, project=project)
+    crew_report("analyst", "done", "framed", project=project)
+    started = time.monotonic()
+    act = crew_report("developer", "done", "built", project=project)
+    assert time.monotonic() - started < 20
+    bar = act.details["bar"]
+    assert bar["passed"] is False
+    assert "timed out" in bar["lines"][0]
+    events = [json.loads(x) for x in (project / CREW_LEDGER).read_text().splitlines()]
+    lint = [e for e in events if e["kind"] == "bar" and e["stage"] == "lint"][0]
+    assert lint["payload"]["output_bytes"] == 3_000_000
+    assert lint["payload"]["truncated"] is True
+    assert len(lint["payload"]["tail"]) <= 2000
+    assert crew_report("qa", "no-go", "the tests hang", project=project).role == "developer"

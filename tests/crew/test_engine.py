@@ -350,7 +350,7 @@ def test_a_hanging_or_flooding_bar_never_hangs_the_loop(project: Path) -> None:
     assert bar["passed"] is False
     assert "timed out" in bar["lines"][0]
     events = [json.loads(x) for x in (project / CREW_LEDGER).read_text().splitlines()]
-    lint = [e for e in events if e["kind"] == "bar" and e["stage"] == "lint"][0]
+    lint = next(e for e in events if e["kind"] == "bar" and e["stage"] == "lint")
     assert lint["payload"]["output_bytes"] == 3_000_000
     assert lint["payload"]["truncated"] is True
     assert len(lint["payload"]["tail"]) <= 2000

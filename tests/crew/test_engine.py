@@ -355,3 +355,18 @@ def test_a_hanging_or_flooding_bar_never_hangs_the_loop(project: Path) -> None:
     assert lint["payload"]["truncated"] is True
     assert len(lint["payload"]["tail"]) <= 2000
     assert crew_report("qa", "no-go", "the tests hang", project=project).role == "developer"
+
+
+def test_a_memory_ledger_frame_feeds_the_analyses(project: Path) -> None:
+    from crewbook.crew.model import BarCommand, CrewConfig, CrewState
+
+    config = CrewConfig(goal="g", scope="story", bar={"test": BarCommand(command=GREEN)})
+    loop = crewbook.CrewLoop(CrewState(run="mem", config=config, epic="add-csv-export",
+                                       story="Export"), project=crewbook.Project(project))
+    for role, verdict in CYCLE:
+        loop.report(CrewReport(role, verdict, f"{role} {verdict}"))
+    frame = loop.ledger.frame()  # type: ignore[attr-defined]
+    assert list(frame["kind"].astype(str)) == ["report", "report", "bar", "verdict", "finish"]
+    outcomes = crewbook.run_outcomes(frame)
+    assert outcomes.loc["mem", "finished_reason"] == "scope_covered"
+    assert outcomes.loc["mem", "acts"] == 3

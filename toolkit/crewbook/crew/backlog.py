@@ -42,7 +42,7 @@ from .checks import check_crew_file
 from .model import CREW_FILE, NO_SECTION, STACK_MODELS, WHOLE_EPIC, CrewFile, StackDecl
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Story:
     """A section of an epic's tasks file (or the whole epic before it has tasks)."""
 
@@ -55,13 +55,26 @@ class Story:
         """Every box checked (and at least one box)."""
         return bool(self.tasks) and all(t.done for t in self.tasks)
 
-    @property
+    @cached_property
     def next_task(self) -> TaskItem | None:
         """The first unchecked box, else the first box, else None."""
         for task in self.tasks:
             if not task.done:
                 return task
         return self.tasks[0] if self.tasks else None
+
+    @cached_property
+    def rows(self) -> tuple[dict[str, object], ...]:
+        """`{"id", "text", "done"}` per task, as contracts show them."""
+        return tuple({"id": t.id, "text": task_text(t), "done": t.done} for t in self.tasks)
+
+
+def task_text(task: TaskItem) -> str:
+    """A checkbox's text without its leading task number (`1.2 Write it` → `Write it`)."""
+    for prefix in (f"{task.id}. ", f"{task.id} "):
+        if task.text.startswith(prefix):
+            return task.text[len(prefix):].strip() or task.text
+    return task.text
 
 
 @dataclass(frozen=True, eq=False)
@@ -227,4 +240,4 @@ def _stat(path: Path | str) -> tuple[int, int] | None:
     return (st.st_mtime_ns, st.st_size)
 
 
-__all__ = ["STACK_MODELS", "Backlog", "Epic", "Story", "slug", "stories_of"]
+__all__ = ["STACK_MODELS", "Backlog", "Epic", "Story", "slug", "stories_of", "task_text"]

@@ -35,11 +35,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..artifacts.checklist import TaskItem
 from ..artifacts.project import Project
 from ..errors import CrewError, LoopRefused, did_you_mean
 from ..loop import Act, Cap, EventSink, JournalEntry, Loop, Status, Transition, utc_now
-from .backlog import Backlog, Epic, Story, slug
+from .backlog import Backlog, Epic, Story, slug, task_text
 from .bar import bar_event, run_bar, run_command
 from .contracts import RouteResolver
 from .model import (
@@ -102,6 +101,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
         self._save = save
         self._fresh = fresh
         self._memo: tuple[CrewState, str | None, Act] | None = None
+        self._journal: dict[tuple[int, str, str, str], JournalEntry] = {}
         super().__init__(state, ledger=ledger, run=state.run, clock=clock, acts=state.acts,
                          router=self.routes)
 
@@ -341,8 +341,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
             "goal": s.config.goal, "scope": s.config.scope, "epic": s.epic, "axis": s.epic_axis,
             "story": s.story, "tracks": f"_codev/changes/{s.epic}/{tracks}",
             "task": {"id": task.id, "text": task_text(task)} if task else None,
-            "tasks": [{"id": t.id, "text": task_text(t), "done": t.done}
-                      for t in (story.tasks if story else ())],
+            "tasks": story.rows if story else (),
             "version": s.version, "document": document,
         }
         if role == "analyst":
@@ -366,10 +365,18 @@ class CrewLoop(Loop[CrewState, CrewReport]):
             budget={"rounds_left": _left(s.acts, s.config.limit("rounds")),
                     "epics_left": _left(s.epics_started, s.config.limit("epics"))},
             attempt=s.attempt, moves=VERDICTS[role], feedback=s.feedback,
-            journal=tuple(JournalEntry("act", f"{r.role}: {r.verdict} — {r.summary}", r.role,
-                                       r.act) for r in s.trail[-5:]),
+            journal=tuple(self._journal_entry(r) for r in s.trail[-5:]),
             route=route, details=details,
         )
+
+    def _journal_entry(self, record: ActRecord) -> JournalEntry:
+        key = (record.act, record.role, record.verdict, record.summary)
+        entry = self._journal.get(key)
+        if entry is None:
+            entry = self._journal[key] = JournalEntry(
+                "act", f"{record.role}: {record.verdict} — {record.summary}", record.role,
+                record.act)
+        return entry
 
     def _check_document(self, epic: Epic | None, document: str) -> None:
         ids: list[str] = []
@@ -451,14 +458,6 @@ def next_axis(backlog: Backlog, promoted: tuple[str, ...], done: set[str]
         if axis not in promoted and name not in done:
             return name, axis
     return None, None
-
-
-def task_text(task: TaskItem) -> str:
-    """A checkbox's text without its leading task number (`1.2 Write it` → `Write it`)."""
-    for prefix in (f"{task.id}. ", f"{task.id} "):
-        if task.text.startswith(prefix):
-            return task.text[len(prefix):].strip() or task.text
-    return task.text
 
 
 def _left(used: int, limit: int | None) -> int | None:

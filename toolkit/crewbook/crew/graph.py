@@ -41,7 +41,7 @@ def _short(text: str | None, width: int = 48) -> str:
 
 def crew_graph(loop: CrewLoop) -> GraphModel:
     """The crew loop's state (see the module docstring)."""
-    from .engine import task_text
+    from .backlog import task_text
 
     s = loop._state
     finished = s.finished_reason is not None

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 from typing import Any
 
 from ..errors import CrewError, Problem
-from ._shared import common_options, emit, project_arg
+from ._shared import adder, common_options, emit, project_arg
 
-Handler = Callable[[argparse.Namespace], int]
 BAR_NAMES = ("test", "lint", "typecheck", "build")
 
 
@@ -144,14 +142,8 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
     crew = subparsers.add_parser("crew", help="the crew loop: analyst, developer, qa (D1-D5)",
                                  description="The crew loop on the project's changes (D1-D5).")
     sub = crew.add_subparsers(dest="crew_command", metavar="COMMAND", required=True)
-
-    def add(parent: Any, name: str, func: Handler, help_: str) -> argparse.ArgumentParser:
-        p: argparse.ArgumentParser = parent.add_parser(name, parents=[common], help=help_,
-                                                       description=help_)
-        p.set_defaults(func=func)
-        return p
-
-    p = add(sub, "init", cmd_crew_init, "start the crew loop (D1)")
+    add = adder(sub, common)
+    p = add("init", cmd_crew_init, "start the crew loop (D1)")
     p.add_argument("goal", metavar="GOAL", help="what the loop must deliver")
     p.add_argument("--scope", default="epic", choices=("story", "epic", "all", "workshop"))
     p.add_argument("--max-rounds", type=int, default=100, help="most acts; 0 = unlimited")
@@ -164,9 +156,9 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
                    help="seconds before a bar command's process group is killed (600)")
     p.add_argument("--epic", metavar="CHANGE", help="the change to start on")
     p.add_argument("--force", action="store_true", help="overwrite an existing crew loop")
-    p = add(sub, "step", cmd_crew_step, "the next act's contract; writes its prompt (D4)")
+    p = add("step", cmd_crew_step, "the next act's contract; writes its prompt (D4)")
     p.add_argument("--document", metavar="ID", help="an artifact id to focus the contract on")
-    p = add(sub, "report", cmd_crew_report, "report the expected role's act (D2)")
+    p = add("report", cmd_crew_report, "report the expected role's act (D2)")
     p.add_argument("role", choices=("analyst", "developer", "qa"))
     p.add_argument("verdict", metavar="VERDICT", help="done (analyst, developer), go|no-go (qa)")
     p.add_argument("summary", metavar="SUMMARY", help="one sentence, logged")
@@ -174,18 +166,19 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
     group.add_argument("--payload", metavar="JSON", help="the role's output as a JSON object")
     group.add_argument("--payload-path", metavar="FILE",
                        help="a JSON file under the project (at most 4 MiB)")
-    p = add(sub, "status", cmd_crew_status, "where the crew loop is, read-only (D3)")
+    p = add("status", cmd_crew_status, "where the crew loop is, read-only (D3)")
     p.add_argument("--full", action="store_true", help="every act, not only the last ones")
 
     loop = subparsers.add_parser("loop", help="the autonomous loop: plan → implementation → "
                                  "recette → delivery (D6)",
                                  description="The autonomous build loop (D6).")
     lsub = loop.add_subparsers(dest="loop_command", metavar="COMMAND", required=True)
-    p = add(lsub, "init", cmd_loop_init, "start the autonomous loop at plan")
+    add = adder(lsub, common)
+    p = add("init", cmd_loop_init, "start the autonomous loop at plan")
     p.add_argument("goal", metavar="GOAL")
     p.add_argument("--max-recettes", type=int, default=3,
                    help="failed recettes before it escalates; 0 = unlimited")
     p.add_argument("--force", action="store_true", help="overwrite an existing loop")
-    p = add(lsub, "step", cmd_loop_step, "advance one phase (runs the test at the recette)")
+    p = add("step", cmd_loop_step, "advance one phase (runs the test at the recette)")
     p.add_argument("--test-command", metavar="CMD",
                    help="the recette's test command (default: the first declared stack's)")

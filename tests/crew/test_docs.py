@@ -11,7 +11,8 @@ from crewbook.crew.tools import TOOLS
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "crew.md").read_text("utf-8")
-ENGINE = (ROOT / "toolkit" / "crewbook" / "crew" / "engine.py").read_text("utf-8")
+ENGINE = "".join((ROOT / "toolkit" / "crewbook" / "crew" / name).read_text("utf-8")
+                 for name in ("engine.py", "autonomous.py"))
 
 
 def test_every_tool_and_stack_model_is_documented() -> None:

@@ -24,10 +24,11 @@ from .api import (
     open_autonomous,
     open_crew,
 )
+from .autonomous import AutonomousLoop, LoopStep
 from .backlog import STACK_MODELS, Backlog, Epic, Story
 from .bar import run_command
 from .checks import load_payload
-from .engine import AutonomousLoop, CrewLoop, CrewReport, LoopStep
+from .engine import CrewLoop, CrewReport
 from .model import (
     CREW_DIR,
     CREW_FILE,

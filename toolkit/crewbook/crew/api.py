@@ -29,10 +29,11 @@ from ..artifacts.project import ProjectLike, as_project
 from ..errors import AlreadyExistsError, CrewError, NotFoundError, Problem
 from ..ledger.writer import Ledger
 from ..loop import Act, Status, utc_now
+from .autonomous import AutonomousLoop
 from .backlog import Backlog, slug
 from .checks import load_payload, normalise_bar, pydantic_problems
 from .contracts import crew_prompt, write_prompt
-from .engine import AutonomousLoop, CrewLoop, CrewReport, next_axis
+from .engine import CrewLoop, CrewReport, next_axis
 from .model import (
     CREW_LEDGER,
     DEFAULT_MAX_RECETTES,

@@ -20,7 +20,8 @@ from ..draw.model import Edge, GraphModel, Node, attrs
 from .model import PHASES, ROLES, STAGES
 
 if TYPE_CHECKING:
-    from .engine import AutonomousLoop, CrewLoop
+    from .autonomous import AutonomousLoop
+    from .engine import CrewLoop
 
 CREW_LEGEND: tuple[tuple[str, str], ...] = (
     ("ready", "expected to report now"), ("done", "acted on this story"),

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -255,3 +257,27 @@ def test_payload_file_must_be_a_json_object(started: Path) -> None:
     with pytest.raises(CrewError) as exc:
         crew_report("analyst", "done", "x", payload=[1, 2], project=started)  # type: ignore[arg-type]
     assert exc.value.codes == ["payload_not_object"]
+
+
+def test_two_callers_at_once_take_turns(project: Path) -> None:
+    import threading
+
+    slow = f"{shlex.quote(sys.executable)} -c \"import time; time.sleep(0.5)\""
+    crew_init("goal", bar={"test": slow}, project=project)
+    crew_report("analyst", "done", "framed", project=project)
+    outcomes: list[str] = []
+
+    def report() -> None:
+        try:
+            crew_report("developer", "done", "built", project=project)
+            outcomes.append("accepted")
+        except LoopRefused as refusal:
+            outcomes.append(refusal.code)
+
+    threads = [threading.Thread(target=report) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["accepted", "wrong_role"]
+    assert crew_status(project=project).acts == 2

@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..artifacts.project import ProjectLike, as_project
+from ..artifacts.project import Project, ProjectLike, as_project
 from ..errors import AlreadyExistsError, CrewError, NotFoundError, Problem
 from ..ledger.writer import Ledger
 from ..loop import Act, Status, utc_now
@@ -35,6 +36,7 @@ from .checks import load_payload, normalise_bar, pydantic_problems
 from .contracts import crew_prompt, write_prompt
 from .engine import CrewLoop, CrewReport, next_axis
 from .model import (
+    CREW_DIR,
     CREW_LEDGER,
     DEFAULT_MAX_RECETTES,
     DEFAULT_TIMEOUT,
@@ -89,6 +91,18 @@ def _run_id(ledger_path: Path, prefix: str) -> str:
     return f"{prefix}-{n}"
 
 
+@contextmanager
+def _turn(project: Project) -> Iterator[None]:
+    """One caller at a time acts on a project's loops (a lock file in `_codev/crew/`): two
+    agents reporting at once take turns instead of overwriting each other's state."""
+    from filelock import FileLock
+
+    folder = project.root / CREW_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(folder / ".lock")):
+        yield
+
+
 def _fingerprint(path: Path) -> tuple[int, int] | None:
     try:
         st = path.stat()
@@ -131,6 +145,14 @@ def crew_init(
     the first workshop axis).
     """
     proj = as_project(project)
+    with _turn(proj):
+        return _crew_init(proj, goal, scope, max_rounds, max_epics, bar, force, epic,
+                          bar_timeout, clock)
+
+
+def _crew_init(proj: Project, goal: str, scope: str, max_rounds: int, max_epics: int,
+               bar: Mapping[str, Any] | None, force: bool, epic: str | None,
+               bar_timeout: float, clock: Callable[[], datetime]) -> Status:
     path = proj.root / STATE_FILE
     if path.exists() and not force:
         raise AlreadyExistsError(f"a crew loop already exists ({STATE_FILE}); pass force=True "
@@ -187,11 +209,13 @@ def crew_step(document: str | None = None, *, project: ProjectLike = None,
     """The contract of the next act (D4); its prompt is written to ``act.prompt_path``
     (under the project, `{"prompt": ...}`). Does not advance the loop; at the qa step it
     measures the bar first when the cached facts are not those of the current version."""
-    loop = open_crew(project, clock=clock)
-    if loop.bar_due():
-        loop.measure_bar()
-    act = loop.contract(document)
-    _write_prompt(loop, act)
+    proj = as_project(project)
+    with _turn(proj):
+        loop = open_crew(proj, clock=clock)
+        if loop.bar_due():
+            loop.measure_bar()
+        act = loop.contract(document)
+        _write_prompt(loop, act)
     return act
 
 
@@ -210,10 +234,11 @@ def crew_report(
     report raises `LoopRefused` or `CrewError` and writes nothing."""
     proj = as_project(project)
     data = load_payload(payload, payload_path, proj)
-    loop = open_crew(proj, clock=clock)
-    act = loop.report(CrewReport(role, verdict, summary, data, duration_ms, tokens_in,
-                                 tokens_out, cost))
-    _write_prompt(loop, act)
+    with _turn(proj):
+        loop = open_crew(proj, clock=clock)
+        act = loop.report(CrewReport(role, verdict, summary, data, duration_ms, tokens_in,
+                                     tokens_out, cost))
+        _write_prompt(loop, act)
     return act
 
 
@@ -240,6 +265,12 @@ def loop_init(goal: str, force: bool = False, *, project: ProjectLike = None,
               clock: Callable[[], datetime] = utc_now) -> Status:
     """Start the autonomous loop (D6) at Plan; an existing one only with `force`."""
     proj = as_project(project)
+    with _turn(proj):
+        return _loop_init(proj, goal, force, max_recettes, test_timeout, clock)
+
+
+def _loop_init(proj: Project, goal: str, force: bool, max_recettes: int, test_timeout: float,
+               clock: Callable[[], datetime]) -> Status:
     path = proj.root / LOOP_STATE_FILE
     if path.exists() and not force:
         raise AlreadyExistsError(f"an autonomous loop already exists ({LOOP_STATE_FILE}); "
@@ -262,7 +293,9 @@ def loop_init(goal: str, force: bool = False, *, project: ProjectLike = None,
 def loop_step(test_command: str | None = None, *, project: ProjectLike = None,
               clock: Callable[[], datetime] = utc_now) -> Act:
     """Advance the autonomous loop one phase (D6); returns the next contract."""
-    return open_autonomous(project, clock=clock).step(test_command)
+    proj = as_project(project)
+    with _turn(proj):
+        return open_autonomous(proj, clock=clock).step(test_command)
 
 
 __all__ = [

@@ -11,7 +11,8 @@ The hierarchy (each class also subclasses the natural built-in, so an existing
     │   ├── PipelineError                 a pipeline TOML file (SPEC B)
     │   ├── DeliveryError                 a role catalogue, task file or review policy (SPEC C)
     │   ├── LedgerError                   a ledger file (DESIGN rule 3)
-    │   └── RoutingError                  a preset, profile or task-classes file (D7-D9)
+    │   ├── RoutingError                  a preset, profile or task-classes file (D7-D9)
+    │   └── CompareError                  two inputs that cannot be compared (other kinds)
     ├── UnsafePathError (ValueError)      a path read from a file would leave its root
     ├── UsageError (ValueError, TypeError)  a function called with arguments or in a
     │                                     state it cannot take (an unknown option value,
@@ -162,6 +163,10 @@ class DeliveryError(InvalidInputError):
 
 class RoutingError(InvalidInputError):
     """A preset, profile or task-classes file, or a classification, breaks the rules."""
+
+
+class CompareError(InvalidInputError):
+    """Two inputs cannot be compared: different kinds of file, or a run that is not there."""
 
 
 class UnsafePathError(CrewbookError, ValueError):

@@ -375,7 +375,8 @@ class DiffEntry:
 
     def __str__(self) -> str:
         mark = {"added": "+", "removed": "-", "renamed": "~", "changed": "~", "moved": ">"}
-        text = f"{mark.get(self.change, '*')} {self.section} {self.item}"
+        text = f"{mark.get(self.change, '*')} {self.section}"
+        text += "" if self.item == self.section else f" {self.item}"
         if self.change == "renamed":
             text += f": renamed from {self.before}"
         elif self.field is not None:

@@ -277,7 +277,7 @@ def diff_runs(
     act_a = acts_a[diverged] if diverged is not None and diverged < len(acts_a) else None
     act_b = acts_b[diverged] if diverged is not None and diverged < len(acts_b) else None
     if diverged is not None:
-        entries.append(DiffEntry("act", "changed", f"act {diverged + 1}", "diverged",
+        entries.append(DiffEntry("act", "changed", f"#{diverged + 1}", "diverged",
                                  describe_act(act_a), describe_act(act_b),
                                  "first act where the runs differ"))
     stages_a, stages_b = stage_measures(events_a), stage_measures(events_b)

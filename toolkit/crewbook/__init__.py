@@ -21,6 +21,8 @@ same shape: `model`, `checks`, `frames`, `graph`, `engine`):
   `validate_ledger`, `import_speckit_runs`, `to_parquet`, and the analyses
   `run_outcomes`, `usage_by_role`, `rework`, `verdict_funnel`, `timeline`,
   `plot_timeline`, `plot_rounds`.
+- **Comparing designs** (`crewbook.compare`): `diff_schemas` (with the consequences for
+  existing changes), `diff_pipelines`, `diff_runs`, `diff_profiles`, each a `Diff`.
 - **Drawings** (`crewbook.draw`): `GraphModel`, `Matrix`.
 - **Checking and errors**: `ValidationReport` (what every `validate_*` returns),
   `Problem`, and `CrewbookError` with its family (`crewbook.errors` draws the tree).
@@ -60,6 +62,9 @@ from .artifacts import (
     validate_schema,
 )
 
+# -- comparing designs --------------------------------------------------------------------
+from .compare import Diff, diff_pipelines, diff_profiles, diff_runs, diff_schemas
+
 # -- delivery roles and the coordinator (SPEC C) ----------------------------------------
 from .delivery import CoordinatorLoop, StandardLoop, review_required, start_task
 
@@ -71,6 +76,7 @@ from .errors import (
     AlreadyExistsError,
     ArtifactNotFoundError,
     ChangeNotFoundError,
+    CompareError,
     ConfigError,
     CrewbookError,
     DeliveryError,
@@ -160,10 +166,12 @@ __all__ = [
     "Change",
     "ChangeNotFoundError",
     "ChangeStatus",
+    "CompareError",
     "ConfigError",
     "CoordinatorLoop",
     "CrewbookError",
     "DeliveryError",
+    "Diff",
     "DotError",
     "DotNotFoundError",
     "GraphModel",
@@ -204,6 +212,10 @@ __all__ = [
     "__version__",
     "change_status",
     "compare_profiles",
+    "diff_pipelines",
+    "diff_profiles",
+    "diff_runs",
+    "diff_schemas",
     "example_project",
     "find_project_root",
     "get_preset",

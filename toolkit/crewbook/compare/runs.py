@@ -221,7 +221,8 @@ class RunDiff(Diff):
             for suffix, values in (("a", left), ("b", right), ("delta", delta)):
                 series = pd.Series(pd.array(values, dtype="Int64"))
                 if measure == "duration_ms":
-                    series = pd.to_timedelta(series.astype("float64"), unit="ms")
+                    series = pd.to_timedelta(series.astype("float64"), unit="ms").astype(
+                        "timedelta64[ns]")
                 data[f"{col}_{suffix}"] = series
         return pd.DataFrame(data)
 

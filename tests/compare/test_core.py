@@ -51,7 +51,8 @@ def test_rename_by_signature_and_references_follow_it() -> None:
          "specs": {"generates": "specs.md", "requires": ("summary",)}}
     d = diff_records(a, b, signature=("generates", "requires"), refs=("requires",))
     assert d.renamed == (("brief", "summary"),)
-    assert d.added == () and d.removed == ()
+    assert d.added == ()
+    assert d.removed == ()
     assert d.changed == {}  # specs.requires follows the rename: not a change
 
 
@@ -61,7 +62,10 @@ def test_chained_renames_are_found_whole() -> None:
          "q2": {"generates": "q.md", "requires": ("p2",)}}
     d = diff_records(a, b, signature=("generates", "requires"), refs=("requires",))
     assert d.renames == {"p": "p2", "q": "q2"}
-    assert d.empty is False and not d.added and not d.removed and not d.changed
+    assert d.empty is False
+    assert not d.added
+    assert not d.removed
+    assert not d.changed
 
 
 def test_an_ambiguous_signature_is_no_rename() -> None:
@@ -69,14 +73,16 @@ def test_an_ambiguous_signature_is_no_rename() -> None:
     b = {"z": {"generates": "same.md"}}
     d = diff_records(a, b, signature=("generates",))
     assert d.renamed == ()
-    assert d.removed == ("x", "y") and d.added == ("z",)
+    assert d.removed == ("x", "y")
+    assert d.added == ("z",)
 
 
 def test_edges_are_read_through_renames() -> None:
     d = diff_edges({("old", "t", "requires"): {}, ("s", "t", "requires"): {"label": "x"}},
                    {("new", "t", "requires"): {}, ("s", "t", "requires"): {"label": "y"}},
                    {"old": "new"})
-    assert d.added == () and d.removed == ()
+    assert d.added == ()
+    assert d.removed == ()
     assert d.changed == {("s", "t", "requires"): {"label": ("x", "y")}}
     d2 = diff_edges([("a", "b", "requires")], [("a", "c", "requires")])
     assert d2.added == (("a", "c", "requires"),)
@@ -128,10 +134,14 @@ def test_overlay_marks_added_removed_changed_and_renamed() -> None:
     assert kinds[("keep", "fresh")] == ("added", "solid")
     assert kinds[("keep", "new")][0] == "changed"  # label x → y
     dot = to_dot(m)
-    assert '"gone" [label=' in dot and "dashed" in dot
-    assert "#2e7d32" in dot and "#c62828" in dot and "#ff8f00" in dot
+    assert '"gone" [label=' in dot
+    assert "dashed" in dot
+    assert "#2e7d32" in dot
+    assert "#c62828" in dot
+    assert "#ff8f00" in dot
     mermaid = to_mermaid(m)
-    assert "classDef st_added" in mermaid and "classDef st_removed" in mermaid
+    assert "classDef st_added" in mermaid
+    assert "classDef st_removed" in mermaid
     assert "linkStyle" in mermaid
 
 
@@ -141,7 +151,8 @@ def test_overlay_of_a_drawing_with_itself_changes_nothing() -> None:
     assert {n.status for n in m.nodes.values()} == {None}
     assert [e.kind for e in m.edges] == ["requires"]
     nodes, edges = diff_graphs(a, a)
-    assert nodes.empty and edges.empty
+    assert nodes.empty
+    assert edges.empty
 
 
 def test_overlay_dot_is_deterministic() -> None:
@@ -163,7 +174,8 @@ def test_diff_result_shapes() -> None:
     assert str(frame["change"].dtype) == "category"
     assert frame.loc[1, "after"] == ["a", "b"]
     data = d.to_dict()
-    assert data["empty"] is False and data["changes"][1]["before"] == ["a"]
+    assert data["empty"] is False
+    assert data["changes"][1]["before"] == ["a"]
     text = d.text()
     assert "artifact y requires: [a] → [a, b]" in text
     assert repr(d) == "<Diff 'one' → 'two': 1 added, 1 removed, 1 changed>"

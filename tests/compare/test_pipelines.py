@@ -63,7 +63,8 @@ def test_conditions_and_transitions(edit) -> None:  # type: ignore[no-untyped-de
         "verdict == approved", "verdict == lgtm")
     assert got[("transition", "review-approved", "condition_value")] == ("approved", "lgtm")
     edge = next(e for e in d.graph_model().edges if (e.source, e.target) == ("reviewer", "done"))
-    assert edge.kind == "changed" and "was: verdict == approved" in edge.label
+    assert edge.kind == "changed"
+    assert "was: verdict == approved" in edge.label
 
 
 def test_stage_rename_and_added_stage(edit) -> None:  # type: ignore[no-untyped-def]

@@ -54,15 +54,19 @@ def test_first_differing_act_and_stages_side_by_side(pair: tuple[Path, Path]) ->
     d = diff_runs(pair[0], None, pair[1], None)
     assert (d.a, d.b) == ("r-a", "r-b")
     assert d.diverged_at == 1  # acts: build (same), then the qa verdict differs
-    assert d.act_a is not None and d.act_a["verdict"] == "go"
-    assert d.act_b is not None and d.act_b["verdict"] == "no-go"
+    assert d.act_a is not None
+    assert d.act_a["verdict"] == "go"
+    assert d.act_b is not None
+    assert d.act_b["verdict"] == "no-go"
     first = d.entries[0]
     assert (first.section, first.field) == ("act", "diverged")
     assert first.before == "verdict qa@verify go (attempt 1)"
     assert first.after == "verdict qa@verify no-go (attempt 1)"
     stages = d.stages_frame().set_index("stage")
-    assert stages.loc["build", "attempts_a"] == 1 and stages.loc["build", "attempts_b"] == 2
-    assert stages.loc["build", "tokens_a"] == 1200 and stages.loc["build", "tokens_b"] == 2200
+    assert stages.loc["build", "attempts_a"] == 1
+    assert stages.loc["build", "attempts_b"] == 2
+    assert stages.loc["build", "tokens_a"] == 1200
+    assert stages.loc["build", "tokens_b"] == 2200
     assert stages.loc["build", "tokens_delta"] == 1000
     assert stages.loc["build", "duration_delta"] == pd.Timedelta(seconds=30)
     assert str(stages["tokens_a"].dtype) == "Int64"
@@ -79,7 +83,8 @@ def test_one_run_a_prefix_of_the_other(tmp_path: Path) -> None:
     a = _write(tmp_path / "a.jsonl", "r", [START, BUILD1])
     b = _write(tmp_path / "b.jsonl", "r", [START, BUILD1, QA_GO, FINISH])
     d = diff_runs(a, "r", b, "r")
-    assert d.diverged_at == 1 and d.act_a is None
+    assert d.diverged_at == 1
+    assert d.act_a is None
     assert (d.a, d.b) == ("r (a)", "r (b)")
     stage = [e for e in d.entries if e.section == "stage"]
     assert [(e.change, e.item) for e in stage] == [("added", "verify")]
@@ -125,7 +130,8 @@ def test_stepped_loops_in_memory() -> None:
     for report in [*TO_IMPLEMENTER, IMPLEMENT, REJECT, IMPLEMENT, APPROVE]:
         second.report(report)
     d = diff_runs(first, None, second, None)
-    assert d.act_a is not None and d.act_b is not None
+    assert d.act_a is not None
+    assert d.act_b is not None
     assert (d.act_a["verdict"], d.act_b["verdict"]) == ("approved", "changes_requested")
     got = {(e.item, e.field): (e.before, e.after) for e in d.section("stage")}
     assert got[("implementer", "attempts")] == (1, 2)

@@ -9,6 +9,7 @@ import pytest
 
 from crewbook import load_schema
 from crewbook.compare import diff_schemas
+
 Maker = Callable[..., Any]
 
 
@@ -49,7 +50,8 @@ def test_rename_is_detected_and_dependents_are_not_reported(make_project: Maker)
     assert d.to_dict()["renames"] == {"brief": "summary"}
     assert "renamed from brief" in d.text()
     node = d.graph_model().nodes["summary"]
-    assert node.status == "changed" and "renamed from brief" in (node.badge or "")
+    assert node.status == "changed"
+    assert "renamed from brief" in (node.badge or "")
 
 
 def test_changed_fields_edges_gate_and_order(make_project: Maker) -> None:

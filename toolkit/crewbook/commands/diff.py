@@ -15,6 +15,8 @@ be compared (different kinds) or an invalid file, 2 usage error or something mis
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -51,11 +53,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
     paths = list(args.paths)
     if args.git is not None and len(paths) != 1:
-        raise CompareError(f"--git {args.git} compares one PATH with its version at that "
-                           f"revision; {len(paths)} were given (crewbook diff --git REV -- PATH)")
+        return _usage(args, f"--git {args.git} compares one PATH with its version at that "
+                            f"revision; {len(paths)} given (crewbook diff --git REV -- PATH)")
     if args.git is None and len(paths) != 2:
-        raise CompareError(f"crewbook diff compares two inputs; {len(paths)} were given "
-                           "(crewbook diff A B, or crewbook diff --git REV -- PATH)")
+        return _usage(args, f"crewbook diff compares two inputs; {len(paths)} given "
+                            "(crewbook diff A B, or crewbook diff --git REV -- PATH)")
     options = _options(args, input_kind(paths[0]).kind, paths[-1])
     result = (diff_at_revision(args.git, paths[0], **options) if args.git is not None
               else diff(paths[0], paths[1], **options))
@@ -69,14 +71,27 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 1 if args.exit_code and not result.empty else 0
 
 
+def _usage(args: argparse.Namespace, message: str) -> int:
+    """A usage error, shaped like every command's errors; exit status 2."""
+    if getattr(args, "json", False):
+        error = {"type": "UsageError", "message": message, "problems": []}
+        print(json.dumps({"error": error}, indent=2, ensure_ascii=False))
+    else:
+        print(f"crewbook: error: {message}", file=sys.stderr)
+    return 2
+
+
 def _options(args: argparse.Namespace, kind: str, last: str) -> dict[str, Any]:
     project = project_arg(args)
     if kind == "schema":
         if project is None:  # the project around the new version: its changes' consequences
-            from ..artifacts.project import project_or_none
+            from ..artifacts.project import find_project_root
+            from ..errors import ProjectNotFoundError
 
-            found = project_or_none(Path(last).resolve())
-            project = found.root if found is not None else None
+            try:
+                project = find_project_root(Path(last).resolve())
+            except ProjectNotFoundError:
+                project = None
         if args.change is not None:
             return {"changes": [args.change], "project": project}
         return {"project": project} if project is not None else {}

@@ -16,7 +16,16 @@ of both versions (added green, removed red dashed, changed amber):
 docs/compare.md has the whole story. Importing this package loads no pandas.
 """
 
-from .core import Diff, DiffEntry, EdgeDiff, RecordDiff, diff_edges, diff_graphs, diff_records, overlay
+from .core import (
+    Diff,
+    DiffEntry,
+    EdgeDiff,
+    RecordDiff,
+    diff_edges,
+    diff_graphs,
+    diff_records,
+    overlay,
+)
 from .paths import InputKind, diff, diff_at_revision, input_kind
 from .pipelines import PipelineDiff, diff_pipelines
 from .profiles import ProfileDiff, diff_profiles

@@ -227,8 +227,8 @@ def diff_edges(
 ) -> EdgeDiff:
     """Edges `a` (before) and `b` (after) compared, `a`'s ends read through `renames`."""
     ren = renames or {}
-    left = a if isinstance(a, Mapping) else dict.fromkeys(a, {})
-    right = b if isinstance(b, Mapping) else dict.fromkeys(b, {})
+    left = a if isinstance(a, Mapping) else {key: {} for key in a}
+    right = b if isinstance(b, Mapping) else {key: {} for key in b}
     mapped = {(ren.get(s, s), ren.get(t, t), k): rec for (s, t, k), rec in left.items()}
     changed: dict[EdgeKey, dict[str, tuple[Any, Any]]] = {}
     for key, after in right.items():

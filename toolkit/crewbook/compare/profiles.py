@@ -36,7 +36,6 @@ from ..sources import read_yaml
 from .core import Diff, DiffEntry, diff_records, overlay
 
 if TYPE_CHECKING:
-    import pandas as pd
 
     from ..routing.matrices import RoutingMatrix
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import html
 import os
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -84,18 +85,14 @@ def run_events(frame: pd.DataFrame, run: str | None, label: str) -> tuple[str, p
     return run, events.reset_index(drop=True)
 
 
-def _value(row: Any, name: str) -> Any:
-    value = row.get(name) if hasattr(row, "get") else None
-    try:
-        import pandas as pd
+def _value(row: Mapping[Hashable, Any], name: str) -> Any:
+    """A cell of one event as a plain Python value; NA and NaN are None."""
+    import pandas as pd
 
-        if value is None or pd.isna(value):
-            return None
-    except (TypeError, ValueError):
-        pass
-    if hasattr(value, "item"):
-        value = value.item()
-    return value
+    value = row.get(name)
+    if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
+        return None
+    return value.item() if hasattr(value, "item") else value
 
 
 def acts(events: pd.DataFrame) -> list[dict[str, Any]]:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from crewbook import load_schema
-from crewbook.compare import diff_schemas
+from crewbook import Schema, load_schema
+from crewbook.artifacts.model import ApplySpec, ArtifactSpec, SchemaFile
+from crewbook.compare import SchemaDiff, diff_schemas
 
 Maker = Callable[..., Any]
 
@@ -178,3 +182,40 @@ def test_bad_input_raises_a_schema_error(make_project: Maker) -> None:
 
     with pytest.raises(SchemaError):
         diff_schemas(a, broken)
+
+
+def _random_schema(name: str, spec: list[tuple[str, list[int]]]) -> Schema:
+    """A valid schema from (generates, indexes of earlier artifacts it requires) pairs."""
+    arts = []
+    for i, (generates, deps) in enumerate(spec):
+        requires = sorted({f"a{j}" for j in deps if j < i})
+        arts.append(ArtifactSpec(id=f"a{i}", generates=generates, requires=tuple(requires)))
+    ids = [a.id for a in arts]
+    model = SchemaFile(name=name, artifacts=tuple(arts),
+                       apply=ApplySpec(requires=(ids[-1],), tracks="tasks.md"))
+    return Schema(name=name, source="file", folder=Path("."), model=model)
+
+
+SPEC = st.lists(st.tuples(st.sampled_from(["a.md", "b.md", "c.md", "d/*.md"]),
+                          st.lists(st.integers(0, 5), max_size=3)), min_size=1, max_size=6)
+
+
+@given(SPEC)
+def test_property_a_schema_against_itself_is_empty(spec: list[tuple[str, list[int]]]) -> None:
+    schema = _random_schema("one", spec)
+    assert diff_schemas(schema, schema).empty
+
+
+@given(SPEC, SPEC)
+def test_property_what_b_adds_a_removes(a: list[tuple[str, list[int]]],
+                                        b: list[tuple[str, list[int]]]) -> None:
+    one, two = _random_schema("one", a), _random_schema("two", b)
+    forward, backward = diff_schemas(one, two), diff_schemas(two, one)
+
+    def items(d: SchemaDiff, change: str) -> set[tuple[str, str]]:
+        return {(e.section, e.item) for e in d.entries if e.change == change}
+
+    assert items(forward, "added") == items(backward, "removed")
+    assert items(forward, "removed") == items(backward, "added")
+    assert {(old, new) for old, new in forward.renames} == \
+        {(new, old) for old, new in backward.renames}

@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ._shared import emit, project_arg
 from ..errors import CompareError
+from ._shared import emit, project_arg
 
 
 def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> None:

@@ -102,7 +102,7 @@ def task_records(profile: ActiveProfile, change: Change | str | Path,
     """Task id → its route (tier, effort, model, native) through `profile`."""
     from ..artifacts.change import open_change
     from ..routing.routes import route_for
-    from ..routing.tasks import TaskRef, load_task_classes, stored_class
+    from ..routing.task_classes import TaskRef, load_task_classes, stored_class
 
     proj = as_project(project)
     ch = open_change(change, proj)

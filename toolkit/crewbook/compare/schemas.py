@@ -23,10 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..artifacts.change import Change, ChangeStatus, compute_status, open_change
+from ..artifacts.change import Change, open_change
 from ..artifacts.model import ArtifactSpec
 from ..artifacts.project import ProjectLike, as_project
 from ..artifacts.schema import Schema, load_schema
+from ..artifacts.status import ChangeStatus, compute_status
 from .core import Diff, DiffEntry, EdgeKey, diff_edges, diff_records, overlay, show
 
 if TYPE_CHECKING:

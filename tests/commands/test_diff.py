@@ -132,7 +132,7 @@ def test_usage_and_missing(cli: Cli, tmp_path: Path) -> None:
     assert missing.code == 2
     assert "no such file or folder" in missing.json["error"]["message"]
     run = cli("diff", f"{HISTORY}:run-0001", f"{HISTORY}:run-9", "--json")
-    assert run.code == 1
+    assert run.code == 2
     assert "no run 'run-9'" in run.json["error"]["message"]
 
 

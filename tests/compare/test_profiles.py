@@ -98,3 +98,20 @@ def test_a_broken_profile_is_a_routing_error(tmp_path: Path) -> None:
     bad = _profile(tmp_path / "bad.yaml", {"family": "claude", "matrix": {"standrd": {}}})
     with pytest.raises(RoutingError, match="did you mean 'standard'"):
         diff_profiles(bad, "claude")
+
+
+def test_the_active_profile_and_the_display(tour: Path) -> None:
+    from crewbook import provider_profile_show
+
+    profile = tour / "_codev" / "routing" / "profile.yaml"
+    profile.parent.mkdir(parents=True)
+    _profile(profile, {"family": "claude", "matrix": {"light": {"low": SONNET}}})
+    d = diff_profiles("claude", provider_profile_show(tour))
+    assert d.b == "profile (claude)"
+    assert [(e.item, e.field) for e in d.section("cell")] == [("light/low", "model"),
+                                                              ("light/low", "native")]
+    html = d._repr_html_()
+    assert "light/low" in html
+    assert "Compared: claude vs profile (claude)" in html
+    assert {e.item for e in d.section("role")} == {"delivery.explorer"}
+    assert repr(d) == "<ProfileDiff 'claude' → 'profile (claude)': 4 changed>"

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from crewbook import CompareError, Ledger, read_ledger
+from crewbook import CompareError, Ledger, NotFoundError, UsageError, read_ledger
 from crewbook.compare import diff_runs
 from crewbook.ledger import import_speckit_runs
 from crewbook.pipeline import load_pipeline
@@ -142,9 +142,17 @@ def test_stepped_loops_in_memory() -> None:
 
 def test_which_run(pair: tuple[Path, Path], tmp_path: Path) -> None:
     both = pd.concat([read_ledger(pair[0]), read_ledger(pair[1])], ignore_index=True)
-    with pytest.raises(CompareError, match=r"holds 2 runs \(r-a, r-b\); name one"):
+    with pytest.raises(UsageError, match=r"holds 2 runs \(r-a, r-b\); name one"):
         diff_runs(both, None, both, "r-a")
-    with pytest.raises(CompareError, match="did you mean 'r-b'"):
+    with pytest.raises(NotFoundError, match="did you mean 'r-b'"):
         diff_runs(both, "r-a", both, "r-bb")
     with pytest.raises(CompareError, match="cannot read a run from a int"):
         diff_runs(3, None, both, "r-a")
+
+
+def test_display(pair: tuple[Path, Path]) -> None:
+    d = diff_runs(pair[0], None, pair[1], None)
+    bundle = d._repr_mimebundle_()
+    assert bundle["text/plain"] == repr(d)
+    assert "Stages side by side" in bundle["text/html"]
+    assert repr(d).startswith("<RunDiff 'r-a' → 'r-b': ")

@@ -166,7 +166,8 @@ class RoutingError(InvalidInputError):
 
 
 class CompareError(InvalidInputError):
-    """Two inputs cannot be compared: different kinds of file, or a run that is not there."""
+    """Two inputs cannot be compared: files of different kinds, or a file that holds no
+    design crewbook compares (schema, pipeline, routing profile, ledger)."""
 
 
 class UnsafePathError(CrewbookError, ValueError):

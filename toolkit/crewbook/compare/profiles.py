@@ -19,6 +19,7 @@ links each cell to its model, both versions overlaid.
 
 from __future__ import annotations
 
+import html
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ..artifacts.change import Change
 from ..artifacts.project import ProjectLike, as_project
 from ..draw.model import Edge, GraphModel, Node
+from ..errors import PresetNotFoundError, RoutingError
 from ..routing.active import ActiveProfile
 from ..routing.axes import EFFORTS, TIERS
 from ..routing.model import Capability
@@ -64,15 +66,13 @@ def as_profile(item: ProfileLike) -> tuple[str, ActiveProfile]:
     if file.family is not None:
         try:
             preset = get_preset(file.family)
-        except Exception as exc:  # the diff still compares what the file sets
-            problem = str(exc)
+        except (PresetNotFoundError, RoutingError) as exc:  # compare what the file sets
+            problem = f"{exc}; cells the profile leaves out have no model"
     return str(path), ActiveProfile(file.family, (layer,), preset, None, (str(path),), problem)
 
 
 def is_preset_file(path: Path) -> bool:
     """Whether a YAML file is a preset (it names its native `setting`) rather than a profile."""
-    from ..errors import RoutingError
-
     doc = read_yaml(path, error_cls=RoutingError, display_path=str(path))
     return isinstance(doc.data, dict) and "setting" in doc.data
 
@@ -164,8 +164,9 @@ class ProfileDiff(Diff):
     def extra_html(self) -> str:
         try:
             return self.matrix()._repr_html_()
-        except Exception:  # the display must never raise
-            return ""
+        except Exception as exc:  # the display must never raise
+            return (f"<p>(no matrix: {html.escape(type(exc).__name__)}: "
+                    f"{html.escape(str(exc))})</p>")
 
 
 def diff_profiles(

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..draw.model import Edge, GraphModel, Node
-from ..errors import CompareError
+from ..errors import CompareError, NotFoundError, UsageError
 from .core import Diff, DiffEntry, diff_records, overlay
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def run_events(frame: pd.DataFrame, run: str | None, label: str) -> tuple[str, p
     runs = [str(r) for r in frame["run"].astype(object).dropna().unique()]
     if run is None:
         if len(runs) != 1:
-            raise CompareError(
+            raise UsageError(
                 f"{label} holds {len(runs)} runs ({', '.join(runs[:10]) or 'none'}"
                 f"{' …' if len(runs) > 10 else ''}); name one as LEDGER:RUN "
                 "(run_a= / run_b= in Python)")
@@ -76,7 +76,7 @@ def run_events(frame: pd.DataFrame, run: str | None, label: str) -> tuple[str, p
     if run not in runs:
         from ..errors import did_you_mean
 
-        raise CompareError(
+        raise NotFoundError(
             f"{label} holds no run {run!r}"
             + (did_you_mean(run, runs) or f"; runs: {', '.join(runs[:10]) or 'none'}"))
     events = frame[frame["run"].astype(object) == run]
@@ -242,7 +242,8 @@ class RunDiff(Diff):
         try:
             table = self.stages_frame().to_html(index=False, na_rep="—")
         except Exception as exc:  # the display must never raise
-            table = f"<p>(no table: {html.escape(type(exc).__name__)})</p>"
+            table = (f"<p>(no table: {html.escape(type(exc).__name__)}: "
+                     f"{html.escape(str(exc))})</p>")
         return f"<p><b>Stages side by side</b></p>{table}"
 
 

@@ -1,4 +1,4 @@
-"""The graph-diff core: records, edges, renames, the overlay drawing, the result type."""
+"""The diff core: records and edges added, removed, renamed and changed, symmetrically."""
 
 from __future__ import annotations
 
@@ -7,15 +7,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crewbook.compare.core import (
-    Diff,
-    DiffEntry,
-    diff_edges,
-    diff_graphs,
-    diff_records,
-    overlay,
-)
-from crewbook.draw import Edge, GraphModel, Node, to_dot, to_mermaid
+from crewbook.compare.core import DiffEntry, diff_edges, diff_records
 
 IDS = st.sampled_from(["a", "b", "c", "d", "e", "f"])
 RECORD = st.fixed_dictionaries({
@@ -112,74 +104,10 @@ def test_edge_diff_is_symmetric(a: set[tuple[str, str, str]],
     assert diff_edges(a, a).empty
 
 
-def _model(name: str, nodes: list[str], edges: list[tuple[str, str, str]]) -> GraphModel:
-    m = GraphModel(name)
-    for i, n in enumerate(nodes):
-        m.add_node(Node(n, rank=i))
-    for s, t, label in edges:
-        m.add_edge(Edge(s, t, "requires", label))
-    return m
-
-
-def test_overlay_marks_added_removed_changed_and_renamed() -> None:
-    a = _model("a", ["keep", "gone", "old"], [("keep", "gone", ""), ("keep", "old", "x")])
-    b = _model("b", ["keep", "new", "fresh"], [("keep", "new", "y"), ("keep", "fresh", "")])
-    m = overlay(a, b, renames={"old": "new"}, changed={"keep": ["template"]})
-    status = {n.id: n.status for n in m.nodes.values()}
-    assert status == {"keep": "changed", "new": "changed", "fresh": "added", "gone": "removed"}
-    assert "renamed from old" in (m.nodes["new"].badge or "")
-    assert "changed: template" in (m.nodes["keep"].badge or "")
-    kinds = {(e.source, e.target): (e.kind, e.style) for e in m.edges}
-    assert kinds[("keep", "gone")] == ("removed", "dashed")
-    assert kinds[("keep", "fresh")] == ("added", "solid")
-    assert kinds[("keep", "new")][0] == "changed"  # label x → y
-    dot = to_dot(m)
-    assert '"gone" [label=' in dot
-    assert "dashed" in dot
-    assert "#2e7d32" in dot
-    assert "#c62828" in dot
-    assert "#ff8f00" in dot
-    mermaid = to_mermaid(m)
-    assert "classDef st_added" in mermaid
-    assert "classDef st_removed" in mermaid
-    assert "linkStyle" in mermaid
-
-
-def test_overlay_of_a_drawing_with_itself_changes_nothing() -> None:
-    a = _model("a", ["x", "y"], [("x", "y", "")])
-    m = overlay(a, a)
-    assert {n.status for n in m.nodes.values()} == {None}
-    assert [e.kind for e in m.edges] == ["requires"]
-    nodes, edges = diff_graphs(a, a)
-    assert nodes.empty
-    assert edges.empty
-
-
-def test_overlay_dot_is_deterministic() -> None:
-    a = _model("a", ["x", "y", "z"], [("x", "y", ""), ("y", "z", "")])
-    b = _model("b", ["z", "y", "w"], [("y", "z", "new"), ("w", "y", "")])
-    assert to_dot(overlay(a, b)) == to_dot(overlay(a, b))
-
-
-def test_diff_result_shapes() -> None:
-    entries = (DiffEntry("artifact", "added", "x"),
-               DiffEntry("artifact", "changed", "y", "requires", ("a",), ("a", "b")),
-               DiffEntry("edge", "removed", "a → y (requires)"))
-    d = Diff("one", "two", entries)
-    assert not d.empty
-    assert d.counts() == {"added": 1, "removed": 1, "changed": 1}
-    frame = d.frame()
-    assert list(frame.columns) == ["section", "change", "item", "field", "before", "after",
-                                   "note"]
-    assert str(frame["change"].dtype) == "category"
-    assert frame.loc[1, "after"] == ["a", "b"]
-    data = d.to_dict()
-    assert data["empty"] is False
-    assert data["changes"][1]["before"] == ["a"]
-    text = d.text()
-    assert "artifact y requires: [a] → [a, b]" in text
-    assert repr(d) == "<Diff 'one' → 'two': 1 added, 1 removed, 1 changed>"
-    assert Diff("one", "two", ()).empty
-    assert "no differences" in Diff("one", "two", ()).text()
-    bundle = d._repr_mimebundle_()
-    assert "crewbook-diff" in bundle["text/html"]
+def test_entries_read_as_lines() -> None:
+    assert str(DiffEntry("artifact", "added", "x")) == "+ artifact x added"
+    assert str(DiffEntry("artifact", "renamed", "y", "id", "x", "y")) == \
+        "~ artifact y: renamed from x"
+    assert str(DiffEntry("apply", "changed", "apply", "tracks", "a.md", "b.md")) == \
+        "~ apply tracks: a.md → b.md"
+    assert DiffEntry("stage", "changed", "s", "needs", ("a",), ()).to_dict()["after"] == []

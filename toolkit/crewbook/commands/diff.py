@@ -15,13 +15,12 @@ be compared (different kinds) or an invalid file, 2 usage error or something mis
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import CompareError
-from ._shared import emit, project_arg
+from ..errors import CompareError, UsageError
+from ._shared import as_json, emit, emit_json, error_document, project_arg
 
 
 def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> None:
@@ -72,10 +71,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _usage(args: argparse.Namespace, message: str) -> int:
-    """A usage error, shaped like every command's errors; exit status 2."""
-    if getattr(args, "json", False):
-        error = {"type": "UsageError", "message": message, "problems": []}
-        print(json.dumps({"error": error}, indent=2, ensure_ascii=False))
+    """A usage error (the arguments, not a file), shaped like every error; exit status 2."""
+    if as_json(args):
+        emit_json(error_document(UsageError(message)))
     else:
         print(f"crewbook: error: {message}", file=sys.stderr)
     return 2

@@ -1,9 +1,9 @@
 """Compare two designs side by side: schemas, pipelines, runs and routing profiles.
 
-Every comparison goes through one graph-diff core (`core.py`: records and edges
-added, removed, renamed, changed; one overlay drawing) and returns a `Diff` with
-`frame()` / `frames()`, `text()`, `to_dict()`, `empty`, a rich display and a drawing
-of both versions (added green, removed red dashed, changed amber):
+Every comparison goes through one graph-diff core (`core.py`: records and edges added,
+removed, renamed, changed; `graph.py`: one overlay drawing) and returns a `Diff`
+(`result.py`) with `frame()` / `frames()`, `text()`, `to_dict()`, `empty`, a rich
+display and a drawing of both versions (added green, removed red dashed, changed amber):
 
 * `diff_schemas(a, b, project=...)`: artifacts, edges, the apply gate, build order, and
   what the new schema does to existing changes;
@@ -16,19 +16,12 @@ of both versions (added green, removed red dashed, changed amber):
 docs/compare.md has the whole story. Importing this package loads no pandas.
 """
 
-from .core import (
-    Diff,
-    DiffEntry,
-    EdgeDiff,
-    RecordDiff,
-    diff_edges,
-    diff_graphs,
-    diff_records,
-    overlay,
-)
+from .core import DiffEntry, EdgeDiff, RecordDiff, diff_edges, diff_records
+from .graph import diff_graphs, overlay
 from .paths import InputKind, diff, diff_at_revision, input_kind
 from .pipelines import PipelineDiff, diff_pipelines
 from .profiles import ProfileDiff, diff_profiles
+from .result import Diff
 from .runs import RunDiff, diff_runs
 from .schemas import Consequence, SchemaDiff, diff_schemas
 

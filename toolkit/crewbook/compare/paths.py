@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from ..errors import CompareError, NotFoundError
-from .core import Diff
+from .result import Diff
 
 Kind = Literal["schema", "pipeline", "profile", "run"]
 PROFILE_KEYS = frozenset({"family", "matrix", "roles", "task_defaults"})

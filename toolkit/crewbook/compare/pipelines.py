@@ -23,7 +23,9 @@ from typing import Any, ClassVar
 
 from ..pipeline.model import StageSpec, TransitionSpec
 from ..pipeline.pipeline import Pipeline, load_pipeline
-from .core import Diff, DiffEntry, diff_records, overlay
+from .core import DiffEntry, diff_records
+from .graph import overlay
+from .result import Diff
 
 PipelineLike = Pipeline | str | Path
 

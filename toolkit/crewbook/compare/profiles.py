@@ -35,11 +35,13 @@ from ..routing.model import Capability
 from ..routing.presets import Preset, get_preset, load_preset
 from ..routing.profiles import ProfileLayer, load_profile
 from ..sources import read_yaml
-from .core import Diff, DiffEntry, diff_records, overlay
+from .core import DiffEntry, diff_records
+from .graph import overlay
+from .result import Diff
 
 if TYPE_CHECKING:
 
-    from ..routing.matrices import RoutingMatrix
+    from ..routing.graph import RoutingMatrix
 
 ProfileLike = ActiveProfile | Preset | str | Path
 
@@ -150,7 +152,7 @@ class ProfileDiff(Diff):
 
     def matrix(self) -> RoutingMatrix:
         """Tier × effort, one column per side, the differing cells framed."""
-        from ..routing.matrices import ProfileComparison
+        from ..routing.graph import ProfileComparison
 
         sides = [p for p in (self.profile_a, self.profile_b) if p is not None]
         names = (self.a, self.b if self.b != self.a else f"{self.b} (b)")
@@ -196,8 +198,7 @@ def diff_profiles(
         tasks = diff_records(task_records(pa, change, project), task_records(pb, change, project))
         entries += tasks.entries("task")
         change_name = change.name if isinstance(change, Change) else Path(change).name
-    changed = {f"cell:{k}": list(v) for k, v in cells.changed.items()
-               if "native" in v and "model" not in v}
+    changed = {f"cell:{k}": list(v) for k, v in cells.changed.items() if "native" in v}
     drawing = overlay(profile_graph(label_a, pa), profile_graph(label_b, pb), changed=changed,
                       name="profile-diff", title=f"routing {label_a} → {label_b}")
     return ProfileDiff(label_a, label_b, tuple(entries), drawing, pa, pb, change_name)

@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..draw.model import Edge, GraphModel, Node
 from ..errors import CompareError, NotFoundError, UsageError
-from .core import Diff, DiffEntry, diff_records, overlay
+from .core import DiffEntry, diff_records
+from .graph import overlay
+from .result import Diff
 
 if TYPE_CHECKING:
     import pandas as pd

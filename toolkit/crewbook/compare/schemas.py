@@ -28,7 +28,9 @@ from ..artifacts.model import ArtifactSpec
 from ..artifacts.project import ProjectLike, as_project
 from ..artifacts.schema import Schema, load_schema
 from ..artifacts.status import ChangeStatus, compute_status
-from .core import Diff, DiffEntry, EdgeKey, diff_edges, diff_records, overlay, show
+from .core import DiffEntry, EdgeKey, diff_edges, diff_records, show
+from .graph import overlay
+from .result import Diff
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -1,4 +1,6 @@
-"""`crewbook diff`: every pair type, with and without --json, mixed kinds, and --git."""
+"""`crewbook diff`: every pair type, with and without --json, mixed kinds, and --git.
+
+CREWBOOK_HOME is private to each test (the autouse `home` fixture of conftest.py)."""
 
 from __future__ import annotations
 
@@ -18,14 +20,6 @@ HISTORY = DATA / "ledgers" / "history"
 SPECKIT = DATA / "ledgers" / "speckit-project" / ".specify" / "workflows" / "runs"
 
 Cli = Callable[..., Any]
-
-
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private CREWBOOK_HOME: the user's routing files are never read."""
-    folder = tmp_path / "crewbook-home"
-    monkeypatch.setenv("CREWBOOK_HOME", str(folder))
-    return folder
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,11 @@ PIPELINES = Path(__file__).parent.parent / "data" / "pipelines"
 SEED = PIPELINES / "role_pipeline.toml"
 
 
+Edit = Callable[..., Path]
+
+
 @pytest.fixture
-def edit(tmp_path: Path):  # type: ignore[no-untyped-def]
+def edit(tmp_path: Path) -> Edit:
     """`edit(old, new, ...)`: a copy of the seed folder with text replaced in the pipeline."""
     folder = tmp_path / "pipes"
     shutil.copytree(PIPELINES, folder, ignore=shutil.ignore_patterns("broken", "workspace"))
@@ -39,7 +43,7 @@ def test_identical_pipelines_give_an_empty_diff() -> None:
     assert {n.status for n in d.graph_model().nodes.values()} == {None}
 
 
-def test_retries_budget_needs_and_produces(edit) -> None:  # type: ignore[no-untyped-def]
+def test_retries_budget_needs_and_produces(edit: Edit) -> None:
     changed = edit(
         ('max_retries = 3', 'max_retries = 5'),
         ('needs = ["patch", "impl_plan", "analysis"]', 'needs = ["patch", "impl_plan"]'),
@@ -54,7 +58,7 @@ def test_retries_budget_needs_and_produces(edit) -> None:  # type: ignore[no-unt
     assert d.graph_model().nodes["implementer"].status == "changed"
 
 
-def test_conditions_and_transitions(edit) -> None:  # type: ignore[no-untyped-def]
+def test_conditions_and_transitions(edit: Edit) -> None:
     changed = edit(('condition_value = "approved"\ncondition_operator = "eq"',
                     'condition_value = "lgtm"\ncondition_operator = "eq"'))
     d = diff_pipelines(SEED, changed)
@@ -67,7 +71,7 @@ def test_conditions_and_transitions(edit) -> None:  # type: ignore[no-untyped-de
     assert "was: verdict == approved" in edge.label
 
 
-def test_stage_rename_and_added_stage(edit) -> None:  # type: ignore[no-untyped-def]
+def test_stage_rename_and_added_stage(edit: Edit) -> None:
     renamed = edit(('id = "planner"', 'id = "plan_writer"'),
                    ('from = "planner"', 'from = "plan_writer"'),
                    ('to = "planner"', 'to = "plan_writer"'))
@@ -79,7 +83,7 @@ def test_stage_rename_and_added_stage(edit) -> None:  # type: ignore[no-untyped-
     assert "planner" not in model.nodes
 
 
-def test_removed_stage_and_start(edit) -> None:  # type: ignore[no-untyped-def]
+def test_removed_stage_and_start(edit: Edit) -> None:
     text = SEED.read_text("utf-8")
     start = text.index('# 1. Understand')
     end = text.index('# 2. Decide')
@@ -101,7 +105,7 @@ def test_removed_stage_and_start(edit) -> None:  # type: ignore[no-untyped-def]
     assert any(e.kind == "removed" and e.source == "analyst" for e in model.edges)
 
 
-def test_symmetry(edit) -> None:  # type: ignore[no-untyped-def]
+def test_symmetry(edit: Edit) -> None:
     changed = edit(('max_retries = 3', 'max_retries = 4'))
     forward, backward = diff_pipelines(SEED, changed), diff_pipelines(changed, SEED)
     assert [(e.item, e.before, e.after) for e in forward.entries] == \

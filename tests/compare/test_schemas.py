@@ -219,3 +219,17 @@ def test_property_what_b_adds_a_removes(a: list[tuple[str, list[int]]],
     assert items(forward, "removed") == items(backward, "added")
     assert {(old, new) for old, new in forward.renames} == \
         {(new, old) for old, new in backward.renames}
+
+
+def test_generates_changed_orphans_written_files(make_project: Maker) -> None:
+    p = make_project()
+    before = p.schema("one", _schema("one", BASE, ["tasks"]))
+    moved = [BASE[0], dict(BASE[1], generates="deltas/**/*.md"), BASE[2]]
+    after = p.schema("two", _schema("two", moved, ["tasks"]))
+    p.change("c", schema="one", files={"brief.md": "x", "specs/a.md": "y"})
+    d = diff_schemas(before, after, project=p.root)
+    got = {(c.artifact, c.what, c.before, c.after) for c in d.consequences}
+    assert ("specs", "no_longer_generated", "done", "ready") in got
+    assert ("tasks", "blocked", "ready", "blocked") in got
+    note = next(c.note for c in d.consequences if c.artifact == "specs")
+    assert note == "specs/a.md belong to no artifact of the new schema"

@@ -268,6 +268,12 @@ def consequences_of(name: str, before: ChangeStatus, after: ChangeStatus,
                     else "can be written now")
             out.append(Consequence(name, art_id, "new", None, now.status, note))
             continue
+        lost = [p for p in was_state.paths if p not in claimed]
+        if lost:  # its `generates` changed: files written for it now belong to nothing
+            out.append(Consequence(name, art_id, "no_longer_generated", was_state.status,
+                                   now.status, f"{', '.join(lost)} belong to no artifact of "
+                                   "the new schema"))
+            continue
         if was_state.status == now.status:
             continue
         if now.status == "blocked":

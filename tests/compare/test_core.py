@@ -111,3 +111,43 @@ def test_entries_read_as_lines() -> None:
     assert str(DiffEntry("apply", "changed", "apply", "tracks", "a.md", "b.md")) == \
         "~ apply tracks: a.md → b.md"
     assert DiffEntry("stage", "changed", "s", "needs", ("a",), ()).to_dict()["after"] == []
+
+
+def _naive_renames(a: dict[str, Any], b: dict[str, Any]) -> dict[str, str]:
+    """The definition: rounds over every record, until a round finds no unique match."""
+    from collections import defaultdict
+
+    from crewbook.compare.core import translate
+
+    renames: dict[str, str] = {}
+    while True:
+        groups: dict[Any, tuple[list[str], list[str]]] = defaultdict(lambda: ([], []))
+        for i in a:
+            if i not in b and i not in renames:
+                rec = translate(a[i], ("requires",), renames)
+                groups[(rec["generates"], tuple(rec["requires"]))][0].append(i)
+        for i in b:
+            if i not in a and i not in renames.values():
+                groups[(b[i]["generates"], tuple(b[i]["requires"]))][1].append(i)
+        found = {o[0]: n[0] for o, n in groups.values() if len(o) == 1 and len(n) == 1}
+        if not found:
+            return renames
+        renames.update(found)
+
+
+@given(RECORDS, RECORDS)
+def test_renames_equal_the_round_by_round_definition(a: dict[str, Any],
+                                                     b: dict[str, Any]) -> None:
+    fast = diff_records(a, b, signature=("generates", "requires"), refs=("requires",))
+    assert fast.renames == _naive_renames(a, b)
+
+
+def test_a_long_chain_of_renames_is_found_whole() -> None:
+    n = 2000
+    a = {f"a{i}": {"generates": f"f{i}.md", "requires": (f"a{i - 1}",) if i else ()}
+         for i in range(n)}
+    b = {f"b{i}": {"generates": f"f{i}.md", "requires": (f"b{i - 1}",) if i else ()}
+         for i in range(n)}
+    d = diff_records(a, b, signature=("generates", "requires"), refs=("requires",))
+    assert d.renames == {f"a{i}": f"b{i}" for i in range(n)}
+    assert d.changed == {}

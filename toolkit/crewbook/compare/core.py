@@ -140,20 +140,7 @@ def diff_records(
     `refs` names the fields holding ids of these same records (read through renames).
     """
     sig = _signature_of(signature)
-    renames: dict[str, str] = {}
-    while sig is not None:
-        gone = [i for i in a if i not in b and i not in renames]
-        new = [i for i in b if i not in a and i not in renames.values()]
-        by_sig: dict[Hashable, tuple[list[str], list[str]]] = defaultdict(lambda: ([], []))
-        for old_id in gone:
-            by_sig[sig(translate(a[old_id], refs, renames))][0].append(old_id)
-        for new_id in new:
-            by_sig[sig(b[new_id])][1].append(new_id)
-        found = {olds[0]: news[0] for olds, news in by_sig.values()
-                 if len(olds) == 1 and len(news) == 1}
-        if not found:
-            break
-        renames.update(found)
+    renames = _renames(a, b, sig, refs) if sig is not None else {}
     mapped = {renames.get(i, i): translate(rec, refs, renames) for i, rec in a.items()}
     changed: dict[str, dict[str, tuple[Any, Any]]] = {}
     for new_id, after in b.items():
@@ -173,6 +160,66 @@ def diff_records(
         renamed=tuple(sorted(renames.items())),
         changed=changed,
     )
+
+
+def _ids_in(record: Record, refs: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for name in refs:
+        value = record.get(name)
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, list | tuple):
+            out += [v for v in value if isinstance(v, str)]
+    return out
+
+
+def _renames(a: Mapping[str, Record], b: Mapping[str, Record],
+             sig: Callable[[Record], Hashable], refs: Sequence[str]) -> dict[str, str]:
+    """Old id → new id: rounds of unique signature matches, each round reading the old
+    side through the renames found so far, until a round finds none.
+
+    Only the groups a round touched are looked at again (a record's signature changes
+    only when an id it refers to is renamed), so a chain of n renamed artifacts costs
+    O(n), not O(n²).
+    """
+    renames: dict[str, str] = {}
+    users: dict[str, list[str]] = defaultdict(list)
+    sig_a: dict[str, Hashable] = {}
+    group_a: dict[Hashable, set[str]] = defaultdict(set)
+    group_b: dict[Hashable, set[str]] = defaultdict(set)
+    for old_id, record in a.items():
+        if old_id in b:
+            continue
+        for ref in _ids_in(record, refs):
+            users[ref].append(old_id)
+        sig_a[old_id] = sig(record)
+        group_a[sig_a[old_id]].add(old_id)
+    for new_id, record in b.items():
+        if new_id not in a:
+            group_b[sig(record)].add(new_id)
+    candidates = set(group_a)
+    while candidates:
+        found = {next(iter(group_a[s])): next(iter(group_b[s])) for s in candidates
+                 if len(group_a.get(s, ())) == 1 and len(group_b.get(s, ())) == 1}
+        if not found:
+            break
+        renames.update(found)
+        candidates = set()
+        for old_id, new_id in found.items():
+            key = sig_a.pop(old_id)
+            group_a[key].discard(old_id)
+            group_b[key].discard(new_id)
+        for old_id in found:
+            for user in users.get(old_id, ()):
+                if user not in sig_a:
+                    continue
+                before, after = sig_a[user], sig(translate(a[user], refs, renames))
+                if after != before:
+                    group_a[before].discard(user)
+                    group_a[after].add(user)
+                    sig_a[user] = after
+                    candidates.update((before, after))
+    return renames
 
 
 # -- edges ---------------------------------------------------------------------------------

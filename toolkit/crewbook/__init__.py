@@ -24,6 +24,8 @@ same shape: `model`, `checks`, `frames`, `graph`, `engine`):
   `validate_ledger`, `import_speckit_runs`, `to_parquet`, and the analyses
   `run_outcomes`, `usage_by_role`, `rework`, `verdict_funnel`, `timeline`,
   `plot_timeline`, `plot_rounds`.
+- **Comparing designs** (`crewbook.compare`): `diff_schemas` (with the consequences for
+  existing changes), `diff_pipelines`, `diff_runs`, `diff_profiles`, each a `Diff`.
 - **Drawings** (`crewbook.draw`): `GraphModel`, `Matrix`.
 - **Checking and errors**: `ValidationReport` (what every `validate_*` returns),
   `Problem`, and `CrewbookError` with its family (`crewbook.errors` draws the tree).
@@ -63,6 +65,9 @@ from .artifacts import (
     validate_schema,
 )
 
+# -- comparing designs --------------------------------------------------------------------
+from .compare import Diff, diff_pipelines, diff_profiles, diff_runs, diff_schemas
+
 # -- the crew loop and the autonomous loop (SPEC D1-D6) ------------------------------
 from .crew import (
     AutonomousLoop,
@@ -89,6 +94,7 @@ from .errors import (
     AlreadyExistsError,
     ArtifactNotFoundError,
     ChangeNotFoundError,
+    CompareError,
     ConfigError,
     CrewbookError,
     CrewError,
@@ -180,6 +186,7 @@ __all__ = [
     "Change",
     "ChangeNotFoundError",
     "ChangeStatus",
+    "CompareError",
     "ConfigError",
     "CoordinatorLoop",
     "CrewError",
@@ -187,6 +194,7 @@ __all__ = [
     "CrewReport",
     "CrewbookError",
     "DeliveryError",
+    "Diff",
     "DotError",
     "DotNotFoundError",
     "GraphModel",
@@ -231,6 +239,10 @@ __all__ = [
     "crew_report",
     "crew_status",
     "crew_step",
+    "diff_pipelines",
+    "diff_profiles",
+    "diff_runs",
+    "diff_schemas",
     "example_project",
     "find_project_root",
     "get_preset",

@@ -12,7 +12,8 @@ The hierarchy (each class also subclasses the natural built-in, so an existing
     │   ├── DeliveryError                 a role catalogue, task file or review policy (SPEC C)
     │   ├── LedgerError                   a ledger file (DESIGN rule 3)
     │   ├── RoutingError                  a preset, profile or task-classes file (D7-D9)
-    │   └── CrewError                     a crew loop's bar, crew file, payload or state (D1-D6)
+    │   ├── CrewError                     a crew loop's bar, crew file, payload or state (D1-D6)
+    │   └── CompareError                  two inputs that cannot be compared (other kinds)
     ├── UnsafePathError (ValueError)      a path read from a file would leave its root
     ├── UsageError (ValueError, TypeError)  a function called with arguments or in a
     │                                     state it cannot take (an unknown option value,
@@ -168,6 +169,11 @@ class RoutingError(InvalidInputError):
 class CrewError(InvalidInputError):
     """A crew or autonomous loop's settings (goal, scope, bar), its `_codev/crew.yaml`, a
     report's payload or the persisted state break SPEC D1-D6."""
+
+
+class CompareError(InvalidInputError):
+    """Two inputs cannot be compared: files of different kinds, or a file that holds no
+    design crewbook compares (schema, pipeline, routing profile, ledger)."""
 
 
 class UnsafePathError(CrewbookError, ValueError):

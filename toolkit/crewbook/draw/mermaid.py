@@ -11,7 +11,7 @@ import re
 
 from ..errors import UsageError
 from .model import Edge, GraphModel, Node
-from .style import EDGE, MERMAID_SHAPE, STATUS, legend_look, node_look
+from .style import EDGE, MERMAID_LINK_KINDS, MERMAID_SHAPE, STATUS, legend_look, node_look
 
 _SAFE = re.compile(r"[A-Za-z0-9]")
 _NAMED = {"_": "__", "-": "_d", ":": "_c", "/": "_s", ".": "_p", " ": "_w"}
@@ -143,6 +143,6 @@ def to_mermaid(model: GraphModel) -> str:
         lines.append(f"  class {','.join(emphasised)} next")
     for index, edge in enumerate(edges):
         colour, width = EDGE.get(edge.kind, EDGE["requires"])
-        if edge.kind in ("cycle", "dangling"):
+        if edge.kind in MERMAID_LINK_KINDS:
             lines.append(f"  linkStyle {index} stroke:{colour},stroke-width:{width:g}px")
     return "\n".join(lines) + "\n"

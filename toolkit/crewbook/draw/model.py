@@ -24,7 +24,8 @@ from ..errors import InvalidInputError, UsageError
 #: `summary` (collapsed members), `stage`, `role`, `note`. Others draw as `artifact`.
 NodeKind = str
 #: Edge kinds: `requires`, `apply`, `cycle` (part of a dependency cycle), `dangling`
-#: (to or from a `missing` node), `summary` (aggregated), `flow`. Others draw as `requires`.
+#: (to or from a `missing` node), `summary` (aggregated), `flow`, and for comparisons
+#: `added`, `removed`, `changed`. Others draw as `requires`.
 EdgeKind = str
 EdgeStyle = Literal["solid", "dashed", "dotted", "bold"]
 CollapseBy = Literal["auto", "group", "rank"]
@@ -49,7 +50,8 @@ class Node:
     id: unique in the model (any text; renderers quote or encode it).
     label: the main line (defaults to the id). detail: a smaller second line (a path).
     badge: a third line (a role). status: `done`, `ready`, `blocked`, `skipped`,
-    `in_progress`, `complete`, `error` or None. group: the folder or cluster it
+    `in_progress`, `complete`, `error`, for comparisons `added`, `removed`, `changed`,
+    or None. group: the folder or cluster it
     belongs to (used by `collapse` and, when declared, drawn as a box). rank: its
     topological depth (sort order; `collapse(by="rank")`). emphasis: draw it bold
     (the next step). tooltip: hover text. attrs: raw DOT attributes, applied last.

@@ -13,11 +13,15 @@ skipped        ``#eeeeee``  ``#9e9e9e``  skipped (`skip_specs`), dashed border
 in_progress    ``#fff9c4``  ``#f9a825``  apply gate: some tasks ticked
 complete       ``#c8e6c9``  ``#2e7d32``  apply gate: every task ticked
 error          ``#ffcdd2``  ``#c62828``  a problem of the file points here
+added          ``#e8f5e9``  ``#2e7d32``  a comparison: only in the second version
+removed        ``#ffebee``  ``#c62828``  a comparison: only in the first, dashed border
+changed        ``#fff8e1``  ``#ff8f00``  a comparison: in both, with other values
 =============  ===========  ===========  =============================================
 
 The next artifact to write is drawn with a thick border and a bold "next" line.
 Edges: grey `requires`, dark `apply`, red bold `cycle`, red dashed `dangling`
-(to a dashed red `missing` node).
+(to a dashed red `missing` node); in a comparison, green `added`, red `removed` (drawn
+dashed) and amber `changed`.
 """
 
 from __future__ import annotations
@@ -49,6 +53,9 @@ STATUS: dict[str, Look] = {
     "in_progress": Look("#fff9c4", "#f9a825"),
     "complete": Look("#c8e6c9", "#2e7d32"),
     "error": Look("#ffcdd2", "#c62828"),
+    "added": Look("#e8f5e9", "#2e7d32", font="#1b5e20"),
+    "removed": Look("#ffebee", "#c62828", font="#b71c1c", dashed=True),
+    "changed": Look("#fff8e1", "#ff8f00"),
 }
 
 #: DOT shape per node kind (unknown kinds draw as `artifact`).
@@ -82,7 +89,12 @@ EDGE: dict[str, tuple[str, float]] = {
     "cycle": ("#d50000", 2.2),
     "dangling": ("#d50000", 1.4),
     "flow": ("#455a64", 1.2),
+    "added": ("#2e7d32", 1.8),
+    "removed": ("#c62828", 1.4),
+    "changed": ("#ff8f00", 1.8),
 }
+#: Edge kinds whose colour mermaid gets through a `linkStyle` (the others stay default).
+MERMAID_LINK_KINDS = frozenset({"cycle", "dangling", "added", "removed", "changed"})
 
 DETAIL_COLOUR = "#455a64"
 BADGE_COLOUR = "#6a1b9a"

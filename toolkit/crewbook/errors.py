@@ -13,7 +13,8 @@ The hierarchy (each class also subclasses the natural built-in, so an existing
     │   ├── LedgerError                   a ledger file (DESIGN rule 3)
     │   ├── RoutingError                  a preset, profile or task-classes file (D7-D9)
     │   ├── CrewError                     a crew loop's bar, crew file, payload or state (D1-D6)
-    │   └── CompareError                  two inputs that cannot be compared (other kinds)
+    │   ├── CompareError                  two inputs that cannot be compared (other kinds)
+    │   └── SimulationError               a policy file, a policy or a simulation's settings
     ├── UnsafePathError (ValueError)      a path read from a file would leave its root
     ├── UsageError (ValueError, TypeError)  a function called with arguments or in a
     │                                     state it cannot take (an unknown option value,
@@ -174,6 +175,10 @@ class CrewError(InvalidInputError):
 class CompareError(InvalidInputError):
     """Two inputs cannot be compared: files of different kinds, or a file that holds no
     design crewbook compares (schema, pipeline, routing profile, ledger)."""
+
+
+class SimulationError(InvalidInputError):
+    """A policy file (``policy.yaml``), a policy or the settings of a simulation or sweep."""
 
 
 class UnsafePathError(CrewbookError, ValueError):

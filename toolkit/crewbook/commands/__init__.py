@@ -27,7 +27,7 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 #: The command modules, in the order `crewbook --help` lists them.
 COMMANDS: tuple[str, ...] = (
     "artifacts", "validate", "graph", "ledger", "routing", "pipeline", "review", "crew",
-    "mcp", "diff",
+    "mcp", "diff", "simulate",
 )
 
 

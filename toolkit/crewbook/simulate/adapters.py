@@ -123,10 +123,10 @@ class Draws:
         """``duration_ms``, ``tokens_in``, ``tokens_out``, ``cost`` of one act."""
         b = self.behaviour(role)
         spec = self.spec
-        duration = int(round(self.value(b.duration_ms if b.duration_ms is not None
-                                        else spec.duration_ms)))
-        tokens = int(round(self.value(b.tokens if b.tokens is not None else spec.tokens)))
-        tokens_in = int(round(tokens * spec.tokens_in_share))
+        duration = round(self.value(b.duration_ms if b.duration_ms is not None
+                                    else spec.duration_ms))
+        tokens = round(self.value(b.tokens if b.tokens is not None else spec.tokens))
+        tokens_in = round(tokens * spec.tokens_in_share)
         price = b.price_per_mtok if b.price_per_mtok is not None else spec.price_per_mtok
         return {"duration_ms": duration, "tokens_in": tokens_in,
                 "tokens_out": tokens - tokens_in, "cost": round(tokens * price / 1e6, 6)}
@@ -197,8 +197,9 @@ class PipelineAdapter(Adapter):
                 continue
             stage = str(e.get("stage"))
             payload = e.get("payload") or {}
-            measures = {k: e.get(k) for k in ("duration_ms", "tokens_in", "tokens_out", "cost")
-                        if e.get(k) is not None}
+            measures: dict[str, Any] = {
+                k: e.get(k) for k in ("duration_ms", "tokens_in", "tokens_out", "cost")
+                if e.get(k) is not None}
             if payload.get("outcome") == "failed" or stage not in plans:
                 reports.append(StageReport(stage, {}, summary=e.get("summary"), **measures))
                 times.append(e.get("ts"))
@@ -264,7 +265,7 @@ def example_of(schema: Any, depth: int = 0) -> Any:
     for key in ("const", "default"):
         if key in schema:
             return _copy(schema[key])
-    if "enum" in schema and schema["enum"]:
+    if schema.get("enum"):
         return _copy(schema["enum"][0])
     for key in ("oneOf", "anyOf"):
         if schema.get(key):
@@ -398,7 +399,7 @@ class DeliveryAdapter(Adapter):
         return _DeliveryPlayer(spec, loop, rng, clock)
 
     def rounds(self, loop: Loop[Any, Any]) -> int:
-        return int(loop._state.sent_back)  # type: ignore[attr-defined]
+        return int(loop._state.sent_back)
 
     def from_events(self, events: Sequence[Mapping[str, Any]], loop: Loop[Any, Any]
                     ) -> tuple[list[Any], list[datetime | None]]:
@@ -420,8 +421,8 @@ class DeliveryAdapter(Adapter):
         times: list[datetime | None] = []
         for e in events:
             kind, role, p = e.get("kind"), e.get("role"), e.get("payload") or {}
-            m = {k: e.get(k) for k in ("duration_ms", "tokens_in", "tokens_out", "cost")
-                 if e.get(k) is not None}
+            m: dict[str, Any] = {k: e.get(k) for k in ("duration_ms", "tokens_in", "tokens_out",
+                                                       "cost") if e.get(k) is not None}
             report: Any = None
             when = e.get("ts")
             if kind == "plan":

@@ -63,9 +63,10 @@ def workers_of(executor: Executor) -> int:
     client = getattr(executor, "_client", None)  # dask.distributed's ClientExecutor
     if client is not None:
         try:
-            return max(1, sum(client.nthreads().values()))
-        except Exception:  # noqa: BLE001 - any failure: fall back to a fair guess
+            threads: int = sum(client.nthreads().values())
+        except Exception:  # any failure: fall back to a fair guess
             return cores()
+        return max(1, threads)
     return cores()
 
 

@@ -75,7 +75,7 @@ def sweep_frame(keys: Sequence[str], combos: Sequence[tuple[Any, ...]],
     parts = []
     for number, (combo, per) in enumerate(zip(combos, results, strict=True)):
         frame = outcomes_frame(per)
-        front = {"setting": pd.array([number] * len(frame), dtype="Int64")}
+        front: dict[str, Any] = {"setting": pd.array([number] * len(frame), dtype="Int64")}
         for key, value in zip(keys, combo, strict=True):
             front[key] = [value] * len(frame)
         parts.append(pd.concat([pd.DataFrame(front), frame], axis=1))

@@ -210,9 +210,9 @@ class ReplayPolicy(Policy):
         runs_col = frame["run"].astype(str)
         for name in names:
             rows = frame.loc[runs_col == name].sort_values("seq")
-            events = []
+            events: list[dict[str, Any]] = []
             for record in rows[columns].to_dict("records"):
-                events.append({k: (None if _missing(v) else _plain(v))
+                events.append({str(k): (None if _missing(v) else _plain(v))
                                for k, v in record.items()})
             recordings.append(events)
         return cls(recordings, events=True, names=names)

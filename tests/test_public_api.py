@@ -47,6 +47,7 @@ EXPECTED = {
     "Problem",
     "Project",
     "ProjectNotFoundError",
+    "RandomPolicy",
     "RoleListing",
     "RoutingError",
     "Schema",
@@ -54,6 +55,7 @@ EXPECTED = {
     "SchemaListing",
     "SchemaNotFoundError",
     "SchemaWarning",
+    "SimulationError",
     "Snapshot",
     "StageNotFoundError",
     "StandardLoop",
@@ -83,6 +85,7 @@ EXPECTED = {
     "list_roles",
     "list_schemas",
     "load_pipeline",
+    "load_policy",
     "load_schema",
     "loop_init",
     "loop_step",
@@ -146,7 +149,7 @@ def test_import_does_not_load_heavy_packages() -> None:
     code = (
         "import sys, crewbook\n"
         "heavy = [m for m in ('graphviz', 'ipywidgets', 'matplotlib', 'IPython', 'mcp', "
-        "'anyio', 'pandas') "
+        "'anyio', 'pandas', 'dask', 'distributed') "
         "if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )

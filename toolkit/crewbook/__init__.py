@@ -26,6 +26,8 @@ same shape: `model`, `checks`, `frames`, `graph`, `engine`):
   `plot_timeline`, `plot_rounds`.
 - **Comparing designs** (`crewbook.compare`): `diff_schemas` (with the consequences for
   existing changes), `diff_pipelines`, `diff_runs`, `diff_profiles`, each a `Diff`.
+- **What-if simulation** (`crewbook.simulate`): `RandomPolicy`, `load_policy`; the
+  package's `simulate` and `sweep` play thousands of runs of any loop offline.
 - **Drawings** (`crewbook.draw`): `GraphModel`, `Matrix`.
 - **Checking and errors**: `ValidationReport` (what every `validate_*` returns),
   `Problem`, and `CrewbookError` with its family (`crewbook.errors` draws the tree).
@@ -112,6 +114,7 @@ from .errors import (
     RoutingError,
     SchemaError,
     SchemaNotFoundError,
+    SimulationError,
     StageNotFoundError,
     TaskNotFoundError,
     UnsafePathError,
@@ -166,11 +169,24 @@ _LAZY_LEDGER = frozenset({
 })
 
 
+# -- what-if simulation: loaded on first use too (numpy, pandas). `simulate` and `sweep`
+# live in `crewbook.simulate` (the package's own name: ``from crewbook.simulate import
+# simulate``).
+if _TYPE_CHECKING:
+    from .simulate import RandomPolicy, load_policy
+
+_LAZY_SIMULATE = frozenset({"RandomPolicy", "load_policy"})
+
+
 def __getattr__(name: str) -> _Any:
     if name in _LAZY_LEDGER:
         from . import ledger
 
         return getattr(ledger, name)
+    if name in _LAZY_SIMULATE:
+        from .simulate import policies
+
+        return getattr(policies, name)
     raise AttributeError(f"module 'crewbook' has no attribute {name!r}")
 
 
@@ -216,6 +232,7 @@ __all__ = [
     "Problem",
     "Project",
     "ProjectNotFoundError",
+    "RandomPolicy",
     "RoleListing",
     "RoutingError",
     "Schema",
@@ -223,6 +240,7 @@ __all__ = [
     "SchemaListing",
     "SchemaNotFoundError",
     "SchemaWarning",
+    "SimulationError",
     "Snapshot",
     "StageNotFoundError",
     "StandardLoop",
@@ -252,6 +270,7 @@ __all__ = [
     "list_roles",
     "list_schemas",
     "load_pipeline",
+    "load_policy",
     "load_schema",
     "loop_init",
     "loop_step",

@@ -50,8 +50,9 @@ def _summary(frame: Any) -> dict[str, Any]:
                if c.startswith("refused.")}
     return {
         "runs": len(frame),
-        "outcomes": {str(r.finished_reason): {"runs": int(r.runs), "share": round(r.share, 6)}
-                     for r in mix.itertuples()},
+        "outcomes": {str(reason): {"runs": int(runs), "share": round(float(share), 6)}
+                     for reason, runs, share in zip(mix["finished_reason"], mix["runs"],
+                                                    mix["share"], strict=True)},
         "summary": {k: round(float(row[k]), 6) for k in (
             "finished", "acts", "rounds", "refusals", "tokens", "cost", "cost_p90",
             "duration_ms_p50", "duration_ms_p90")},
@@ -92,8 +93,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     policy = load_policy(args.policy) if args.policy else RandomPolicy()
     settings = {k: _value(v) for k, v in _pairs(args.set, "--set")}
     grid: dict[str, list[Any]] = {}
-    for key, values in _pairs(args.sweep, "--sweep"):
-        grid[key] = [_value(v) for v in values.split(",")]
+    for key, listed in _pairs(args.sweep, "--sweep"):
+        grid[key] = [_value(v) for v in listed.split(",")]
     executor: Executor | None = None
     if args.workers is not None:
         if args.workers < 1:
@@ -106,12 +107,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             frame = sweep(path, policy, grid, n=args.n, seed=args.seed, executor=executor,
                           ledger=args.ledger, max_acts=args.max_acts)
             keys = list(grid)
-            per = []
-            texts = []
+            per: list[dict[str, Any]] = []
+            texts: list[str] = []
             for number, part in frame.groupby("setting", sort=True):
-                values = {k: _plain(part[k].iloc[0]) for k in keys}
+                values: dict[str, Any] = {k: _plain(part[k].iloc[0]) for k in keys}
                 summary = _summary(part)
-                per.append({"setting": int(number), "values": values, **summary})  # type: ignore[call-overload]
+                per.append({"setting": _plain(number), "values": values, **summary})
                 texts.append(_text(summary, "setting " + ", ".join(
                     f"{k}={v}" for k, v in values.items())))
             data = {"file": str(path), "seed": frame.attrs["crewbook_seed"], "n": args.n,

@@ -16,7 +16,7 @@ from .executors import InlineExecutor
 from .factories import PipelineFactory, TaskFactory
 from .frames import outcome_mix, summarise
 from .model import RandomPolicyFile, RoleBehaviour, ScriptedPolicyFile
-from .plots import plot_cost, plot_outcome_mix, plot_rounds
+from .plots import plot_cost, plot_outcome_mix, plot_simulated_rounds
 from .policies import (
     CallablePolicy,
     Player,
@@ -51,7 +51,7 @@ __all__ = [
     "outcome_mix",
     "plot_cost",
     "plot_outcome_mix",
-    "plot_rounds",
+    "plot_simulated_rounds",
     "replay_run",
     "run_reports",
     "simulate",

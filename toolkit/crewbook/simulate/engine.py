@@ -175,7 +175,9 @@ def play(spec: RunSpec, index: int, loop: Loop[Any, Any] | None = None) -> RunRe
         player.accepted(contract, report)
         if spec.record:
             accepted.append((report, at))
-        attempts[contract.role or "-"] += 1
+        role = contract.role or "-"
+        if contract.attempt > attempts[role]:
+            attempts[role] = contract.attempt
         ms = getattr(report, "duration_ms", None)
         if ms:
             duration += ms

@@ -16,7 +16,9 @@ Outcome columns, in order:
 ``tokens``          Int64       both
 ``cost``            float64     cost of the accepted reports
 ``duration_ms``     Int64       simulated time the accepted reports took
-``attempts.<role>`` Int64       accepted reports per role (or stage), one column each
+``attempts.<role>`` Int64       the highest attempt of each role (or stage) among its
+                                accepted reports, as its contracts say (a stage's
+                                tries, a delivery role's launches); one column each
 ``refused.<code>``  Int64       refusals per code (``wait_expired``…), one column each
 ==================  ==========  ====================================================
 

@@ -26,12 +26,13 @@ Every problem is reported at its file, line and key (`load_policy`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from ..errors import SimulationError
+from ..errors import Problem, SimulationError, did_you_mean
 from ..models import FileModel, parse_model
 from ..sources import SourceDoc, read_yaml
 
@@ -163,17 +164,34 @@ def parse_policy(doc: SourceDoc) -> PolicyFile:
     kind = data.get("policy", "random")
     model = _MODELS.get(kind) if isinstance(kind, str) else None
     if model is None:
-        from ..errors import did_you_mean
-
         problem = doc.problem("invalid_value", f"unknown policy {kind!r}"
                               f"{did_you_mean(str(kind), _MODELS)}; policies: "
                               f"{', '.join(_MODELS)}", ("policy",))
         raise SimulationError(f"the policy file {doc.name} is not valid", [problem])
     parsed, problems = parse_model(model, doc)
+    problems = [_hinted(p) for p in problems]
     if parsed is None:
         raise SimulationError(f"the policy file {doc.name} is not valid", problems)
     assert isinstance(parsed, RandomPolicyFile | ScriptedPolicyFile)
     return parsed
+
+
+#: Models of the mappings nested under a key (for did-you-mean on unknown keys).
+_NESTED: dict[str, type[FileModel]] = {"roles": RoleBehaviour, "coordinator": CoordinatorBehaviour}
+
+
+def _hinted(problem: Problem) -> Problem:
+    """Add a did-you-mean to an unknown key of a role's or the coordinator's mapping."""
+    if problem.code != "unknown_key" or problem.key is None or "did you mean" in \
+            problem.message or ";" in problem.message:
+        return problem
+    parts = problem.key.split(".")
+    model = _NESTED.get(parts[0])
+    if model is None or len(parts) != (3 if parts[0] == "roles" else 2):
+        return problem
+    fields = list(model.model_fields)
+    hint = did_you_mean(parts[-1], fields) or f"; keys: {', '.join(fields)}"
+    return replace(problem, message=problem.message + hint)
 
 
 def read_policy_file(path: str | Path) -> tuple[PolicyFile, SourceDoc]:

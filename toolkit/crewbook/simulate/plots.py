@@ -57,7 +57,7 @@ def plot_outcome_mix(frame: pd.DataFrame, parameter: str, *, ax: Axes | None = N
     return ax
 
 
-def plot_rounds(frame: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
+def plot_simulated_rounds(frame: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     """How many runs sent work back 0, 1, 2… times."""
     ax = _axes(ax)
     counts = frame["rounds"].astype("int64").value_counts().sort_index()

@@ -24,8 +24,9 @@ from ..errors import SimulationError, did_you_mean
 from ..loop import Loop
 
 if TYPE_CHECKING:
-    from ..delivery import Task
+    from ..delivery import RoleCatalogue, Task
     from ..pipeline import Pipeline
+    from ..routing.router import Router
 
 LoopFactory = Callable[..., Loop[Any, Any]]
 #: Pipelines loaded in this process, by (path, overrides): each worker loads a file once.
@@ -46,6 +47,7 @@ class PipelineFactory:
             self.path = str(Path(pipeline.path).resolve())
             self._pipeline = pipeline
         self.workspace = None if workspace is None else str(workspace)
+        self._router: Router | None = None
 
     @property
     def pipeline(self) -> Pipeline:
@@ -104,10 +106,23 @@ class PipelineFactory:
         made = self._load(tuple(sorted(overrides.items()))) if overrides else pipeline
         if invalid not in ("retry", "refuse"):
             raise SimulationError(f"setting invalid={invalid!r}: 'retry' or 'refuse'")
-        return made.loop(self.workspace, invalid=invalid)  # type: ignore[arg-type]
+        from ..pipeline import PipelineLoop
+
+        return PipelineLoop(made, self.workspace, invalid=invalid,  # type: ignore[arg-type]
+                            router=self.router)
+
+    @property
+    def router(self) -> Router:
+        """One router for every run (routes resolved once per process, not per run)."""
+        if self._router is None:
+            from ..routing.router import Router
+
+            self._router = Router("pipeline")
+        return self._router
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"path": self.path, "workspace": self.workspace, "_pipeline": None}
+        return {"path": self.path, "workspace": self.workspace, "_pipeline": None,
+                "_router": None}
 
     def __repr__(self) -> str:
         return f"<PipelineFactory {Path(self.path).name}>"
@@ -139,6 +154,8 @@ class TaskFactory:
             self.task = load_task(Path(task))
         else:
             self.task = Task(description=str(task))
+        self._router: Router | None = None
+        self._catalogue: RoleCatalogue | None = None
 
     def settings(self) -> list[str]:
         """Every setting name (``launches.<role>`` stands for each role)."""
@@ -174,7 +191,29 @@ class TaskFactory:
             where = ".".join(str(p) for p in first["loc"])
             raise SimulationError(f"settings {settings!r} make an invalid task: {where}: "
                                   f"{first['msg']}") from None
-        return start_task(task, clock=ManualClock())
+        return start_task(task, clock=ManualClock(), router=self.router,
+                          catalogue=self.catalogue)
+
+    @property
+    def router(self) -> Router:
+        """One router for every run (routes resolved once per process, not per run)."""
+        if self._router is None:
+            from ..routing.router import Router
+
+            self._router = Router("delivery")
+        return self._router
+
+    @property
+    def catalogue(self) -> RoleCatalogue:
+        """The role catalogue, loaded once per process."""
+        if self._catalogue is None:
+            from ..delivery import load_catalogue
+
+            self._catalogue = load_catalogue()
+        return self._catalogue
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"task": self.task, "_router": None, "_catalogue": None}
 
     def __repr__(self) -> str:
         return f"<TaskFactory {self.task.id} ({self.task.mode})>"

@@ -65,7 +65,7 @@ from __future__ import annotations
 import copy
 import html
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, is_dataclass
 from datetime import UTC, datetime, timedelta
 from typing import (
@@ -96,6 +96,38 @@ class Router(Protocol):
 
     def __call__(self, role: str | None) -> Mapping[str, Any] | None:
         """The route of `role` (model, native effort, tier, effort...), or None."""
+
+
+class LazyRoute(Mapping[str, Any]):
+    """A contract's route, resolved by the loop's router the first time it is read.
+
+    Routing reads profile files; a loop that is stepped without anyone reading
+    ``Act.route`` (a benchmark, a simulation) never pays for it. It reads and compares
+    like the mapping the router returns (an empty one when the router has no route).
+    """
+
+    __slots__ = ("_resolved", "_role", "_router")
+
+    def __init__(self, router: Router, role: str) -> None:
+        self._router, self._role = router, role
+        self._resolved: Mapping[str, Any] | None = None
+
+    def _route(self) -> Mapping[str, Any]:
+        if self._resolved is None:
+            self._resolved = self._router(self._role) or {}
+        return self._resolved
+
+    def __getitem__(self, key: str) -> Any:
+        return self._route()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._route())
+
+    def __len__(self) -> int:
+        return len(self._route())
+
+    def __repr__(self) -> str:
+        return repr(dict(self._route()))
 
 
 @runtime_checkable
@@ -388,6 +420,7 @@ class Loop(Drawable, ABC, Generic[State, Report]):
         self._state = state
         self._acts = acts
         self.router = router
+        self._routes: dict[str, LazyRoute] = {}  # one lazy route per role (see route_for)
         self.ledger: EventSink = (
             ledger if ledger is not None else MemoryLedger(run or "memory", loop=self.kind))
         self.run = run
@@ -419,7 +452,12 @@ class Loop(Drawable, ABC, Generic[State, Report]):
     def route_for(self, role: str | None) -> Mapping[str, Any] | None:
         """The route the contract of `role` carries (`Act.route`): model and native effort
         from `crewbook.routing`, through the loop's `router`; None without a router."""
-        return self.router(role) if self.router is not None and role is not None else None
+        if self.router is None or role is None:
+            return None
+        route = self._routes.get(role)
+        if route is None or route._router is not self.router:
+            route = self._routes[role] = LazyRoute(self.router, role)
+        return route
 
     @property
     def state(self) -> State:

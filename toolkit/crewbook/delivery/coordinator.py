@@ -76,6 +76,18 @@ class CoordinatorLoop(DeliveryLoop):
     def _launchable(self, role: str) -> bool:
         return role != ARCHITECT
 
+    @property
+    def _delegations(self) -> tuple[tuple[str, bool, int | None, str], ...]:
+        """(role, anytime, launch limit, move) of every role the coordinator may delegate
+        to, in catalogue order (worked out once: the task and catalogue are frozen)."""
+        found = self.__dict__.get("_delegations_memo")
+        if found is None:
+            limits = self.task.limits
+            found = self.__dict__["_delegations_memo"] = tuple(
+                (r.id, r.anytime, limits.launch_limit(r.id), f"delegate:{r.id}")
+                for r in self.catalogue if r.id != ARCHITECT)
+        return found
+
     # ------------------------------------------------------------------ stepping
     def transition(self, state: TaskState, report: DeliveryReport) -> Transition[TaskState]:
         """The next state and events for a move or report, or `LoopRefused`; pure."""
@@ -280,15 +292,15 @@ class CoordinatorLoop(DeliveryLoop):
         elif limits.plan_revisions is None or s.revisions < limits.plan_revisions:
             moves.append("revise")
         qa = s.latest(QA, s.version)
-        for role in self.catalogue:
-            if role.id == ARCHITECT or (s.plan is None and not role.anytime):
+        launches = s.launches
+        for role_id, anytime, limit, move in self._delegations:
+            if s.plan is None and not anytime:
                 continue
-            limit = limits.launch_limit(role.id)
-            if limit is not None and s.launches.get(role.id, 0) >= limit:
+            if limit is not None and launches.get(role_id, 0) >= limit:
                 continue
-            if role.id == REVIEWER and (qa is None or qa.verdict != "pass"):
+            if role_id == REVIEWER and (qa is None or qa.verdict != "pass"):
                 continue
-            moves.append(f"delegate:{role.id}")
+            moves.append(move)
         return (*moves, *ending)
 
     def contract(self) -> Act:

@@ -77,6 +77,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         #: The last state judged, with its review decision and gates (states are immutable).
         self._memo: tuple[TaskState | None, ReviewDecision | None, list[tuple[str, str]] | None] \
             = (None, None, None)
+        self._decisions: dict[tuple[Any, ...], ReviewDecision] = {}
         if router is None:
             from ..routing.router import Router as RoutingRouter
 
@@ -100,12 +101,18 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         memo_state, memo, gates = self._memo
         if memo_state is s and memo is not None:
             return memo
-        if s.version == 0:
-            change: ChangeSummary | None = ChangeSummary((), "empty")
-        else:
-            change = s.change or summary_of(s.files)
-        decision = review_required(change, self._policy,
-                                   reviewer_started=s.launches.get(REVIEWER, 0) > 0)
+        started = s.launches.get(REVIEWER, 0) > 0
+        # the decision depends on the change only: remembered per (change, reviewer started)
+        key = (s.version == 0, s.change, s.files if s.change is None else (), started)
+        decision = self._decisions.get(key)
+        if decision is None:
+            if s.version == 0:
+                change: ChangeSummary | None = ChangeSummary((), "empty")
+            else:
+                change = s.change or summary_of(s.files)
+            decision = review_required(change, self._policy, reviewer_started=started)
+            if len(self._decisions) < 256:
+                self._decisions[key] = decision
         self._memo = (s, decision, gates if memo_state is s else None)
         return decision
 
@@ -119,9 +126,20 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         caps = [Cap("steps", s.steps, limits.steps),
                 Cap("run time (min)", elapsed, limits.duration_minutes),
                 Cap("plan revisions", s.revisions, limits.plan_revisions)]
-        caps += [Cap(f"{r} launches", s.launches.get(r, 0), limits.launch_limit(r))
-                 for r in self.catalogue.ids if self._launchable(r)]
+        launches = s.launches
+        caps += [Cap(name, launches.get(r, 0), limit) for r, name, limit in self._launch_caps]
         return caps
+
+    @property
+    def _launch_caps(self) -> tuple[tuple[str, str, int | None], ...]:
+        """(role, cap name, launch limit) of every launchable role (the task is frozen)."""
+        found = self.__dict__.get("_launch_caps_memo")
+        if found is None:
+            limits = self.task.limits
+            found = self.__dict__["_launch_caps_memo"] = tuple(
+                (r, f"{r} launches", limits.launch_limit(r))
+                for r in self.catalogue.ids if self._launchable(r))
+        return found
 
     def _launchable(self, role: str) -> bool:
         return True

@@ -35,6 +35,10 @@ def path_defect(value: str) -> str | None:
         return "the path is empty"
     if "\\" in value:
         return "use forward slashes ('/') in paths"
+    if value[0] != "/" and ":" not in value:  # the common case, without pathlib
+        segments = value.split("/")
+        if ".." not in segments and any(s not in ("", ".") for s in segments):
+            return None
     posix, windows = PurePosixPath(value), PureWindowsPath(value)
     if posix.is_absolute() or windows.is_absolute() or windows.drive:
         return "the path is absolute; it must be relative to its folder"

@@ -20,7 +20,7 @@ from ..errors import (
     problems_html,
 )
 from ..report import ValidationReport
-from ..sources import read_yaml
+from ..sources import paused_gc, read_yaml
 from .checks import check_schema
 from .frames import SchemaFrames
 from .model import ArtifactSpec, SchemaFile
@@ -183,7 +183,8 @@ def check_schema_folder(
     folder = file.parent
     shown = _display(file, display_root)
     doc = read_yaml(file, error_cls=SchemaError, display_path=shown)
-    return check_schema(doc, folder, schema_name=name or folder.resolve().name)
+    with paused_gc():  # a big schema is many acyclic objects: no collections meanwhile
+        return check_schema(doc, folder, schema_name=name or folder.resolve().name)
 
 
 def load_schema(

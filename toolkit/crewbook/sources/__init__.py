@@ -15,6 +15,7 @@ from .document import (
     Position,
     SourceDoc,
     format_key_path,
+    paused_gc,
     read_text,
 )
 from .toml_reader import MAX_TOML_BYTES, parse_toml, read_toml
@@ -31,6 +32,7 @@ __all__ = [
     "iter_key_paths",
     "parse_toml",
     "parse_yaml",
+    "paused_gc",
     "read_text",
     "read_toml",
     "read_yaml",

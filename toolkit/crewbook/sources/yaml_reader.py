@@ -7,7 +7,7 @@ would silently win), aliases may expand to at most `MAX_ALIAS_EXPANSION` nodes (
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from .document import (
     SourceDoc,
     _fail,
     format_key_path,
+    paused_gc,
     read_text,
 )
 
@@ -42,9 +43,10 @@ def read_yaml(
     path = Path(path)
     name = display_path or str(path)
     text = read_text(path, error_cls=error_cls, max_bytes=max_bytes, display_path=display_path)
-    return parse_yaml(
-        text, path, error_cls=error_cls, display_path=name, require_mapping=require_mapping
-    )
+    with paused_gc():
+        return parse_yaml(
+            text, path, error_cls=error_cls, display_path=name, require_mapping=require_mapping
+        )
 
 
 def parse_yaml(
@@ -63,12 +65,19 @@ def parse_yaml(
     ):
         raise _fail(error_cls, name, "empty_file", "the file is empty; it needs a YAML mapping")
     loader = _Loader(text)
+    builder = _Builder(loader)
+    positions: Mapping[KeyPath, Position] = builder.positions
     try:
         node = loader.get_single_node()
         if node is None:
             raise _fail(error_cls, name, "empty_file", "the file holds no YAML document")
-        builder = _Builder(loader)
-        data = builder.build(node, ())
+        try:
+            data = builder.fast(node)  # no positions: they are looked up when asked for
+            positions = _LazyPositions(text, node)
+        except _Redo:  # a key repeated: the full build names it, with its position
+            builder = _Builder(loader)
+            data = builder.build(node, ())
+            positions = builder.positions
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         what = " ".join(x for x in (exc.context, exc.problem) if x) or "invalid YAML"
@@ -118,8 +127,83 @@ def parse_yaml(
         for kp, pos, msg in builder.duplicates
     ]
     return SourceDoc(
-        path=path, data=data, positions=builder.positions, problems=problems, display_path=name
+        path=path, data=data, positions=positions, problems=problems, display_path=name
     )
+
+
+class _LazyPositions(Mapping[KeyPath, Position]):
+    """The position of every key path of a document, looked up when asked for: one key
+    path by walking the composed nodes, all of them (iterating) by composing the text
+    again. Reading a valid file never pays for them."""
+
+    def __init__(self, text: str, root: yaml.Node) -> None:
+        self._text: str | None = text
+        self._root: yaml.Node | None = root
+        self._found: dict[KeyPath, Position] = {}
+
+    def _walk(self, key_path: KeyPath) -> Position | bool | None:
+        """The position of `key_path`, None when it is not there, False when unsure."""
+        node = self._root
+        if node is None:
+            return False
+        mark = node.start_mark
+        for part in key_path:
+            kind = type(node)
+            if kind is _MappingNode:
+                for key_node, value_node in reversed(node.value):
+                    if type(key_node) is not _ScalarNode or key_node.tag != _STR_TAG:
+                        return False  # a key safe_load converts: let the full build say
+                    if key_node.value == part:
+                        mark, node = key_node.start_mark, value_node
+                        break
+                else:
+                    return None
+            elif kind is _SequenceNode and isinstance(part, int):
+                if not 0 <= part < len(node.value):
+                    return None
+                node = node.value[part]
+                mark = node.start_mark
+            else:
+                return None
+        return Position(mark.line + 1, mark.column + 1)
+
+    def get(self, key: KeyPath, default: Any = None) -> Any:
+        found = self._walk(tuple(key)) if self._text is not None else False
+        if found is False:
+            return self._all().get(key, default)
+        return default if found is None else found
+
+    def _all(self) -> dict[KeyPath, Position]:
+        if self._text is not None:
+            loader = _Loader(self._text)
+            try:
+                node = loader.get_single_node()
+                builder = _Builder(loader)
+                if node is not None:
+                    builder.build(node, ())
+                self._found = builder.positions
+            finally:
+                loader.dispose()
+            self._text = self._root = None
+        return self._found
+
+    def __getitem__(self, key: KeyPath) -> Position:
+        found = self.get(key)
+        if found is None:
+            raise KeyError(key)
+        return found  # type: ignore[no-any-return]
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, tuple) and self.get(key) is not None
+
+    def __iter__(self) -> Iterator[KeyPath]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __repr__(self) -> str:
+        return f"<positions of {len(self)} key paths>"
 
 
 #: Tags of the collections `yaml.safe_load` builds as plain dicts and lists.
@@ -130,8 +214,21 @@ class _TooComplex(Exception):
     pass
 
 
+class _Redo(Exception):
+    """The fast build met a repeated key: build again, with positions."""
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_MappingNode, _SequenceNode, _ScalarNode = yaml.MappingNode, yaml.SequenceNode, yaml.ScalarNode
+
+
 class _Builder:
-    """Turns composed YAML nodes into plain data, recording positions."""
+    """Turns composed YAML nodes into plain data, recording positions.
+
+    Plain text scalars (most of a file) are taken from the node as they are, which is
+    what safe_load's constructor does for them; other scalars go through it.
+    """
 
     def __init__(self, loader: yaml.SafeLoader) -> None:
         self.loader = loader
@@ -140,25 +237,73 @@ class _Builder:
         self.seen: set[int] = set()
         self.expanded = 0
 
+    def scalar(self, node: yaml.Node) -> Any:
+        """The value of a scalar node, as `yaml.safe_load` builds it."""
+        if node.tag == _STR_TAG and type(node) is _ScalarNode:
+            return node.value
+        return self.loader.construct_object(node, deep=True)
+
+    def fast(self, node: yaml.Node) -> Any:
+        """The data of `node`, without positions (`_Redo` on a repeated key)."""
+        seen = self.seen
+        if id(node) in seen:
+            self.expanded += 1
+            if self.expanded > MAX_ALIAS_EXPANSION:
+                raise _TooComplex
+        else:
+            seen.add(id(node))
+        kind = type(node)
+        if kind is _ScalarNode:
+            return node.value if node.tag == _STR_TAG else self.loader.construct_object(
+                node, deep=True)
+        if node.tag not in _PLAIN_TAGS:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"tag {node.tag!r} is not supported; write plain YAML", node.start_mark
+            )
+        fast = self.fast
+        if kind is _MappingNode:
+            if any(k.tag == _MERGE_TAG for k, _ in node.value):
+                self.loader.flatten_mapping(node)  # type: ignore[arg-type]
+            result: dict[Any, Any] = {}
+            for key_node, value_node in node.value:
+                if type(key_node) is _ScalarNode and key_node.tag == _STR_TAG:
+                    key = key_node.value
+                else:
+                    key = self.scalar(key_node)
+                    if isinstance(key, (list, dict)):
+                        raise yaml.constructor.ConstructorError(
+                            None, None, "a mapping key must be a single value",
+                            key_node.start_mark)
+                if key in result:
+                    raise _Redo
+                result[key] = fast(value_node)
+            return result
+        return [fast(item) for item in node.value]
+
     def build(self, node: yaml.Node, key_path: KeyPath) -> Any:
         if not key_path:
             self.positions[()] = Position(node.start_mark.line + 1, node.start_mark.column + 1)
-        if id(node) in self.seen:
+        seen = self.seen
+        if id(node) in seen:
             # The same node again: an alias. Count what it expands to.
             self.expanded += 1
             if self.expanded > MAX_ALIAS_EXPANSION:
                 raise _TooComplex
         else:
-            self.seen.add(id(node))
-        if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.tag not in _PLAIN_TAGS:
+            seen.add(id(node))
+        kind = type(node)
+        if kind is _ScalarNode:
+            return self.scalar(node)
+        if node.tag not in _PLAIN_TAGS:
             raise yaml.constructor.ConstructorError(
                 None, None, f"tag {node.tag!r} is not supported; write plain YAML", node.start_mark
             )
-        if isinstance(node, yaml.MappingNode):
-            self.loader.flatten_mapping(node)
+        if kind is _MappingNode:
+            if any(k.tag == _MERGE_TAG for k, _ in node.value):
+                self.loader.flatten_mapping(node)  # type: ignore[arg-type]
             result: dict[Any, Any] = {}
             for key_node, value_node in node.value:
-                key = self.loader.construct_object(key_node, deep=True)
+                key = self.scalar(key_node)
                 if isinstance(key, (list, dict)):
                     raise yaml.constructor.ConstructorError(
                         None, None, "a mapping key must be a single value", key_node.start_mark
@@ -177,7 +322,7 @@ class _Builder:
                 self.positions[kp] = pos
                 result[key] = self.build(value_node, kp)
             return result
-        if isinstance(node, yaml.SequenceNode):
+        if kind is _SequenceNode:
             items = []
             for index, item in enumerate(node.value):
                 kp = (*key_path, index)

@@ -472,6 +472,9 @@ class _DeliveryPlayer(Player):
 
     def __init__(self, spec: RandomPolicyFile, loop: Loop[Any, Any],
                  rng: np.random.Generator, clock: SimClock) -> None:
+        from .. import delivery
+
+        self.d = delivery  # its report classes, looked up once (not imported per act)
         self.draws = Draws(spec, rng)
         self.spec = spec
         self.clock = clock
@@ -487,16 +490,15 @@ class _DeliveryPlayer(Player):
         if contract.stage == "coordinate":
             return self._coordinate(contract)
         if self.late is not None:  # the platform's timer: the wait has passed its deadline
-            from ..delivery import Expire
-
             self.clock.set(self.late + timedelta(seconds=1))
             self.late = None
-            return Expire()
+            return self.d.Expire()
         return self._agent(contract)
 
     def _agent(self, c: Act) -> Any:
-        from ..delivery import Built, Judgement, Plan, Question, Result
-
+        d = self.d
+        Built, Judgement, Plan, Question, Result = (  # the report classes
+            d.Built, d.Judgement, d.Plan, d.Question, d.Result)
         role = str(c.role)
         draws = self.draws
         b = draws.behaviour(role)
@@ -518,8 +520,9 @@ class _DeliveryPlayer(Player):
         return Result(role, f"{role}: simulated findings", (), **m)
 
     def _coordinate(self, c: Act) -> Any:
-        from ..delivery import Answer, Delegate, Fail, Finalise, Plan
-
+        r = self.d
+        Answer, Delegate, Fail, Finalise, Plan = (  # the report classes
+            r.Answer, r.Delegate, r.Fail, r.Finalise, r.Plan)
         d = c.details
         moves = c.moves
         m = self.draws.measures("architect")
@@ -554,11 +557,9 @@ class _DeliveryPlayer(Player):
         return Fail(f"simulated coordinator gives up: {caps}", **m)
 
     def accepted(self, contract: Act, report: Any) -> None:
-        from ..delivery import Judgement
-
-        if contract.stage != "coordinate":
-            self.asked = False if type(report).__name__ != "Question" else self.asked
-        if isinstance(report, Judgement):
+        if contract.stage != "coordinate" and type(report) is not self.d.Question:
+            self.asked = False
+        if type(report) is self.d.Judgement:
             version = int(report.version if report.version is not None
                           else contract.details.get("version", 0))
             if report.verdict == "pass":

@@ -157,6 +157,8 @@ def test_every_error_raised_is_a_crewbook_error() -> None:
         ("crewbook.pipeline.plan", "ValueError"),  # json_copy, caught by its callers
         ("crewbook.pipeline.plan", "TypeError"),  # json_copy, caught by its callers
         ("crewbook.sources.toml_reader", "ValueError"),  # parser-internal, caught
+        ("crewbook.sources.yaml_reader", "KeyError"),  # the Mapping protocol (positions)
+        ("crewbook.simulate.model", "ValueError"),  # pydantic validator
     }
     found = set()
     for path in ROOT.rglob("*.py"):

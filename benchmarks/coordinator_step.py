@@ -186,6 +186,12 @@ def main(argv: list[str] | None = None) -> int:
     for name, value in results.items():
         print(f"  {name:<26}{value:>10,.0f} tasks/s {value * ACTS:>10,.0f} acts/s   "
               f"{value / peer:5.2f}x transitions")
+    with_file = results["crewbook, ledger file"] / peer
+    without = results["crewbook, no ledger"] / peer
+    print(f"target: with a ledger file >= 0.50x transitions: "
+          f"{'met' if with_file >= 0.5 else 'missed'} ({with_file:.2f})")
+    print(f"target: without a ledger >= 1.00x transitions: "
+          f"{'met' if without >= 1.0 else 'missed'} ({without:.2f})")
     return 0
 
 

@@ -141,8 +141,9 @@ def main() -> None:
         print(f"  read_ledger(payload='none') {r['no_payload_s']:.2f} s: "
               f"{r['no_payload_vs_pandas']:.1f}x faster than (b), "
               f"{r['no_payload_vs_pydantic']:.1f}x faster than (c)")
+        verdict = "met" if r["peak_over_frame"] <= 2.5 else "MISSED"
         print(f"  peak memory growth {r['peak_rss_MB']:.0f} MB for a {r['frame_MB']:.0f} MB "
-              f"frame ({r['peak_over_frame']:.1f}x)", flush=True)
+              f"frame ({r['peak_over_frame']:.1f}x)   [target <= 2.5x: {verdict}]", flush=True)
     plain = bench_append(20_000, "close")
     synced = bench_append(1_000, "always")
     print(f"\nappend: {plain:,.0f} events/s (fsync on close), {synced:,.0f} events/s "

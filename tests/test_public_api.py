@@ -98,6 +98,7 @@ EXPECTED = {
     "provider_presets_list",
     "provider_profile_init",
     "provider_profile_show",
+    "check_conformance",
     "read_ledger",
     "review_required",
     "rework",

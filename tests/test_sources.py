@@ -13,10 +13,12 @@ from hypothesis import strategies as st
 from crewbook.errors import ConfigError, InvalidInputError, SchemaError
 from crewbook.sources import (
     MAX_ALIAS_EXPANSION,
+    MAX_DEPTH,
     MAX_YAML_BYTES,
     Position,
     format_key_path,
     iter_key_paths,
+    parse_toml,
     parse_yaml,
     read_text,
     read_yaml,
@@ -239,7 +241,7 @@ def test_a_50_mb_file_is_refused_before_reading(tmp_path: Path) -> None:
         read_yaml(file, display_path="big/schema.yaml")
     problem = only_problem(info.value)
     assert (problem.code, problem.path) == ("file_too_large", "big/schema.yaml")
-    assert "52.4 MB" in problem.message
+    assert "the file is 50 MiB, over the limit of 2 MiB" in problem.message
 
 
 def test_a_missing_file_a_folder_and_binary_data(tmp_path: Path) -> None:
@@ -247,7 +249,7 @@ def test_a_missing_file_a_folder_and_binary_data(tmp_path: Path) -> None:
         read_yaml(tmp_path / "nope.yaml")
     assert only_problem(info.value).code == "file_not_found"
     with pytest.raises(InvalidInputError) as info:
-        read_text(tmp_path)
+        read_text(tmp_path, max_bytes=MAX_YAML_BYTES)
     assert only_problem(info.value).code == "not_a_file"
     binary = tmp_path / "b.yaml"
     binary.write_bytes(b"name: x\n\xff\xfe\x00")
@@ -270,3 +272,90 @@ def test_display_path_names_the_file_in_every_problem(tmp_path: Path) -> None:
     doc = read_yaml(file, display_path="_codev/x.yaml")
     assert doc.name == "_codev/x.yaml"
     assert doc.problems[0].location == "_codev/x.yaml:2:1"
+
+
+# -- issue 12: hostile input is a located problem, never a library traceback ---------------
+
+
+@pytest.mark.parametrize("text", [
+    "a: !!float y", "a: !!timestamp x", "a: !!bool maybe", "a: !!int 1.5x",
+    "a: !!timestamp 2025-13-45", "? !!set {a, b}\n: 1", "? [a, b]\n: 1", "? {a: 1}\n: 2",
+    "a: !!set {x}", "a: !!omap [{x: 1}]",
+])
+def test_tags_and_odd_keys_are_yaml_problems(text: str) -> None:
+    with pytest.raises(InvalidInputError) as info:
+        parse_yaml(text, "odd.yaml")
+    problem = only_problem(info.value)
+    assert problem.code == "yaml_syntax"
+    assert (problem.path, problem.line) == ("odd.yaml", 1)
+    assert str(problem)  # the formatter copes with the message
+
+
+def test_a_key_holding_a_bracket_is_kept_and_located() -> None:
+    doc = parse_yaml("a:\n  'b[0]': 1\n  c: 2\n")
+    assert doc.data == {"a": {"b[0]": 1, "c": 2}}
+    assert doc.position(("a", "b[0]")) == Position(2, 3)
+
+
+def test_a_merge_then_an_override_is_legal() -> None:
+    text = "base: &base {model: m1, effort: low}\nlocal:\n  <<: *base\n  effort: high\n"
+    doc = parse_yaml(text)
+    assert doc.problems == []
+    assert doc.data["local"] == {"model": "m1", "effort": "high"}
+    twice = parse_yaml("base: &b {x: 1}\nu: *b\nlocal:\n  <<: *b\n  x: 2\n  x: 3\n")
+    assert [(p.code, p.line) for p in twice.problems] == [("duplicate_key", 6)]
+
+
+def test_toml_deep_nesting_and_huge_numbers_are_problems() -> None:
+    for text in ("a = " + "[" * 5000 + "]" * 5000, "a = " + "{b = " * 3000 + "1" + "}" * 3000,
+                 "a = " + "[" * 70 + "]" * 70, "a = " + "9" * 5000):
+        with pytest.raises(InvalidInputError) as info:
+            parse_toml(text, "p.toml")
+        assert only_problem(info.value).code == "toml_too_complex"
+
+
+def test_yaml_nesting_past_the_limit_is_a_problem() -> None:
+    text = "a: " + "[" * (MAX_DEPTH + 2) + "]" * (MAX_DEPTH + 2)
+    with pytest.raises(InvalidInputError) as info:
+        parse_yaml(text)
+    assert only_problem(info.value).code == "yaml_too_complex"
+    assert parse_yaml("a: " + "[" * 10 + "]" * 10).data["a"] == [[[[[[[[[[]]]]]]]]]]
+
+
+@pytest.mark.parametrize("name", ["a\0b.md", "x" * 300, "\n.md", "d/" * 600 + "f"])
+def test_a_file_name_the_os_refuses_is_a_problem(tmp_path: Path, name: str) -> None:
+    from crewbook.models import path_defect
+
+    assert path_defect(name)
+    with pytest.raises(InvalidInputError) as info:
+        read_text(tmp_path / name, max_bytes=MAX_YAML_BYTES)
+    assert only_problem(info.value).code in {"unreadable", "file_not_found"}
+
+
+def test_each_file_type_has_one_limit_said_in_mib(tmp_path: Path) -> None:
+    from crewbook.pipeline import validate_pipeline
+    from crewbook.sources import MAX_TOML_BYTES, MiB
+
+    assert (2 * MiB, 1 * MiB) == (MAX_YAML_BYTES, MAX_TOML_BYTES)
+    pipeline = tmp_path / "p.toml"
+    pipeline.write_text("# padding\n" * (MAX_TOML_BYTES // 10 + 1))
+    [problem] = validate_pipeline(pipeline)
+    assert problem.code == "file_too_large"
+    assert "over the limit of 1 MiB" in problem.message
+    just_over = tmp_path / "s.yaml"
+    just_over.write_bytes(b"#" * (MAX_YAML_BYTES + 1))
+    with pytest.raises(InvalidInputError) as info:
+        read_yaml(just_over)
+    assert "the file is 2,097,153 bytes, over the limit of 2 MiB" in info.value.problems[
+        0].message
+
+
+def test_the_limits_in_the_docs_are_the_limits_in_the_code() -> None:
+    from crewbook.sources import MAX_TEXT_BYTES, MAX_TOML_BYTES, format_size
+
+    docs = (Path(__file__).parents[1] / "docs" / "hardening.md").read_text("utf-8")
+    for kind, limit in (("YAML", MAX_YAML_BYTES), ("TOML", MAX_TOML_BYTES),
+                        ("prompt", MAX_TEXT_BYTES)):
+        row = next(line for line in docs.splitlines() if line.startswith("|") and kind in line)
+        assert format_size(limit) in row, row
+    assert f"{MAX_DEPTH} levels" in docs

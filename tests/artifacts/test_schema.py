@@ -165,7 +165,9 @@ def test_validation_report() -> None:
     assert [p.code for p in report.warnings] == ["w"]
     assert report.to_dict()["valid"] is False
     assert [p["code"] for p in report.to_dict()["problems"]] == ["b", "w"]
-    assert str(report).startswith("s.yaml: invalid\n  f:3: second [b]")
+    # severity on every line, errors before the warnings they may cause (issue 12)
+    assert str(report) == ("s.yaml: invalid (1 error, 1 warning)\n  error:   f:3: second [b]\n"
+                           "  warning: f:1: warn <x> [w]")
     assert repr(report) == "<ValidationReport s.yaml valid=False errors=1 warnings=1>"
     assert "warn &lt;x&gt;" in report._repr_html_()
     frame = report.frame()
@@ -176,7 +178,7 @@ def test_validation_report() -> None:
 
     only_warnings = ValidationReport(problems[1:], subject="s")
     assert only_warnings.valid
-    assert str(only_warnings).startswith("s: valid, with warnings")
+    assert str(only_warnings).startswith("s: valid, with 1 warning\n  warning: ")
     assert str(ValidationReport((), subject="s")) == "s: valid"
     assert ValidationReport(()).frame().empty
     assert [p.line for p in sorted_problems(problems)] == [1, 3]

@@ -33,7 +33,7 @@ def test_summary_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["ledger", "summary", str(HISTORY)]) == 0
     out = capsys.readouterr()
     lines = out.out.splitlines()
-    assert lines[0] == f"3 file(s), {EVENTS} events, 3 runs (crew 2, coordinator 1)"
+    assert lines[0] == f"3 files, {EVENTS} events, 3 runs (crew 2, coordinator 1)"
     assert lines[1].startswith("from 2025-03-03T")
     assert " to 2025-03-03T" in lines[1]
     assert ("finished: scope_covered 1, failed 1, rounds_exhausted 1; not finished: 0; "
@@ -62,7 +62,7 @@ def test_summary_reports_bad_lines_and_exits_1(history: Path,
     path.write_text("\n".join(lines) + "\n" + line(event(99))[:15])
     assert run(["ledger", "summary", str(history)]) == 1
     out = capsys.readouterr()
-    assert "1 bad line(s) skipped, 1 warning(s)" in out.out
+    assert "1 bad line skipped, 1 warning (listed" in out.out  # counts in words
     assert f"{path}:5:2: not JSON" in out.err
     assert "ledger_truncated_line" in out.err
     assert run(["ledger", "summary", str(history), "--json"]) == 1
@@ -84,7 +84,8 @@ def test_summary_says_when_tokens_and_cost_were_not_recorded(
 
 
 def test_summary_of_a_missing_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(["ledger", "summary", str(tmp_path / "nope.jsonl")]) == 1
+    # a path that does not exist is a usage error (2), as in every command
+    assert run(["ledger", "summary", str(tmp_path / "nope.jsonl")]) == 2
     assert "file_not_found" in capsys.readouterr().err
 
 
@@ -174,3 +175,16 @@ def test_through_the_crewbook_command(history: Path, monkeypatch: pytest.MonkeyP
     assert "not JSON" in capsys.readouterr().err
     assert cli.main(["ledger", "convert", one, "--to", "parquet"]) == 0
     assert (history / "run-0002.parquet").is_file()
+
+
+def test_summary_of_many_runs_none_finished(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 12: past 127 runs without a `finish`, a dtype mismatch crashed the summary."""
+    path = tmp_path / "many.jsonl"
+    path.write_text("".join(json.dumps(
+        {"v": 1, "ts": "2025-03-01T09:00:00Z", "run": f"r{i}", "seq": 0, "loop": "crew",
+         "kind": "init"}) + "\n" for i in range(130)))
+    assert run(["ledger", "summary", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("1 file, 130 events, 130 runs (crew 130)")
+    assert "not finished: 130" in out

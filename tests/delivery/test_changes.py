@@ -99,3 +99,35 @@ def test_by_hand() -> None:
     assert frame.loc[2, "binary"]
     assert "3 files" in repr(change)
     assert "<table" in change._repr_html_()
+
+
+def test_numstat_z_output_is_read_renames_too() -> None:
+    change = read_change(b"12\t3\tsecrets/x.pem\x004\t0\t\x00docs/a.md\x00keys/id.pem\x00"
+                         b"-\t-\tlogo.png\x00")
+    assert isinstance(change, ChangeSummary)
+    assert [(f.path, f.old_path, f.status, f.added) for f in change.files] == [
+        ("secrets/x.pem", None, "modified", 12), ("keys/id.pem", "docs/a.md", "renamed", 4),
+        ("logo.png", None, "modified", None)]
+
+
+@pytest.mark.parametrize("text", [
+    "1\t1\tREADME.md\0garbage\0",       # a record that is not numstat
+    "1\t1\t\0only-old-path\0",          # a rename cut short
+    "1\t1\tREADME.md\n2\t2\ta\0b\n",     # a NUL inside line-based numstat
+    "1\t1\tsrc/a\x1b[0m.py\n",          # a control character in a path
+    "9" * 5000 + "\t1\tsrc/a.py\n",     # a count of 5,000 digits
+])
+def test_what_cannot_be_read_is_unreadable(text: str) -> None:
+    assert isinstance(read_change(text), Unreadable)
+
+
+def test_the_policy_fails_closed_on_numstat_z() -> None:
+    """Issue 12: `git diff --numstat -z` once came out 'Reviewer not required'."""
+    from crewbook.delivery import ReviewPolicy, review_required
+
+    risky = ReviewPolicy(policy="risk-based")
+    for data in (b"12\t3\tsecrets/x.pem\x00", b"1\t1\t\x00README.md\x00secrets/k.pem\x00",
+                 b"1\t1\tREADME.md\x00\xff"):
+        decision = review_required(read_change(data), risky)
+        assert decision.required, data
+    assert not review_required(read_change(b"1\t1\tREADME.md\x00"), risky).required

@@ -191,3 +191,20 @@ def test_bundled_history_summary() -> None:
     out = run_outcomes(read_ledger(HISTORY))
     assert out["loop"].tolist() == ["crew", "coordinator", "crew"]
     assert bool(out.loc["run-0002", "escalated"])
+
+
+def test_run_outcomes_past_127_runs_without_a_finish(tmp_path: Path) -> None:
+    """Issue 12: the category codes of a subset (int8) and of all runs (int16) differ."""
+    import json
+
+    path = tmp_path / "many.jsonl"
+    path.write_text("".join(json.dumps(
+        {"v": 1, "ts": "2025-03-01T09:00:00Z", "run": f"r{i:03d}", "seq": s, "loop": "crew",
+         "kind": kind, **({"role": "qa"} if kind == "report" else {})}) + "\n"
+        for i in range(130) for s, kind in enumerate(["init", "report"] if i % 2 else ["init"])))
+    outcomes = run_outcomes(read_ledger(path))
+    assert len(outcomes) == 130
+    assert not outcomes["finished"].any()
+    assert outcomes.loc["r001", "acts"] == 1
+    assert outcomes.loc["r000", "acts"] == 0
+    assert str(outcomes["acts"].dtype) == "Int64"

@@ -325,3 +325,20 @@ def test_append_many_writes_an_act_at_once_or_not_at_all(
         assert [p.key for p in info.value.problems] == ["[1].verdict", "[2].kind"]
         assert ledger.append_many([]) == []
     assert len(lines_of(path)) == 4
+
+
+@pytest.mark.parametrize("event", [
+    {"kind": "init", "tokens_in": 2**63},
+    {"kind": "init", "version": 2**63},
+    {"kind": "report", "role": "qa", "attempt": 2**64},
+    {"kind": "init", "summary": "half \ud800 a character"},
+    {"kind": "init", "payload": {"\udc00": 1}},
+    {"kind": "init", "payload": {"deep": [{"x": "\ud83d"}]}},
+])
+def test_the_writer_refuses_what_its_reader_cannot_read(tmp_path: Path,
+                                                       event: dict[str, object]) -> None:
+    path = tmp_path / "run.jsonl"
+    with Ledger(path, run="r", loop="crew") as ledger, pytest.raises(LedgerError) as info:
+        ledger.append(event)
+    assert info.value.codes == ["ledger_bad_event"]
+    assert path.read_bytes() == b""

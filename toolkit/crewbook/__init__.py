@@ -149,6 +149,7 @@ if _TYPE_CHECKING:
     from .ledger import (
         Ledger,
         LedgerEvent,
+        check_conformance,
         import_speckit_runs,
         plot_rounds,
         plot_timeline,
@@ -163,7 +164,8 @@ if _TYPE_CHECKING:
     )
 
 _LAZY_LEDGER = frozenset({
-    "Ledger", "LedgerEvent", "import_speckit_runs", "plot_rounds", "plot_timeline",
+    "Ledger", "LedgerEvent", "check_conformance", "import_speckit_runs", "plot_rounds",
+    "plot_timeline",
     "read_ledger", "rework", "run_outcomes", "timeline", "to_parquet", "usage_by_role",
     "validate_ledger", "verdict_funnel",
 })
@@ -252,6 +254,7 @@ __all__ = [
     "ValidationReport",
     "__version__",
     "change_status",
+    "check_conformance",
     "compare_profiles",
     "crew_init",
     "crew_report",

@@ -82,6 +82,11 @@ class Problem:
         }
 
 
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``plural(1, "problem")`` → ``"1 problem"``; ``plural(1200, "run")`` → ``"1,200 runs"``."""
+    return f"{count:,} {word if count == 1 else many or word + 's'}"
+
+
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     """`"; did you mean 'design'?"` for the nearest candidate, or an empty string."""
     matches = difflib.get_close_matches(str(word), sorted(set(candidates)), n=1, cutoff=0.6)
@@ -128,7 +133,7 @@ class InvalidInputError(CrewbookError, ValueError):
         if errors:
             shown = "\n".join(f"  {p}" for p in errors[:50])
             more = f"\n  … and {len(errors) - 50} more" if len(errors) > 50 else ""
-            count = "1 problem" if len(errors) == 1 else f"{len(errors)} problems"
+            count = plural(len(errors), "problem")
             message = f"{message} ({count}):\n{shown}{more}"
         super().__init__(message)
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 import re
 import types
 import typing
-from pathlib import PurePosixPath, PureWindowsPath
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
-from .errors import Problem, did_you_mean
+from .errors import Problem, UnsafePathError, did_you_mean
 from .sources import SourceDoc, format_key_path
 
 KEBAB_CASE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -29,10 +30,29 @@ class FileModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
+#: Longest path accepted in a file (bytes of UTF-8), and longest part of one: what
+#: every common file system allows (PATH_MAX 4096 is far beyond any real path).
+MAX_PATH_BYTES = 1024
+MAX_NAME_BYTES = 255
+
+
 def path_defect(value: str) -> str | None:
-    """Why `value` is not a relative path that stays inside its folder, or None."""
+    """Why `value` is not a relative path that stays inside its folder, or None.
+
+    Besides escapes (absolute, ``..``), a path the operating system would refuse is a
+    defect here, so no reader meets an OSError or ValueError later: a NUL or other
+    control character, a part longer than 255 bytes, a path longer than 1024 bytes.
+    """
     if not value.strip():
         return "the path is empty"
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        return "the path holds a control character (such as NUL or a newline)"
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in value):
+        return "the path holds a lone surrogate, which no file system accepts"
+    if len(value.encode("utf-8")) > MAX_PATH_BYTES:
+        return f"the path is longer than {MAX_PATH_BYTES} bytes"
+    if any(len(part.encode("utf-8")) > MAX_NAME_BYTES for part in value.split("/")):
+        return f"a part of the path is longer than {MAX_NAME_BYTES} bytes"
     if "\\" in value:
         return "use forward slashes ('/') in paths"
     if value[0] != "/" and ":" not in value:  # the common case, without pathlib
@@ -49,11 +69,17 @@ def path_defect(value: str) -> str | None:
     return None
 
 
+def shown(value: str, limit: int = 80) -> str:
+    """`value` quoted for a message: control characters escaped, cut at `limit`."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in value)
+    return "'" + text[:limit] + ("…" if len(text) > limit else "") + "'"
+
+
 def _relative(value: str) -> str:
     defect = path_defect(value)
     if defect:
         raise PydanticCustomError(
-            "unsafe_path", "'{value}': {defect}", {"value": value, "defect": defect}
+            "unsafe_path", "{value}: {defect}", {"value": shown(value), "defect": defect}
         )
     return value
 
@@ -66,6 +92,26 @@ def _no_glob(value: str) -> str:
             {"value": value},
         )
     return value
+
+
+def contained(folder: Path, relative: str) -> Path | None:
+    """`folder / relative` if it exists and, links followed, stays inside `folder`;
+    None when it does not exist; `UnsafePathError` when a link leads outside.
+
+    `relative` must already pass `path_defect` (the models check it).
+    """
+    target = folder / relative
+    try:
+        if not target.exists():
+            return None
+        inside = target.resolve().is_relative_to(folder.resolve())
+    except (OSError, ValueError, RuntimeError):  # a loop of links, a name the OS refuses
+        return None
+    if not inside:
+        raise UnsafePathError(
+            f"{relative!r} is a link that leads outside {folder.name}/; copy the file in "
+            "instead of linking to it")
+    return target
 
 
 def is_glob(pattern: str) -> bool:
@@ -102,7 +148,10 @@ def _describe(value: Any) -> str:
         return "nothing (null)"
     if isinstance(value, bool):
         return f"{str(value).lower()}"
-    return f"{type(value).__name__} {value!r}"
+    if isinstance(value, int) and value.bit_length() > 64:
+        return f"a number of about {int(value.bit_length() * 0.30103) + 1:,} digits"
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 80 else text[:79] + '…'}"
 
 
 def _model_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> type[BaseModel] | None:
@@ -139,14 +188,53 @@ def field_names(model: type[BaseModel]) -> list[str]:
     return [f.alias or name for name, f in model.model_fields.items()]
 
 
+def data_loc(loc: Sequence[str | int], data: Any) -> tuple[str | int, ...]:
+    """Pydantic's error location as a key path into `data`.
+
+    Pydantic adds steps of its own to a location (``function-after[...]``,
+    ``list[str]``, ``int``, tagged-union names); a step is kept when it is a key or
+    index of the data at that point, so a user's key that contains ``[`` or looks like a
+    type name stays, and pydantic's own steps go.
+    """
+    out: list[str | int] = []
+    current: Any = data
+    for part in loc:
+        if isinstance(current, dict) and part in current:
+            out.append(part if isinstance(part, str) else str(part))  # as the reader keys it
+            current = current[part]
+        elif (isinstance(current, list | tuple) and isinstance(part, int)
+                and -len(current) <= part < len(current)):
+            out.append(part)
+            current = current[part]
+        elif isinstance(current, dict) and isinstance(part, str) and "[" not in part \
+                and not _is_type_step(part):
+            out.append(part)  # a missing key, or one pydantic names (extra, alias)
+            current = None
+        elif current is None and isinstance(part, str) and "[" not in part \
+                and not _is_type_step(part):
+            out.append(part)
+        # else: pydantic's own step (a union member, a validator): not in the file
+    return tuple(out)
+
+
+_TYPE_STEPS = frozenset({"str", "int", "float", "bool", "list", "dict", "tuple", "set",
+                         "none", "bytes", "constrained-str", "constrained-int"})
+
+
+def _is_type_step(part: str) -> bool:
+    return part in _TYPE_STEPS or part.startswith(("function-", "lax-", "json-or-python"))
+
+
 def problems_from_validation(
     exc: ValidationError, doc: SourceDoc, model: type[BaseModel]
 ) -> list[Problem]:
     """Translate pydantic's errors into located, coded problems with advice."""
     problems: list[Problem] = []
     for err in exc.errors(include_url=False):
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and "[" in p))
+        loc = data_loc(err["loc"], doc.data)
         kind = err["type"]
+        if not loc and kind in ("extra_forbidden", "missing"):
+            kind = "invalid"  # cannot happen on a mapping; say it plainly if it does
         if kind == "extra_forbidden":
             parent = _model_at(model, loc[:-1])
             key = str(loc[-1])
@@ -182,8 +270,19 @@ def problems_from_validation(
             if isinstance(given, (list, tuple, dict)) and len(given) >= needed:
                 continue  # items were given but failed: their own errors say why
             problems.append(doc.problem("empty_list", "needs at least one item", loc))
+        elif kind in ("less_than", "less_than_equal") and "le" in err.get("ctx", {}) | {}:
+            given = str(err.get("input"))
+            given = given if len(given) <= 24 else f"a number of {len(given)} digits"
+            problems.append(doc.problem(
+                "invalid_value", f"{given} is too large: it must be at most "
+                f"{err['ctx']['le']:,}; is it a typo?", loc))
         elif kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
             problems.append(doc.problem("invalid_value", err["msg"].lower(), loc))
+        elif kind == "invalid_key":
+            named = loc[-1] if loc else err.get("input")
+            problems.append(doc.problem(
+                "wrong_type", f"key {named} is not text (YAML read it as "
+                f"{_describe(err.get('input'))}); quote it if it is a name", loc))
         elif kind == "string_too_short":
             problems.append(doc.problem("invalid_value", "must not be empty", loc))
         elif kind in ("literal_error", "enum"):

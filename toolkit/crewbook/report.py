@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .draw.display import Drawable
-from .errors import Problem, UsageError, problems_html
+from .errors import Problem, UsageError, plural, problems_html
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -79,11 +79,18 @@ class ValidationReport(Drawable):
         )
 
     def __str__(self) -> str:
+        """The text of `crewbook validate`: a verdict with the counts, then one line per
+        problem with its severity, errors first (a warning is often a consequence of an
+        error: fix the errors, and such warnings go too)."""
         head = f"{self.subject}: " if self.subject else ""
         if not self.problems:
             return f"{head}valid"
-        verdict = "valid, with warnings" if self.valid else "invalid"
-        return f"{head}{verdict}\n" + "\n".join(f"  {p}" for p in self.problems)
+        errors, warnings = self.errors, self.warnings
+        counts = ", ".join(plural(len(group), word) for group, word in (
+            (errors, "error"), (warnings, "warning")) if group)
+        verdict = f"valid, with {counts}" if self.valid else f"invalid ({counts})"
+        return f"{head}{verdict}\n" + "\n".join(
+            f"  {p.severity + ':':<8} {p}" for p in [*errors, *warnings])
 
     def __repr__(self) -> str:
         return (

@@ -86,8 +86,8 @@ class SchemaFile(FileModel):
     )
 
     name: KebabId = Field(description="Schema name, kebab-case; must equal its folder name")
-    version: Annotated[int, Field(strict=True, gt=0)] = Field(
-        default=1, description="Version of the schema format, 1 by default"
+    version: Annotated[int, Field(strict=True, gt=0, le=1_000_000)] = Field(
+        default=1, description="Version of the schema format, 1 by default (at most 1,000,000)"
     )
     description: Text | None = Field(default=None, description="One-line description")
     artifacts: tuple[ArtifactSpec, ...] = Field(

@@ -19,8 +19,9 @@ from ..errors import (
     did_you_mean,
     problems_html,
 )
+from ..models import contained
 from ..report import ValidationReport
-from ..sources import paused_gc, read_yaml
+from ..sources import MAX_TEXT_BYTES, paused_gc, read_text, read_yaml
 from .checks import check_schema
 from .frames import SchemaFrames
 from .model import ArtifactSpec, SchemaFile
@@ -111,7 +112,14 @@ class Schema(Drawable):
     def template_text(self, artifact_id: str) -> str | None:
         """The template of an artifact, or None when it declares none."""
         name = self.artifact(artifact_id).template
-        return (self.template_folder / name).read_text("utf-8") if name else None
+        if not name:
+            return None
+        target = contained(self.template_folder, name)
+        if target is None:
+            raise SchemaError(f"template {name!r} of {artifact_id!r} is missing", [Problem(
+                "missing_template", f"template {name!r} is not in the schema's templates/ "
+                "folder", path=str(self.template_folder / name))])
+        return read_text(target, error_cls=SchemaError, max_bytes=MAX_TEXT_BYTES)
 
     def roles(self) -> dict[str, ArtifactSpec]:
         """Role id → the artifact it is in charge of."""

@@ -1,8 +1,10 @@
 """The `crewbook` command line: one module per command family, on top of the library.
 
-Exit status: 0 ok, 1 invalid input found (or a refusal), 2 usage error (including
-a project, change or schema that does not exist). Every command takes `--json`;
-with it, output (and any error) is one JSON document on standard output.
+Exit status, the same for every command (docs/hardening.md): 0 ok (warnings
+allowed), 1 invalid input found or a refusal, 2 usage error: bad arguments, or a
+path, project, change or schema that does not exist. Every command takes `--json`;
+with it, output (and any error, usage errors included) is one JSON document on
+standard output.
 
 Each module in `COMMANDS` exposes `register(subparsers, common)`; a handler returns
 the exit status and raises `CrewbookError` for anything `main` should report. Nothing
@@ -19,7 +21,7 @@ from collections.abc import Sequence
 from importlib import import_module
 
 from .. import __version__
-from ..errors import CrewbookError, NotFoundError
+from ..errors import CrewbookError, NotFoundError, UsageError
 from ._shared import common_options, emit_json, error_document
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -47,17 +49,48 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def exit_status(exc: CrewbookError) -> int:
+    """2 for what does not exist (a `NotFoundError`, or input whose only problems are
+    missing files) and for a usage error; 1 for anything else."""
+    if isinstance(exc, NotFoundError | UsageError):
+        return 2
+    codes = getattr(exc, "codes", None)
+    return 2 if codes and all(c == "file_not_found" for c in codes) else 1
+
+
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """`parser.parse_args`, but with `--json` a usage error is one JSON document too."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    if "--json" not in words:
+        return parser.parse_args(words)
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            return parser.parse_args(words)
+    except SystemExit as exc:
+        if exc.code in (0, None):
+            raise
+        message = err.getvalue().strip().splitlines()
+        emit_json({"error": {"type": "UsageError", "message": message[-1] if message else
+                             "invalid arguments", "usage": "\n".join(message[:-1]),
+                             "problems": []}})
+        raise
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = _parse(parser, argv)
     for name, default in (("project", None), ("json", False)):
         if not hasattr(args, name):
             setattr(args, name, default)
     try:
         return int(args.func(args))
     except CrewbookError as exc:
-        status = 2 if isinstance(exc, NotFoundError) else 1
+        status = exit_status(exc)
         if args.json:
             emit_json(error_document(exc))
         else:

@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import LedgerError, Problem
+from ..errors import LedgerError, Problem, plural
 from ._shared import emit_json
 
 if TYPE_CHECKING:
@@ -128,7 +128,8 @@ def convert_command(args: argparse.Namespace) -> int:
         emit_json({"written": written, "problems": [p.to_dict() for p in problems]})
     else:
         for item in written:
-            print(f"wrote {item['output']} ({item['events']:,} events from {item['source']})")
+            print(f"wrote {item['output']} ({plural(item['events'], 'event')} from "
+                  f"{item['source']})")
         for problem in problems:
             print(problem, file=sys.stderr)
         if failed and args.errors == "raise":
@@ -172,7 +173,8 @@ def _summary_text(d: dict[str, Any]) -> str:
     loops = ", ".join(f"{k} {v:,}" for k, v in d["loops"].items()) or "none"
     finished = ", ".join(f"{k} {v:,}" for k, v in d["finished"].items()) or "none"
     lines = [
-        f"{d['files']:,} file(s), {d['events']:,} events, {d['runs']:,} runs ({loops})",
+        f"{plural(d['files'], 'file')}, {plural(d['events'], 'event')}, "
+        f"{plural(d['runs'], 'run')} ({loops})",
         f"from {d['first'] or '-'} to {d['last'] or '-'}",
         f"finished: {finished}; not finished: {d['unfinished']:,}; "
         f"escalated: {d['escalated']:,}",
@@ -184,8 +186,8 @@ def _summary_text(d: dict[str, Any]) -> str:
                  + (f"{d['cost']:,.2f}" if d["cost"] is not None else "not recorded"))
     if d["problems"]:
         errors = sum(p["severity"] == "error" for p in d["problems"])
-        lines.append(f"problems: {errors} bad line(s) skipped, "
-                     f"{len(d['problems']) - errors} warning(s) (listed on stderr)")
+        lines.append(f"problems: {plural(errors, 'bad line')} skipped, "
+                     f"{plural(len(d['problems']) - errors, 'warning')} (listed on stderr)")
     return "\n".join(lines)
 
 
@@ -206,9 +208,11 @@ def _target(root: Path, path: Path, output: Path | None, *, single: bool) -> Pat
 
 
 def _fail(problems: tuple[Problem, ...] | list[Problem], as_json: bool) -> int:
+    """Print the problems; 2 when they are only paths that do not exist (a usage error,
+    as in every command), else 1."""
     if as_json:
         emit_json({"problems": [p.to_dict() for p in problems]})
     else:
         for problem in problems:
             print(problem, file=sys.stderr)
-    return 1
+    return 2 if problems and all(p.code == "file_not_found" for p in problems) else 1

@@ -30,20 +30,36 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="a schema folder or schema.yaml, a config.yaml, a change folder, "
         "a project folder, a pipeline (.toml) or a ledger (.jsonl)",
     )
+    p.add_argument(
+        "--rules",
+        action="store_true",
+        help="for ledgers, also check each run against the rules of the loop that wrote "
+        "it (seq, time, who may judge or report, QA before finalising, caps)",
+    )
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    report = validate_paths([Path(p) for p in args.paths], project=project_arg(args))
+    report = validate_paths([Path(p) for p in args.paths], project=project_arg(args),
+                            rules=bool(getattr(args, "rules", False)))
     emit(args, report.to_dict(), str(report))
+    if any(not Path(p).exists() for p in args.paths):
+        return 2  # a path that does not exist is a usage error, as in every command
     return 0 if report.valid else 1
 
 
-def validate_paths(paths: Sequence[Path], project: Path | None = None) -> ValidationReport:
+def validate_paths(paths: Sequence[Path], project: Path | None = None, *,
+                   rules: bool = False) -> ValidationReport:
     """Every problem in `paths`, each a schema folder or file, a config, a change, a
-    project folder (all of its schemas, config and changes) or a ledger."""
+    project folder (all of its schemas, config and changes) or a ledger; with `rules`,
+    a ledger's runs are also checked against their loop's rules (`check_conformance`)."""
     problems: list[Problem] = []
     for path in paths:
         problems += _validate_one(path, project)
+        if rules and path.exists() and (path.suffix == ".jsonl" or (path.is_dir() and (
+                any(path.glob("*.jsonl")) or (path / "state.json").is_file()))):
+            from ..ledger.conformance import conformance_problems
+
+            problems += conformance_problems(path)
     problems = list(dict.fromkeys(problems))  # a broken schema used by many changes: once
     subject = ", ".join(str(p) for p in paths)
     return ValidationReport(tuple(problems), subject=subject)

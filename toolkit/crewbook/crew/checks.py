@@ -6,14 +6,15 @@ file and line for `_codev/crew.yaml`):
 - `check_crew_file`: `_codev/crew.yaml` beyond its model (a stack declared twice, a
   custom stack with no command, a blank workshop axis);
 - `load_payload`: a report's payload XOR payload_path (a JSON object, at most 4 MiB,
-  inside the project: no `..` escape, no symlink leading out).
+  inside the project: no `..` escape, no symlink leading out);
+- the rules of the crew loop on its ledgers (registered with
+  `crewbook.ledger.conformance`): only qa judges, the roles take turns, ``max_rounds``.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -21,7 +22,18 @@ from pydantic import ValidationError
 
 from ..artifacts.project import Project
 from ..errors import CrewError, Problem, UnsafePathError, did_you_mean
-from .model import BAR_NAMES, CREW_FILE, MAX_PAYLOAD_BYTES, STACK_MODELS, BarCommand, CrewFile
+from ..ledger.conformance import Event, LoopRules, register_loop_rules
+from ..sources import parse_json
+from .model import (
+    BAR_NAMES,
+    CREW_FILE,
+    MAX_PAYLOAD_BYTES,
+    ROLES,
+    STACK_MODELS,
+    VERDICTS,
+    BarCommand,
+    CrewFile,
+)
 
 if TYPE_CHECKING:
     from .backlog import Backlog
@@ -164,12 +176,13 @@ def load_payload(payload: Any, payload_path: str | os.PathLike[str] | None,
             "a payload may hold; put the bulk in project files and reference their paths",
             str(payload_path), key="payload_path")])
     text = resolved.read_text("utf-8", errors="replace")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
+    try:  # NaN, 5,000-digit numbers, nesting 10,000 deep: problems, not tracebacks
+        data = parse_json(text, str(payload_path), error_cls=CrewError)
+    except CrewError as exc:
+        first = exc.problems[0]
         raise CrewError("payload file is not JSON", [Problem(
-            "payload_bad_json", f"{exc.msg}; the file must hold one JSON object",
-            str(payload_path), exc.lineno, exc.colno, key="payload_path")]) from None
+            "payload_bad_json", f"{first.message}; the file must hold one JSON object",
+            str(payload_path), first.line, first.column, key="payload_path")]) from None
     if not isinstance(data, dict):
         raise CrewError("payload file is not an object", [Problem(
             "payload_not_object", f"the file holds a JSON {type(data).__name__}, not an object",
@@ -179,3 +192,43 @@ def load_payload(payload: Any, payload_path: str | os.PathLike[str] | None,
 
 
 __all__ = ["check_crew_file", "load_payload", "normalise_bar", "pydantic_problems"]
+
+
+# -- the rules of the crew loop, checked on its ledgers --------------------------------------
+
+
+def _crew_turns(events: Sequence[Event]) -> list[tuple[int | None, str, str]]:
+    """D2 on a ledger: the roles take turns (analyst, developer, qa; qa's ``no-go``
+    sends the turn back to the developer), and at most ``max_rounds`` acts (from the
+    ``init`` payload; 0 means unlimited, D1). A failed ``bar`` the engine measured
+    after the developer's report may also hand the turn straight back to the developer
+    (ledgers of other crew tools, and the synthetic histories, do so)."""
+    out: list[tuple[int | None, str, str]] = []
+    expected = "analyst"
+    also: str | None = None
+    payload = events[0].get("payload") if events and events[0]["kind"] == "init" else None
+    rounds = payload.get("max_rounds") if isinstance(payload, dict) else None
+    acts = 0
+    for event in events:
+        if event["kind"] == "bar" and event["verdict"] == "fail" and expected == "qa":
+            also = "developer"
+        if event["kind"] not in ("report", "verdict"):
+            continue
+        acts += 1
+        seq, role, verdict = int(event["seq"]), event["role"], event["verdict"]
+        if role not in (expected, also):
+            out.append((seq, "unexpected_role", f"a {event['kind']} from {role!r}, but the "
+                        f"crew loop expected {expected!r} (D2)"))
+        if role in VERDICTS and verdict not in VERDICTS[role]:
+            out.append((seq, "verdict_not_allowed", f"{role} gives {' or '.join(VERDICTS[role])}"
+                        f", not {verdict!r} (D2)"))
+        expected = {"analyst": "developer", "developer": "qa"}.get(
+            str(role), "developer" if verdict == "no-go" else "analyst")
+        also = None
+        if isinstance(rounds, int) and rounds > 0 and acts == rounds + 1:
+            out.append((seq, "cap_exceeded", f"act {acts} where max_rounds is {rounds} (D1)"))
+    return out
+
+
+register_loop_rules(LoopRules("crew", judges=frozenset({"qa"}), roles=frozenset(ROLES),
+                              checks=(_crew_turns,)))

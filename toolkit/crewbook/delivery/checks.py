@@ -1,13 +1,20 @@
 """The rules of SPEC C on files, as problems: only the developer writes (C1), only QA and
-the reviewer give verdicts (C4.1). `load_catalogue` raises with every problem found."""
+the reviewer give verdicts (C4.1). `load_catalogue` raises with every problem found.
+
+Also the rules of the standard and coordinator loops on their ledgers (registered with
+`crewbook.ledger.conformance`): verdicts only from QA and the reviewer, each report from
+the role last launched, finalising only a version QA passed, launches, plan revisions
+and steps within the task's limits."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Final
 
 from ..errors import Problem, did_you_mean
+from ..ledger.conformance import Event, LoopRules, count_cap, register_loop_rules
 from ..sources import SourceDoc
-from .model import DEVELOPER, JUDGES, CatalogueFile, ToolSpec
+from .model import DEVELOPER, JUDGES, QA, ROLE_IDS, CatalogueFile, Limits, ToolSpec
 
 
 def catalogue_problems(model: CatalogueFile, doc: SourceDoc) -> list[Problem]:
@@ -65,3 +72,57 @@ def rule_problems(role_id: str, writes: bool, judges: bool, tools: Sequence[str]
             f"({', '.join(t for t, s in specs.items() if s.writes)}): it builds every version",
             (*where, "tools")))
     return problems
+
+
+# -- the rules of the delivery loops, checked on their ledgers -----------------------------
+
+
+def _caps(events: Sequence[Event]) -> list[tuple[int | None, str, str]]:
+    """C4.3 on a ledger: launches per role, plan revisions and steps within the task's
+    limits (from the ``init`` payload; a ledger without them is not checked)."""
+    payload = events[0].get("payload") if events and events[0]["kind"] == "init" else None
+    raw = payload.get("limits") if isinstance(payload, dict) else None
+    if not isinstance(raw, dict):
+        return []
+    try:
+        limits = Limits.model_validate(raw)
+    except ValueError:
+        return []
+    out: list[tuple[int | None, str, str]] = []
+    for role in sorted({str(e["role"]) for e in events if e["kind"] == "act" and e["role"]}):
+        out += count_cap(events, what=f"{role} launched", limit=limits.launch_limit(role),
+                         match=_launch_of(role))
+    out += count_cap(events, what="plan revisions", limit=limits.plan_revisions,
+                     match=lambda e: e["kind"] == "plan" and _revision(e) > 0)
+    if limits.steps is not None:  # at the cap only finalise or fail remain (one more act)
+        for event in events:
+            act = (event.get("payload") or {}).get("act")
+            if isinstance(act, int) and act > limits.steps and event["kind"] not in (
+                    "finish", "escalate", "error"):
+                out.append((int(event["seq"]), "cap_exceeded",
+                            f"act {act} where the task allows {limits.steps} steps; at the "
+                            "cap only finalise or fail remain (C4.3)"))
+                break
+    return out
+
+
+def _launch_of(role: str) -> Callable[[Event], bool]:
+    def match(event: Event) -> bool:
+        return bool(event["kind"] == "act" and event["role"] == role)
+
+    return match
+
+
+def _revision(event: Event) -> int:
+    value = (event.get("payload") or {}).get("revision", 0)
+    return value if isinstance(value, int) else 0
+
+
+#: Who may give a verdict in the standard and coordinator loops (C4.1), and who acts.
+DELIVERY_RULES: Final = tuple(
+    LoopRules(loop, judges=frozenset(JUDGES), roles=frozenset(ROLE_IDS), turns="act",
+              shipping=frozenset({"pull_request", "already_done"}), qa=QA,
+              checks=(_caps,))
+    for loop in ("standard", "coordinator"))
+for _rules in DELIVERY_RULES:
+    register_loop_rules(_rules)

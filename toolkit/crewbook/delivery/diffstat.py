@@ -4,15 +4,17 @@ A `ChangeSummary` lists the changed paths with their added / removed lines and t
 flags the policy cares about (binary, symlink, submodule). Build it:
 
 - from ``git diff --numstat`` output, optionally followed by ``--summary`` lines (one
-  ``git diff --numstat --summary`` call prints both): `from_numstat`;
+  ``git diff --numstat --summary`` call prints both): `from_numstat`; NUL-separated
+  ``git diff --numstat -z`` output (renames as ``A\tR\t\0old\0new\0``) too;
 - from a unified diff (``git diff``, ``diff -u``): `from_unified_diff`;
 - by hand: ``ChangeSummary.of({"src/app.py": (12, 3)}, symlinks=["current"])``;
 - from whatever text you have: `parse_change` tells the formats apart, and
   `read_change` returns an `Unreadable` instead of raising, because for the policy an
   unreadable change means "reviewer required" (when in doubt, required).
 
-Parsing is strict: a line that belongs to no known format makes the whole text
-unreadable (a guess could hide a sensitive file).
+Parsing is strict: a line that belongs to no known format, a NUL byte outside ``-z``
+output, or a path holding a control character makes the whole text unreadable (a
+guess could hide a sensitive file: C7, when in doubt, required).
 """
 
 from __future__ import annotations
@@ -246,6 +248,62 @@ def from_numstat(numstat: str, summary: str = "") -> ChangeSummary:
     return ChangeSummary(tuple(files.values()), "numstat")
 
 
+def from_numstat_z(text: str) -> ChangeSummary:
+    """A summary from ``git diff --numstat -z`` output: records end with NUL; a record is
+    ``added\tremoved\tpath``, or ``added\tremoved\t`` followed by the old and the new
+    path of a rename or copy as two more NUL-ended fields. Paths are not quoted.
+    Raises `InvalidInputError` on anything else (a cut record included)."""
+    fields = text.split("\0")
+    if fields and fields[-1].strip() == "":
+        fields.pop()  # the NUL ending the last record (and maybe a newline after it)
+    files: dict[str, FileChange] = {}
+    problems: list[Problem] = []
+    i = 0
+    while i < len(fields):
+        record = fields[i].lstrip("\n")
+        number = i + 1
+        i += 1
+        m = _NUMSTAT_Z.match(record)
+        if m is None:
+            problems.append(Problem("unreadable_change", "not `git diff --numstat -z` "
+                                    f"output: {record[:80]!r}", "<numstat -z>", number))
+            break
+        added, removed, name = m.groups()
+        old: str | None = None
+        if not name:  # a rename or copy: old and new paths follow
+            if i + 2 > len(fields):
+                problems.append(Problem("unreadable_change", "a rename record of "
+                                        "`--numstat -z` is cut short", "<numstat -z>", number))
+                break
+            old, name = fields[i], fields[i + 1]
+            i += 2
+        binary = added == "-" and removed == "-"
+        files[name] = FileChange(
+            name, None if added == "-" else int(added), None if removed == "-" else int(removed),
+            status="renamed" if old is not None else "modified", old_path=old, binary=binary)
+    if problems:
+        raise InvalidInputError("cannot read the change", problems)
+    return ChangeSummary(tuple(files.values()), "numstat")
+
+
+_NUMSTAT_Z = re.compile(r"^(\d+|-)\t(\d+|-)\t(.*)$", re.DOTALL)
+
+
+def _check_paths(change: ChangeSummary) -> ChangeSummary:
+    """`change`, or `InvalidInputError` when a path is empty or holds a control
+    character (a NUL, a newline, an escape): such a name was misread, and a misread
+    name could hide a sensitive file."""
+    problems = [
+        Problem("unreadable_change", f"the path {path[:80]!r} is empty or holds a control "
+                "character; it was probably misread", "<change>")
+        for path in change.paths
+        if not path or any(ord(c) < 32 or ord(c) == 127 for c in path)
+    ]
+    if problems:
+        raise InvalidInputError("cannot read the change", problems)
+    return change
+
+
 # ------------------------------------------------------------------ unified diff
 _GIT_HEADER = re.compile(r"^diff --git (\"?a/.+?\"?) (\"?b/.+\"?)$")
 _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
@@ -421,6 +479,8 @@ def _extended(entry: _Entry, line: str) -> None:
 # ---------------------------------------------------------------------- detection
 def change_format(text: str) -> Source | None:
     """Which format `text` is in: ``diff``, ``numstat``, ``empty``, or None (unknown)."""
+    if "\0" in text:
+        return "numstat" if _NUMSTAT_Z.match(text.lstrip("\n").split("\0", 1)[0]) else None
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
         return "empty"
@@ -440,10 +500,10 @@ def parse_change(text: str) -> ChangeSummary:
     if kind == "empty":
         return ChangeSummary((), "empty")
     if kind == "diff":
-        return from_unified_diff(text)
+        return _check_paths(from_unified_diff(text))
     if kind == "numstat":
-        return from_numstat(text)
-    first = next(line for line in text.splitlines() if line.strip())
+        return _check_paths(from_numstat_z(text) if "\0" in text else from_numstat(text))
+    first = next((line for line in text.splitlines() if line.strip()), text)
     raise InvalidInputError("cannot read the change", [Problem(
         "unreadable_change", "neither a unified diff nor `git diff --numstat` output: "
         f"{first[:80]!r}", "<change>", 1)])
@@ -464,6 +524,8 @@ def read_change(text: str | bytes) -> ChangeSummary | Unreadable:
         where = f"line {first.line}: " if first is not None and first.line else ""
         return Unreadable(f"the change cannot be read ({where}"
                           f"{first.message if first else exc.message})")
+    except (ValueError, LookupError) as exc:  # a count of 5,000 digits, a broken escape
+        return Unreadable(f"the change cannot be read ({exc})")
 
 
 def covering(change: ChangeSummary, files: Sequence[str],

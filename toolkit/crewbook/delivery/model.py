@@ -179,7 +179,8 @@ class ReviewPolicy(FileModel):
     policy: ReviewMode = Field(
         "always", description="'always' (default: every standalone task is reviewed) or "
         "'risk-based' (a minor, routine change may skip the reviewer).")
-    max_lines: int = Field(MAX_LINES, ge=0, description="Changed lines above which a change "
+    max_lines: int = Field(MAX_LINES, ge=0, le=100_000_000, description="Changed lines "
+                           "above which a change "
                            "is not minor (risk-based).")
     sensitive: dict[str, tuple[Text, ...]] = Field(
         default_factory=dict, description="Category → extra path patterns (gitignore-like); "
@@ -211,7 +212,9 @@ class ReviewPolicy(FileModel):
 Mode = Literal["standard", "coordinator"]
 #: ``merge-conflict`` work always runs in standard mode (C2).
 TaskKind = Literal["change", "merge-conflict"]
-Limit = Annotated[int, Field(ge=1)] | None
+#: Largest cap a task may set (a count, or minutes: about a year); beyond, a typo.
+MAX_LIMIT: Final = 525_600
+Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT)] | None
 
 #: Launches allowed per role and task when the task does not say (C4.3).
 DEFAULT_LAUNCHES: Final[dict[str, int]] = {
@@ -231,10 +234,10 @@ class Limits(FileModel):
     plan_revisions: Limit = Field(2, description="How many times the plan may be revised.")
     steps: Limit = Field(60, description="Accepted acts (moves and reports) per task.")
     duration_minutes: Limit = Field(240, description="Total run time of the task.")
-    wait_minutes: Annotated[int, Field(ge=1)] = Field(
+    wait_minutes: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = Field(
         45, description="Deadline of every wait for an agent, from its launch or answer.")
     agent_steps: Limit = Field(None, description="Step budget of one agent launch.")
-    quick_fix_steps: Annotated[int, Field(ge=1)] = Field(
+    quick_fix_steps: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = Field(
         15, description="The developer's smaller step budget on the quick-fix path (C6).")
 
     def launch_limit(self, role: str) -> int | None:

@@ -3,7 +3,8 @@
 ``Ledger`` appends events (one JSON line each, under a file lock); ``read_ledger``
 loads files, folders of runs and spec-kit runs into one typed DataFrame; the analysis
 functions turn that frame into per-run outcomes, usage per role and stage, rework,
-verdict funnels and timelines; ``plot_timeline`` and ``plot_rounds`` draw them.
+verdict funnels and timelines; ``plot_timeline`` and ``plot_rounds`` draw them;
+``check_conformance`` checks each run against the rules of the loop that wrote it.
 
 Names are loaded on first use (PEP 562), so ``import crewbook.ledger`` costs nothing
 and ``from crewbook.ledger import Ledger`` does not load pandas or pyarrow; matplotlib
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .analyses import rework, run_outcomes, timeline, usage_by_role, verdict_funnel
+    from .conformance import LoopRules, check_conformance, register_loop_rules
     from .events import KINDS, REQUIRED_BY_KIND, LedgerEvent
     from .plots import plot_rounds, plot_timeline
     from .reader import LedgerWarning, read_ledger, to_parquet, validate_ledger
@@ -33,6 +35,8 @@ _WHERE = {
     "rework": "analyses", "run_outcomes": "analyses", "timeline": "analyses",
     "usage_by_role": "analyses", "verdict_funnel": "analyses",
     "plot_rounds": "plots", "plot_timeline": "plots",
+    "LoopRules": "conformance", "check_conformance": "conformance",
+    "register_loop_rules": "conformance",
 }
 
 __all__ = [
@@ -41,10 +45,13 @@ __all__ = [
     "Ledger",
     "LedgerEvent",
     "LedgerWarning",
+    "LoopRules",
+    "check_conformance",
     "import_speckit_runs",
     "plot_rounds",
     "plot_timeline",
     "read_ledger",
+    "register_loop_rules",
     "rework",
     "run_outcomes",
     "speckit_events",

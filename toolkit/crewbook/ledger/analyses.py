@@ -47,7 +47,10 @@ def run_outcomes(df: pd.DataFrame) -> pd.DataFrame:
     ``tokens_in``, ``tokens_out``, ``tokens``, ``cost``. Sorted by start.
     """
     _need(df, *_REQUIRED, "loop", "attempt", "verdict")
-    g = df.groupby("run", observed=True, sort=False)
+    # Group on the run names as text: a category index of a subset has codes of
+    # another width (int8 vs int16 past 127 runs), which pandas cannot reindex across.
+    df = df.assign(run=df["run"].astype(object))
+    g = df.groupby("run", sort=False)
     out = pd.DataFrame({
         "loop": g["loop"].first(),
         "started": g["ts"].min(),
@@ -58,7 +61,7 @@ def run_outcomes(df: pd.DataFrame) -> pd.DataFrame:
     kinds = df["kind"].astype(object)
     out["acts"] = _count(df[kinds.isin(ACT_KINDS)], out.index)
     out["rounds"] = g["attempt"].max().astype("Int64")
-    finish = df[kinds == "finish"].groupby("run", observed=True)["verdict"].last()
+    finish = df[kinds == "finish"].groupby("run")["verdict"].last()
     out["finished"] = out.index.isin(finish.index)
     reason = finish.astype(object).reindex(out.index)
     out["finished_reason"] = reason.astype("category")
@@ -223,8 +226,9 @@ def _tasks(df: pd.DataFrame) -> pd.Series:
 
 
 def _count(sub: pd.DataFrame, index: pd.Index) -> pd.Series:
-    return sub.groupby("run", observed=True).size().reindex(index, fill_value=0).astype(
-        "Int64")
+    runs = sub["run"].astype(object)
+    return sub.groupby(runs).size().reindex(index.astype(object), fill_value=0).astype(
+        "Int64").set_axis(index)
 
 
 def _need(df: pd.DataFrame, *columns: str) -> None:

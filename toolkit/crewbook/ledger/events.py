@@ -22,6 +22,7 @@ changing the model (a test fails while it is stale)::
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from typing import Annotated, Any, Final, Literal, get_args
 
@@ -106,7 +107,10 @@ FIELDS: Final[tuple[str, ...]] = (
 )
 
 Name = Annotated[StrictStr, Field(min_length=1)]
-Count = Annotated[StrictInt, Field(ge=0)]
+#: Largest integer a field may hold: what int64 (Arrow, pandas Int64) can; the writer
+#: refuses more, so it never writes a line its reader cannot read.
+MAX_INT: Final = 2**63 - 1
+Count = Annotated[StrictInt, Field(ge=0, le=MAX_INT)]
 
 
 def _kind_rules() -> list[dict[str, Any]]:
@@ -153,7 +157,7 @@ class LedgerEvent(BaseModel):
         None, description="Outcome: go/no-go (qa), approved/changes (reviewer), done, "
         "pass/fail (bar), the finished reason (finish).",
     )
-    attempt: Annotated[StrictInt, Field(ge=1)] | None = Field(
+    attempt: Annotated[StrictInt, Field(ge=1, le=MAX_INT)] | None = Field(
         None, description="Round of the loop, from 1; grows when work goes back.")
     version: Count | None = Field(None, description="Version of the work judged or shipped.")
     summary: StrictStr | None = Field(None, description="One compact sentence about the act.")
@@ -164,6 +168,17 @@ class LedgerEvent(BaseModel):
     duration_ms: Count | None = Field(None, description="How long the act took, in ms.")
     payload: dict[str, Any] = Field(
         default_factory=dict, description="Kind-specific structured data (a JSON object).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _text_is_unicode(cls, value: Any) -> Any:
+        where = lone_surrogate(value)
+        if where is not None:
+            raise PydanticCustomError(
+                "lone_surrogate", "{where} holds a lone surrogate (an escape such as "
+                "\\ud800 that is half of a character); it cannot be stored as UTF-8",
+                {"where": where or "a key"})
+        return value
 
     @field_validator("payload", mode="before")
     @classmethod
@@ -212,6 +227,32 @@ class LedgerEvent(BaseModel):
         return f"<table class='crewbook-event'><caption>LedgerEvent</caption>{rows}</table>"
 
 
+def lone_surrogate(value: Any, where: str = "") -> str | None:
+    """The key path of the first text (key or value) holding a lone surrogate, or None.
+
+    ``json.loads('"\\ud800"')`` gives such a string; it cannot be encoded as UTF-8,
+    so it would crash whatever writes it out later (Arrow, the CLI's JSON).
+    """
+    stack: list[tuple[Any, str]] = [(value, where)]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return at
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                inner = f"{at}.{key}" if at else str(key)
+                if isinstance(key, str) and _SURROGATE.search(key):
+                    return at or "payload"
+                stack.append((child, inner))
+        elif isinstance(item, list | tuple):
+            stack.extend((child, f"{at}[{i}]") for i, child in enumerate(item))
+    return None
+
+
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
 def missing_message(name: str) -> str:
     """What to say when a field every event needs is absent."""
     return f"{name} is missing; every event needs {', '.join(ALWAYS_REQUIRED)}"
@@ -232,6 +273,8 @@ def validation_problems(
                 Problem(code, f"a {kind!r} event needs {name}", path, line, key=name)
                 for name in err["ctx"]["missing"])
             continue
+        if err["type"] == "lone_surrogate":
+            loc = str(err["ctx"]["where"])
         if err["type"] == "extra_forbidden":
             from ..errors import did_you_mean
 

@@ -19,6 +19,7 @@ from .events import LedgerEvent, validation_problems
 TRUNCATED: Final = "ledger_truncated_line"
 BAD_JSON: Final = "ledger_bad_json"
 BAD_EVENT: Final = "ledger_bad_event"
+EMPTY: Final = "ledger_empty"
 
 
 def parse_line(raw: bytes, name: str, line: int, problems: list[Problem],

@@ -33,7 +33,7 @@ from .events import (
     REQUIRED_BY_KIND,
     missing_message,
 )
-from .lines import BAD_EVENT, cut_short, parse_line, truncated
+from .lines import BAD_EVENT, EMPTY, cut_short, parse_line, truncated
 from .payloads import payload_dicts
 
 #: Columns read by Arrow with a fixed type (`payload` is inferred, see `payload_dicts`).
@@ -141,6 +141,10 @@ class _Parser:
                 self.problems.append(truncated(self.name, line, last=True))
                 end = cut
         if not _NOT_SPACE.search(self.data, 0, end):
+            if not self.problems:
+                self.problems.append(Problem(
+                    EMPTY, "the ledger holds no events (an empty file); is it the right "
+                    "file, or did the run not start?", self.name, severity="warning"))
             return Parsed(_empty_table(), [] if self.with_payload else None, self.problems)
         table = self.arrow(0, end)
         if table is not None and table.num_rows == self.count_rows(end):
@@ -170,6 +174,7 @@ class _Parser:
             table = pj.read_json(pa.BufferReader(self.buf.slice(start, end - start)),
                                  parse_options=options)
             table.validate(full=True)  # Arrow's JSON reader lets invalid UTF-8 through
+            _field_names(table.schema)  # ... even in keys, which validate() does not check
         except (pa.ArrowException, ValueError):  # ArrowInvalid, bad UTF-8...
             return None
         return table
@@ -299,6 +304,21 @@ def _below(column: pa.ChunkedArray, name: str, low: int) -> Callable[[int], str]
 
 
 # -- helpers ----------------------------------------------------------------------------
+
+
+def _field_names(schema: pa.Schema) -> None:
+    """Decode every field name, nested ones too: UnicodeDecodeError (a ValueError)
+    when a payload key is not UTF-8, so the block goes the slow, exact way."""
+    stack: list[pa.DataType] = [f.type for f in schema]
+    while stack:
+        kind = stack.pop()
+        if pa.types.is_struct(kind):
+            for i in range(kind.num_fields):
+                field_ = kind.field(i)
+                field_.name  # noqa: B018  (decoding is the check)
+                stack.append(field_.type)
+        elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
+            stack.append(kind.value_type)
 
 
 def _empty_table() -> pa.Table:

@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import ValidationError
 
-from ..errors import LedgerError, Problem, UsageError
+from ..errors import LedgerError, Problem, UsageError, plural
 from ..report import ValidationReport
 from .events import KINDS, LedgerEvent, validation_problems
 from .parse import ARROW_SCHEMA, Parsed, parse_bytes
@@ -75,7 +75,7 @@ def read_ledger(
         raise UsageError(f"payload must be 'dict', 'flat' or 'none', not {payload!r}")
     files = find_ledgers(source)
     parts = [read_one(path, shown, with_payload=payload != "none") for path, shown in files]
-    problems = [p for part in parts for p in part.problems]
+    problems = _no_files(source, files) + [p for part in parts for p in part.problems]
     bad = [p for p in problems if p.severity == "error"]
     if bad and errors == "raise":
         where = files[0][1] if len(files) == 1 else f"{len(files)} ledger files"
@@ -89,12 +89,23 @@ def read_ledger(
     if problems:
         shown = "\n".join(f"  {p}" for p in problems[:10])
         more = f"\n  … and {len(problems) - 10} more" if len(problems) > 10 else ""
+        left_out = sum(1 for p in problems if p.code != "ledger_empty")
+        what = f"{plural(left_out, 'line')} left out" if left_out else "no events"
         warnings.warn(
-            f"ledger read with {len(problems)} line(s) left out (see "
+            f"ledger read with {what} (see "
             f"df.attrs['{PROBLEMS_ATTR}']):\n{shown}{more}",
             LedgerWarning, stacklevel=2,
         )
     return frame
+
+
+def _no_files(source: Source, files: Sequence[tuple[Path, str]]) -> list[Problem]:
+    """A warning when `source` designates no ledger at all (an empty folder)."""
+    if files:
+        return []
+    where = str(source) if isinstance(source, str | os.PathLike) else "the sources given"
+    return [Problem("ledger_empty", "no ledger here: the folder holds no .jsonl, .parquet "
+                    "or spec-kit run; is it the right folder?", where, severity="warning")]
 
 
 def validate_ledger(path: Path | str) -> ValidationReport:
@@ -109,7 +120,7 @@ def validate_ledger(path: Path | str) -> ValidationReport:
         files = find_ledgers(path)
     except LedgerError as exc:
         return ValidationReport(exc.problems, subject=str(path))
-    problems: list[Problem] = []
+    problems: list[Problem] = _no_files(path, files)
     for file, shown in files:
         problems.extend(read_one(file, shown, with_payload=True).problems)
     return ValidationReport(tuple(problems), subject=str(path))

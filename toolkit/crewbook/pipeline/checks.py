@@ -12,11 +12,13 @@ Warnings (it runs, but probably not as meant): ``unreachable_stage``, ``no_way_o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import Problem, did_you_mean
+from ..errors import Problem, UnsafePathError, did_you_mean
+from ..ledger.conformance import Event, LoopRules, register_loop_rules
+from ..models import contained, path_defect
 from ..sources import SourceDoc
 from .kinds import FILE_WRITTEN, ArtifactKind, unknown_kind_message
 from .lint import read_prompt, stage_comments, unseen_mentions
@@ -183,24 +185,40 @@ def _enum(doc: SourceDoc, value: Any, operator: str, schema: dict[str, Any],
         where, severity="warning")]
 
 
+def _root_cause(model: PipelineFile, doc: SourceDoc, topo: Topology) -> str:
+    """What the shape warnings follow from, when a transition names no stage: those
+    warnings are then consequences, and the text says which error to fix first."""
+    for i, t in enumerate(model.transitions):
+        if t.from_ not in topo.stages or (t.to not in topo.stages and t.to != DONE):
+            pos = doc.position(("transitions", i, "from" if t.from_ not in topo.stages
+                                else "to"))
+            where = f" (line {pos.line})" if pos else ""
+            return (f"; this follows from transition {t.id!r}{where}, which names no stage: "
+                    "fix that error first")
+    return ""
+
+
 def _shape(model: PipelineFile, doc: SourceDoc, topo: Topology) -> list[Problem]:
     out: list[Problem] = []
     if model.start not in topo.stages:
         return out
+    cause = _root_cause(model, doc, topo)
     first = {s.id: i for i, s in reversed(list(enumerate(model.stages)))}
     for stage_id, i in sorted(first.items(), key=lambda kv: kv[1]):
         if stage_id not in topo.depth:
             out.append(doc.problem(
                 "unreachable_stage", f"stage {stage_id!r} can never run: no transition leads "
-                f"to it from the start {model.start!r}", ("stages", i), severity="warning"))
+                f"to it from the start {model.start!r}{cause}", ("stages", i),
+                severity="warning"))
         elif not topo.out[stage_id]:
             out.append(doc.problem(
                 "no_way_out", f"stage {stage_id!r} has no transition out: a run that reaches "
-                "it can only escalate", ("stages", i), severity="warning"))
+                f"it can only escalate{cause}", ("stages", i), severity="warning"))
         elif not topo.reaches_done(stage_id):
             out.append(doc.problem(
                 "no_way_out", f"stage {stage_id!r} can never reach {DONE!r}: a run that "
-                "reaches it can only loop until it escalates", ("stages", i), severity="warning"))
+                f"reaches it can only loop until it escalates{cause}", ("stages", i),
+                severity="warning"))
     for i, t in enumerate(model.transitions):
         if topo.is_loop(t) and t.from_ in topo.depth:
             target = topo.stages[t.to]
@@ -215,7 +233,12 @@ def _shape(model: PipelineFile, doc: SourceDoc, topo: Topology) -> list[Problem]
 def _files(model: PipelineFile, doc: SourceDoc, folder: Path) -> list[Problem]:
     out: list[Problem] = []
     for i, stage in enumerate(model.stages):
-        if not (folder / stage.prompt).is_file():
+        try:
+            found = None if path_defect(stage.prompt) else contained(folder, stage.prompt)
+        except UnsafePathError as exc:
+            out.append(doc.problem("unsafe_path", f"prompt {exc}", ("stages", i, "prompt")))
+            continue
+        if found is None or not found.is_file():
             out.append(doc.problem(
                 "prompt_not_found", f"prompt file {stage.prompt!r} does not exist (relative "
                 "to the pipeline file); it must exist for a real run", ("stages", i, "prompt"),
@@ -260,3 +283,31 @@ def _unseen(model: PipelineFile, doc: SourceDoc, topo: Topology,
             severity="warning"))
     return out
 
+
+
+# -- the rules of the pipeline loop, checked on its ledgers --------------------------------
+
+
+def _pipeline_rules(events: Sequence[Event]) -> list[tuple[int | None, str, str]]:
+    """B2/B6 on a ledger: reports come from the pipeline's stages, and no stage runs
+    more attempts than its ``max_retries`` allows (from the ``init`` payload)."""
+    payload = events[0].get("payload") if events and events[0]["kind"] == "init" else None
+    if not isinstance(payload, dict):
+        return []
+    stages, caps = payload.get("stages"), payload.get("caps")
+    out: list[tuple[int | None, str, str]] = []
+    for event in events:
+        if event["kind"] not in ("report", "verdict"):
+            continue
+        seq, role, attempt = int(event["seq"]), event["role"], event["attempt"]
+        if isinstance(stages, list) and role not in stages:
+            out.append((seq, "unexpected_role", f"{role!r} is no stage of this pipeline "
+                        f"({', '.join(map(str, stages))})"))
+        cap = caps.get(role) if isinstance(caps, dict) else None
+        if isinstance(cap, int) and attempt is not None and int(attempt) > cap + 1:
+            out.append((seq, "cap_exceeded", f"attempt {attempt} of stage {role!r}, which "
+                        f"allows {cap} retries ({cap + 1} attempts, B6)"))
+    return out
+
+
+register_loop_rules(LoopRules("pipeline", turns="stage", checks=(_pipeline_rules,)))

@@ -15,7 +15,6 @@ stage does not give it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import Any
 
 from ..errors import PipelineError, Problem, did_you_mean
 from ..models import parse_model, path_defect
-from ..sources import SourceDoc, read_text, read_toml
+from ..sources import SourceDoc, read_json, read_toml
 from .model import KindsConfig
 
 #: The kinds config looked for next to a pipeline file, then in its parent folder.
@@ -195,14 +194,12 @@ def _read_schema(doc: SourceDoc, path: Path, shown: str,
             "kind_schema_not_found", f"the JSON Schema {shown!r} does not exist "
             f"(looked in {path.parent})", where)]
     try:
-        data = json.loads(read_text(path, error_cls=PipelineError, display_path=shown))
+        data = read_json(path, error_cls=PipelineError, display_path=shown)
     except PipelineError as exc:
-        return None, [doc.problem("kind_schema_unreadable", p.message, where)
-                      for p in exc.problems]
-    except json.JSONDecodeError as exc:
         return None, [doc.problem(
             "kind_schema_unreadable",
-            f"{shown} is not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", where)]
+            f"{shown}: {p.message}" + (f" (line {p.line}, column {p.column})" if p.line else ""),
+            where) for p in exc.problems]
     if not isinstance(data, dict):
         return None, [doc.problem("kind_schema_invalid",
                                   f"{shown} must hold a JSON object (a JSON Schema)", where)]
@@ -216,6 +213,9 @@ def _read_schema(doc: SourceDoc, path: Path, shown: str,
         return None, [doc.problem(
             "kind_schema_invalid",
             f"{shown} is not a valid JSON Schema: {exc.message} (at {at})", where)]
+    except (TypeError, ValueError, LookupError, RecursionError) as exc:  # "$schema": [1]...
+        return None, [doc.problem(
+            "kind_schema_invalid", f"{shown} is not a valid JSON Schema: {exc}", where)]
     return data, []
 
 

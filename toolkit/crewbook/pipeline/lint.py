@@ -21,6 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import CrewbookError
+from ..models import contained, path_defect
+from ..sources import MAX_TEXT_BYTES, read_text
 from .kinds import ArtifactKind
 from .topology import Topology
 
@@ -113,8 +116,15 @@ def _first_hit(phrases: list[str], texts: Mapping[str, str]) -> tuple[str, str] 
 
 
 def read_prompt(folder: Path, prompt: str) -> str:
-    """The prompt file's text, or "" when it is missing or unreadable."""
+    """The prompt file's text, or "" when it is missing, unreadable, too large, unsafe
+    (a name the OS refuses, a link leading out of the pipeline's folder: `checks`
+    reports those) or not UTF-8."""
+    if path_defect(prompt):
+        return ""
     try:
-        return (folder / prompt).read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
+        target = contained(folder, prompt)
+        if target is None:
+            return ""
+        return read_text(target, max_bytes=MAX_TEXT_BYTES)
+    except CrewbookError:
         return ""

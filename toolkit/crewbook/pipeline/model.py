@@ -76,6 +76,11 @@ Id = Annotated[str, Field(strict=True, min_length=1,
 Scalar = StrictBool | StrictInt | StrictFloat | Text
 
 
+#: Sane upper bounds: a value beyond them is a typo (``10**44`` tokens), not a plan.
+MAX_TOKENS = 100_000_000
+MAX_COUNT = 10_000
+
+
 class Produce(FileModel):
     """An artifact a stage produces: its `name` (what later stages `need`) and its `kind`."""
 
@@ -95,9 +100,9 @@ class StageSpec(FileModel):
         (), description="Tools the stage may use; file_write/file_edit let it write.")
     ground_references: StrictBool = Field(
         False, description="Every workspace-relative path named in its artifacts must exist.")
-    token_budget: Annotated[StrictInt, Field(ge=1)] | None = Field(
-        None, description="Tokens the stage may spend on one attempt.")
-    max_retries: Annotated[StrictInt, Field(ge=0)] | None = Field(
+    token_budget: Annotated[StrictInt, Field(ge=1, le=MAX_TOKENS)] | None = Field(
+        None, description="Tokens the stage may spend on one attempt (at most 100 million).")
+    max_retries: Annotated[StrictInt, Field(ge=0, le=MAX_COUNT)] | None = Field(
         None, description="Retries after a failed attempt; on a loop target, the number "
         "of rounds the loop may send work back.")
     writes: tuple[RelativePath, ...] | None = Field(

@@ -18,7 +18,7 @@ from ..errors import PipelineError, Problem, StageNotFoundError, did_you_mean, p
 from ..loop import EventSink, utc_now
 from ..models import parse_model
 from ..report import ValidationReport
-from ..sources import parse_toml, read_text
+from ..sources import MAX_TOML_BYTES, parse_toml, read_text
 from .checks import check_pipeline
 from .kinds import ArtifactKind, find_kinds_config, load_kinds
 from .lint import unreceived
@@ -149,7 +149,8 @@ def inspect_pipeline(
     path = Path(path)
     shown = str(path)
     try:
-        text = read_text(path, error_cls=PipelineError, display_path=shown)
+        text = read_text(path, error_cls=PipelineError, max_bytes=MAX_TOML_BYTES,
+                         display_path=shown)
         doc = parse_toml(text, path, error_cls=PipelineError, display_path=shown)
     except PipelineError as exc:
         return None, list(exc.problems)

@@ -83,7 +83,7 @@ class Capability(FileModel):
         default=None,
         description="A named reasoning effort (OpenAI `reasoning_effort`)",
     )
-    thinking_budget: Annotated[int, Field(strict=True, ge=-1)] | None = Field(
+    thinking_budget: Annotated[int, Field(strict=True, ge=-1, le=100_000_000)] | None = Field(
         default=None,
         description="Most tokens the model may spend thinking; 0 = thinking off, "
         "-1 = the model decides (Gemini)",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..artifacts.project import ProjectLike
+from ..errors import plural
 from .active import ActiveProfile, provider_profile_show
 from .axes import LOOP_ROLES
 
@@ -71,4 +72,4 @@ class Router:
         }
 
     def __repr__(self) -> str:
-        return f"<Router {self.family}: {len(self._routes)} role(s) resolved>"
+        return f"<Router {self.family}: {plural(len(self._routes), 'role')} resolved>"

@@ -7,10 +7,20 @@ import re
 from pathlib import Path
 
 from ..errors import InvalidInputError
-from .document import KeyPath, Position, SourceDoc, _fail, read_text
+from .document import (
+    MAX_DEPTH,
+    KeyPath,
+    MiB,
+    Position,
+    SourceDoc,
+    _fail,
+    read_text,
+    too_complex,
+)
 
-#: Largest TOML file read, in bytes (pipelines and configs are a few kilobytes).
-MAX_TOML_BYTES = 4 * 1024 * 1024
+#: Largest TOML file read (pipelines and artifact-kinds configs), in bytes; real ones
+#: are a few kilobytes.
+MAX_TOML_BYTES = 1 * MiB
 
 _TOML_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
 _TOML_END = re.compile(r"\s*\(at end of document\)\s*$")
@@ -43,7 +53,8 @@ def parse_toml(
     it: table headers ``[a.b]``, arrays of tables ``[[stages]]`` (numbered in order),
     ``key = value`` lines (dotted and quoted keys too), and the items of arrays and
     inline tables. A syntax error is one `toml_syntax` problem at tomllib's line and
-    column; an empty file is `empty_file`.
+    column; an empty file is `empty_file`; a number of thousands of digits or nesting
+    deeper than `MAX_DEPTH` is `toml_too_complex` (never a library traceback).
     """
     import tomllib
 
@@ -67,8 +78,18 @@ def parse_toml(
             line = text.count("\n") + 1
         raise _fail(error_cls, name, "toml_syntax", f"invalid TOML: {message}", line,
                     column) from None
+    except ValueError:  # an integer of thousands of digits (int max str digits)
+        raise _fail(error_cls, name, "toml_too_complex",
+                    "a number has more than 4,300 digits, too long to read; no crewbook "
+                    "key needs one") from None
+    except RecursionError:
+        data = None
+    why = f"it nests more than {MAX_DEPTH} levels deep" if data is None else too_complex(data)
+    if why is not None:
+        raise _fail(error_cls, name, "toml_too_complex", f"the TOML is too complex: {why}")
     scanner = _TomlScanner(text)
-    with contextlib.suppress(IndexError, ValueError):  # tomllib accepted the text already
+    # tomllib accepted the text already: a scan that trips only loses positions
+    with contextlib.suppress(IndexError, ValueError, RecursionError):
         scanner.scan()
     return SourceDoc(path=path, data=data, positions=scanner.positions, display_path=name)
 

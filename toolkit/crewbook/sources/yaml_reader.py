@@ -1,8 +1,12 @@
 """YAML with `yaml.safe_load` semantics, keeping where every key is.
 
 Guards beyond safe_load: a key repeated in one mapping is a problem (the later value
-would silently win), aliases may expand to at most `MAX_ALIAS_EXPANSION` nodes (the
-"billion laughs"), and tags on collections are refused.
+would silently win; a key that overrides one brought in by a merge ``<<: *base`` is
+not), aliases may expand to at most `MAX_ALIAS_EXPANSION` nodes (the "billion
+laughs"), nesting is at most `MAX_DEPTH` levels, tags on collections are refused, a
+mapping key must be one scalar, an integer at most `MAX_INT_BITS` bits, and a scalar
+its explicit tag cannot read (``!!float y``, ``!!timestamp x``) is a located
+`yaml_syntax` problem, never a library traceback.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import yaml
 
 from ..errors import InvalidInputError, Problem
 from .document import (
+    MAX_DEPTH,
+    MAX_INT_BITS,
     MAX_YAML_BYTES,
     KeyPath,
     Position,
@@ -84,7 +90,7 @@ def parse_yaml(
         raise _fail(
             error_cls,
             name,
-            "yaml_syntax",
+            "yaml_too_complex" if "nesting depth" in what else "yaml_syntax",
             f"invalid YAML: {what}",
             mark.line + 1 if mark else None,
             mark.column + 1 if mark else None,
@@ -99,8 +105,11 @@ def parse_yaml(
             f"aliases expand to more than {MAX_ALIAS_EXPANSION:,} nodes (an alias bomb?); "
             "write the data out instead of nesting aliases",
         ) from None
-    except RecursionError:
-        raise _fail(error_cls, name, "yaml_too_complex", "the YAML nests too deeply") from None
+    except (RecursionError, _TooDeep):
+        raise _fail(
+            error_cls, name, "yaml_too_complex",
+            f"the YAML nests more than {MAX_DEPTH} levels deep; no crewbook file needs that",
+        ) from None
     finally:
         loader.dispose()
     if require_mapping and data is None:  # "---" alone, or a bare null
@@ -218,6 +227,14 @@ class _Redo(Exception):
     """The fast build met a repeated key: build again, with positions."""
 
 
+class _TooDeep(Exception):
+    pass
+
+
+#: What a scalar's constructor may raise on a value its explicit tag cannot read.
+_SCALAR_ERRORS = (ValueError, TypeError, KeyError, AttributeError, OverflowError, IndexError)
+
+
 _STR_TAG = "tag:yaml.org,2002:str"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _MappingNode, _SequenceNode, _ScalarNode = yaml.MappingNode, yaml.SequenceNode, yaml.ScalarNode
@@ -238,13 +255,63 @@ class _Builder:
         self.expanded = 0
 
     def scalar(self, node: yaml.Node) -> Any:
-        """The value of a scalar node, as `yaml.safe_load` builds it."""
+        """The value of a scalar node, as `yaml.safe_load` builds it; a value its tag
+        cannot read, or an integer past `MAX_INT_BITS`, is a located YAML error."""
         if node.tag == _STR_TAG and type(node) is _ScalarNode:
             return node.value
-        return self.loader.construct_object(node, deep=True)
+        try:
+            value = self.loader.construct_object(node, deep=True)
+        except yaml.YAMLError:
+            raise
+        except _SCALAR_ERRORS:
+            tag = str(node.tag).replace("tag:yaml.org,2002:", "!!")
+            raise yaml.constructor.ConstructorError(
+                None, None,
+                f"{str(node.value)[:40]!r} is not a valid {tag} value; remove the tag {tag} "
+                "or fix the value",
+                node.start_mark,
+            ) from None
+        if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
+            raise yaml.constructor.ConstructorError(
+                None, None, "a number has more than 4,000 digits; no crewbook key needs one",
+                node.start_mark)
+        return value
 
-    def fast(self, node: yaml.Node) -> Any:
+    def key(self, key_node: yaml.Node) -> Any:
+        """A mapping key: one hashable scalar (not a list, a mapping or a `!!set`)."""
+        if type(key_node) is not _ScalarNode:
+            raise yaml.constructor.ConstructorError(
+                None, None, "a mapping key must be a single value, not a list or mapping",
+                key_node.start_mark)
+        key = self.scalar(key_node)
+        try:
+            hash(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                None, None, "a mapping key must be a single value", key_node.start_mark
+            ) from None
+        return key
+
+
+def _merged(loader: yaml.SafeLoader, node: yaml.MappingNode) -> int:
+    """How many of the node's pairs a merge (``<<: *base``) brought in: flatten_mapping
+    puts them first, and the written keys after them may override them (that is what
+    a merge is for). Flattens the node once; remembers the count on the node."""
+    count: int | None = getattr(node, "_crewbook_merged", None)
+    if count is None:
+        if any(k.tag == _MERGE_TAG for k, _ in node.value):
+            written = sum(1 for k, _ in node.value if k.tag != _MERGE_TAG)
+            loader.flatten_mapping(node)
+            count = len(node.value) - written
+        else:
+            count = 0
+        node._crewbook_merged = count  # type: ignore[attr-defined]
+    return count
+
+    def fast(self, node: yaml.Node, depth: int = 0) -> Any:
         """The data of `node`, without positions (`_Redo` on a repeated key)."""
+        if depth > MAX_DEPTH:
+            raise _TooDeep
         seen = self.seen
         if id(node) in seen:
             self.expanded += 1
@@ -254,35 +321,32 @@ class _Builder:
             seen.add(id(node))
         kind = type(node)
         if kind is _ScalarNode:
-            return node.value if node.tag == _STR_TAG else self.loader.construct_object(
-                node, deep=True)
+            return node.value if node.tag == _STR_TAG else self.scalar(node)
         if node.tag not in _PLAIN_TAGS:
             raise yaml.constructor.ConstructorError(
                 None, None, f"tag {node.tag!r} is not supported; write plain YAML", node.start_mark
             )
         fast = self.fast
+        depth += 1
         if kind is _MappingNode:
-            if any(k.tag == _MERGE_TAG for k, _ in node.value):
-                self.loader.flatten_mapping(node)  # type: ignore[arg-type]
+            merged = _merged(self.loader, node)  # type: ignore[arg-type]
             result: dict[Any, Any] = {}
-            for key_node, value_node in node.value:
+            for index, (key_node, value_node) in enumerate(node.value):
                 if type(key_node) is _ScalarNode and key_node.tag == _STR_TAG:
                     key = key_node.value
                 else:
-                    key = self.scalar(key_node)
-                    if isinstance(key, (list, dict)):
-                        raise yaml.constructor.ConstructorError(
-                            None, None, "a mapping key must be a single value",
-                            key_node.start_mark)
-                if key in result:
-                    raise _Redo
-                result[key] = fast(value_node)
+                    key = self.key(key_node)
+                if key in result and (not merged or index >= merged):
+                    raise _Redo  # maybe a repeated key: the full build tells
+                result[key] = fast(value_node, depth)
             return result
-        return [fast(item) for item in node.value]
+        return [fast(item, depth) for item in node.value]
 
     def build(self, node: yaml.Node, key_path: KeyPath) -> Any:
         if not key_path:
             self.positions[()] = Position(node.start_mark.line + 1, node.start_mark.column + 1)
+        if len(key_path) > MAX_DEPTH:
+            raise _TooDeep
         seen = self.seen
         if id(node) in seen:
             # The same node again: an alias. Count what it expands to.
@@ -299,18 +363,18 @@ class _Builder:
                 None, None, f"tag {node.tag!r} is not supported; write plain YAML", node.start_mark
             )
         if kind is _MappingNode:
-            if any(k.tag == _MERGE_TAG for k, _ in node.value):
-                self.loader.flatten_mapping(node)  # type: ignore[arg-type]
+            merged = _merged(self.loader, node)  # type: ignore[arg-type]
             result: dict[Any, Any] = {}
-            for key_node, value_node in node.value:
-                key = self.scalar(key_node)
-                if isinstance(key, (list, dict)):
-                    raise yaml.constructor.ConstructorError(
-                        None, None, "a mapping key must be a single value", key_node.start_mark
-                    )
+            from_merge: set[Any] = set()
+            for index, (key_node, value_node) in enumerate(node.value):
+                key = self.key(key_node)
                 kp = (*key_path, key if isinstance(key, str) else str(key))
                 pos = Position(key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-                if key in result:
+                if index < merged:
+                    from_merge.add(key)
+                elif key in from_merge:
+                    from_merge.discard(key)  # a written key overriding a merged one: legal
+                elif key in result:
                     self.duplicates.append(
                         (
                             kp,

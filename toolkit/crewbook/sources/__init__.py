@@ -20,9 +20,9 @@ from .document import (
     Position,
     SourceDoc,
     format_key_path,
-    paused_gc,
     format_size,
     nesting_depth,
+    paused_gc,
     read_text,
 )
 from .json_reader import parse_json, read_json

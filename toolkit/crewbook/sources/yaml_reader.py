@@ -293,21 +293,6 @@ class _Builder:
         return key
 
 
-def _merged(loader: yaml.SafeLoader, node: yaml.MappingNode) -> int:
-    """How many of the node's pairs a merge (``<<: *base``) brought in: flatten_mapping
-    puts them first, and the written keys after them may override them (that is what
-    a merge is for). Flattens the node once; remembers the count on the node."""
-    count: int | None = getattr(node, "_crewbook_merged", None)
-    if count is None:
-        if any(k.tag == _MERGE_TAG for k, _ in node.value):
-            written = sum(1 for k, _ in node.value if k.tag != _MERGE_TAG)
-            loader.flatten_mapping(node)
-            count = len(node.value) - written
-        else:
-            count = 0
-        node._crewbook_merged = count  # type: ignore[attr-defined]
-    return count
-
     def fast(self, node: yaml.Node, depth: int = 0) -> Any:
         """The data of `node`, without positions (`_Redo` on a repeated key)."""
         if depth > MAX_DEPTH:
@@ -394,6 +379,22 @@ def _merged(loader: yaml.SafeLoader, node: yaml.MappingNode) -> int:
                 items.append(self.build(item, kp))
             return items
         return self.loader.construct_object(node, deep=True)
+
+
+def _merged(loader: yaml.SafeLoader, node: yaml.MappingNode) -> int:
+    """How many of the node's pairs a merge (``<<: *base``) brought in: flatten_mapping
+    puts them first, and the written keys after them may override them (that is what
+    a merge is for). Flattens the node once; remembers the count on the node."""
+    count: int | None = getattr(node, "_crewbook_merged", None)
+    if count is None:
+        if any(k.tag == _MERGE_TAG for k, _ in node.value):
+            written = sum(1 for k, _ in node.value if k.tag != _MERGE_TAG)
+            loader.flatten_mapping(node)
+            count = len(node.value) - written
+        else:
+            count = 0
+        node._crewbook_merged = count  # type: ignore[attr-defined]
+    return count
 
 
 def iter_key_paths(data: Any, prefix: KeyPath = ()) -> Iterator[KeyPath]:

@@ -13,8 +13,8 @@ import pytest
 
 import crewbook
 from crewbook.draw import Drawable, Edge, GraphModel, Node, options
-from crewbook.errors import CrewbookError, InvalidInputError
 from crewbook.draw.display import svg_box, svg_size
+from crewbook.errors import CrewbookError, InvalidInputError
 
 HINTS = ("apt-get install graphviz", "brew install graphviz", "conda install graphviz")
 

@@ -16,12 +16,12 @@ from ..draw.dot import to_dot
 from ..draw.render import render_svg
 
 
-def guarded(output: w.Output, message: w.HTML) -> Callable[[Callable[..., None]],
-                                                             Callable[..., None]]:
+def guarded(output: w.Output, message: w.HTML) -> Callable[[Callable[..., object]],
+                                                               Callable[..., None]]:
     """Wrap a callback: it runs inside `output` (prints and tracebacks show in the widget)
     and an exception becomes a red line in `message` instead of vanishing."""
 
-    def wrap(fn: Callable[..., None]) -> Callable[..., None]:
+    def wrap(fn: Callable[..., object]) -> Callable[..., None]:
         @functools.wraps(fn)
         def run(*args: Any, **kwargs: Any) -> None:
             with output:

@@ -168,17 +168,27 @@ class PipelineAdapter:
         return tuple(plan.judged)
 
     def verdicts(self, loop: Any, act: Act) -> tuple[str, ...]:
-        """The values the stage's transitions compare the verdict field with."""
+        """The values the stage's transitions compare the verdict field with, then the
+        other values the artifact kind's JSON Schema allows there (its ``enum``)."""
         judged = self._judged(loop, act)
         if not judged:
             return ()
         first = judged[0]
+        plan = loop.pipeline.plans[act.stage]
         values: list[str] = []
-        for t, _ in loop.pipeline.plans[act.stage].out:
+        for t, _ in plan.out:
             if (t.condition_artifact_id, t.condition_field) == (
                     first.condition_artifact_id, first.condition_field) \
                     and str(t.condition_value) not in values:
                 values.append(str(t.condition_value))
+        kind = plan.kinds.get(first.condition_artifact_id)
+        if kind is not None and first.condition_field is not None:
+            spec: Any = kind.schema
+            for part in first.condition_field.split("."):
+                spec = spec.get("properties", {}).get(part, {}) if isinstance(spec, dict) else {}
+            for value in spec.get("enum", ()) if isinstance(spec, dict) else ():
+                if str(value) not in values:
+                    values.append(str(value))
         return tuple(values)
 
     def to_draft(self, loop: Any, act: Act, report: Any) -> Draft:
@@ -267,7 +277,7 @@ def example_of(schema: Mapping[str, Any]) -> Any:
     if "const" in schema:
         return schema["const"]
     if "enum" in schema:
-        return list(schema["enum"])[0]
+        return next(iter(schema["enum"]))
     if "default" in schema:
         return schema["default"]
     for key in ("oneOf", "anyOf", "allOf"):

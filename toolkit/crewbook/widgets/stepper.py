@@ -75,9 +75,10 @@ class Stepper(w.VBox):  # type: ignore[misc]
                                      tooltip="back to the loop as the Stepper found it")
         self.propose_button = w.Button(description="Propose",
                                        tooltip="refill the form with the proposed report")
-        self.move = w.Dropdown(description="move", options=[])
-        self.role = w.Text(description="role")
-        self.verdict = w.Dropdown(description="verdict", options=[])
+        wide = {"description_width": "8em"}
+        self.move = w.Dropdown(description="move", options=[], style=wide)
+        self.role = w.Text(description="role", style=wide)
+        self.verdict = w.Dropdown(description="verdict", options=[], style=wide)
         self.fields = w.VBox()
         self.field_controls: dict[str, tuple[str, w.Widget]] = {}
         self.zoom = w.FloatSlider(value=zoom, min=0.2, max=2.0, step=0.1, description="zoom",
@@ -199,6 +200,8 @@ class Stepper(w.VBox):  # type: ignore[misc]
             else:
                 control = w.Text(value=shown, description=name, layout=w.Layout(width="95%"))
             controls[name] = (kind, control)
+        for _, control in controls.values():
+            control.style.description_width = "8em"
         self.field_controls = controls
         self.fields.children = [c for _, c in controls.values()]
 

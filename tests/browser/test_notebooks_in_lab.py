@@ -1,0 +1,68 @@
+"""The notebooks in a real JupyterLab and a real chromium, at 1280 px."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .lab import open_notebook, problems, run_all, shoot
+
+#: Notebooks checked for broken images and error outputs, as saved (untrusted) and after
+#: Run All (trusted). Add a notebook here to check it too.
+NOTEBOOKS = [
+    "00_tour.ipynb",
+    "01_schema_design.ipynb",
+    "02_run_history.ipynb",
+    "03_pipeline_stepping.ipynb",
+    "04_routing.ipynb",
+    "05_coordinator.ipynb",
+]
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_no_broken_image_and_no_error(page: Any, lab: str, name: str,
+                                      screenshots: Path) -> None:
+    open_notebook(page, lab, name)
+    saved = problems(page)
+    assert page.locator(".jp-Notebook img").count() > 0 or name not in ("00_tour.ipynb",)
+    run_all(page)
+    ran = problems(page)
+    shoot(page, screenshots / Path(name).stem, "output",
+          ".jp-Notebook .jp-Cell-outputArea:has(img, table, .jupyter-widgets)")
+    assert saved == {"broken images": [], "errors": []}, "as saved (untrusted)"
+    assert ran == {"broken images": [], "errors": []}, "after Run All (trusted)"
+
+
+def test_tour_stepper_steps_three_times(page: Any, lab: str, screenshots: Path) -> None:
+    open_notebook(page, lab, "00_tour.ipynb")
+    run_all(page)
+    stepper = page.locator(".crewbook-stepper").first
+    stepper.scroll_into_view_if_needed()
+    drawing = stepper.locator(".crewbook-drawing")
+    table = stepper.locator(".crewbook-table, .widget-html-content:has-text('no events yet')")
+    assert drawing.count() == 1, "the Stepper draws the loop (inline SVG: dot is installed)"
+    assert drawing.locator("svg").count() == 1
+    stepper.screenshot(path=str(screenshots / "stepper-0.png"))
+    step = stepper.locator("button", has_text=re.compile(r"^\s*Step\s*$"))
+    before = (drawing.inner_html(), table.first.inner_text())
+    seen = [before]
+    for i in range(1, 4):
+        step.click()
+        page.wait_for_function(
+            """old => {
+              const d = document.querySelector('.crewbook-stepper .crewbook-drawing');
+              return d !== null && d.innerHTML !== old;
+            }""", arg=seen[-1][0])
+        seen.append((drawing.inner_html(), stepper.locator(".crewbook-table").inner_text()))
+        stepper.screenshot(path=str(screenshots / f"stepper-{i}.png"))
+    drawings = [d for d, _ in seen]
+    tables = [t for _, t in seen]
+    assert len(set(drawings)) == 4, "the drawing changed at every step"
+    assert len(set(tables)) == 4, "the events table changed at every step"
+    assert "after 3 acts" in stepper.inner_text()
+    assert stepper.locator(".crewbook-error").count() == 0
+    # tooltips: the inline SVG keeps its <title> elements
+    assert drawing.locator("svg title").count() > 0

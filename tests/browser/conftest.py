@@ -76,7 +76,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     command = [sys.executable, "-m", "jupyterlab", "--ServerApp.ip=127.0.0.1",
                f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
                "--IdentityProvider.token=", "--ServerApp.password=",
-               "--ServerApp.open_browser=False", f"--ServerApp.root_dir={base / 'notebooks'}",
+               "--ServerApp.open_browser=False", "--ServerApp.disable_check_xsrf=True",
+               f"--ServerApp.root_dir={base / 'notebooks'}",
                "--LabApp.news_url=", "--LabServerApp.workspaces_dir=" + str(base / "workspaces")]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")
@@ -124,8 +125,8 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    """A fresh 1280 px wide page."""
+def page(browser: Any, lab: str) -> Iterator[Any]:
+    """A fresh 1280 px wide page; its kernels are shut down afterwards."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.set_default_timeout(60_000)
@@ -133,6 +134,16 @@ def page(browser: Any) -> Iterator[Any]:
         yield page
     finally:
         context.close()
+        _stop_sessions(lab)
+
+
+def _stop_sessions(lab: str) -> None:
+    with urllib.request.urlopen(f"{lab}/api/sessions", timeout=10) as answer:
+        sessions = json.load(answer)
+    for session in sessions:
+        request = urllib.request.Request(f"{lab}/api/sessions/{session['id']}",
+                                         method="DELETE")
+        urllib.request.urlopen(request, timeout=30).close()
 
 
 @pytest.fixture(scope="session")

@@ -51,9 +51,14 @@ KERNEL_IDLE = """() => {
 }"""
 
 
+_opened = 0
+
+
 def open_notebook(page: Any, lab: str, name: str) -> None:
     """Open `name` (its saved outputs shown, untrusted) and wait for its kernel."""
-    page.goto(f"{lab}/lab/tree/{name}")
+    global _opened
+    _opened += 1  # a workspace of its own: no notebook left open by an earlier test
+    page.goto(f"{lab}/lab/workspaces/test-{_opened}/tree/{name}?reset")
     page.wait_for_selector(".jp-Notebook .jp-Cell")
     select = page.locator(".jp-Dialog button", has_text=re.compile("^Select$"))
     try:  # older JupyterLabs ask which kernel even when the notebook names one

@@ -61,10 +61,10 @@ def open_notebook(page: Any, lab: str, name: str) -> None:
     page.goto(f"{lab}/lab/workspaces/test-{_opened}/tree/{name}?reset")
     page.wait_for_selector(".jp-Notebook .jp-Cell")
     select = page.locator(".jp-Dialog button", has_text=re.compile("^Select$"))
-    try:  # older JupyterLabs ask which kernel even when the notebook names one
-        select.click(timeout=3_000)
-    except Exception:  # no dialog: the kernel starts by itself
-        pass
+    # Some JupyterLabs ask which kernel even when the notebook names one; with
+    # `autoStartDefaultKernel` there is no dialog and the kernel starts by itself.
+    if select.count():
+        select.click()
     page.wait_for_function(KERNEL_IDLE, timeout=90_000)
     page.wait_for_function(IMAGES_LOADED)
 
@@ -85,9 +85,19 @@ def run_all(page: Any, timeout_s: float = 240) -> None:
     page.wait_for_function(IMAGES_LOADED)
 
 
+#: JavaScript: drawings shown narrower than their own size (squeezed into the cell
+#: instead of scrolling at 1:1), and drawings whose box does not scroll.
+SQUEEZED = """() => [...document.querySelectorAll('.jp-Notebook .crewbook-drawing img[width]')]
+  .filter(img => img.getBoundingClientRect().width < 0.98 * Number(img.getAttribute('width'))
+                 || getComputedStyle(img.parentElement).overflowX !== 'auto')
+  .map(img => img.getAttribute('width') + 'px shown ' +
+              Math.round(img.getBoundingClientRect().width) + 'px')"""
+
+
 def problems(page: Any) -> dict[str, list[str]]:
-    """Broken images and error outputs on the page."""
-    return {"broken images": page.evaluate(BROKEN_IMAGES), "errors": page.evaluate(ERRORS)}
+    """Broken images, drawings squeezed below 1:1, and error outputs on the page."""
+    return {"broken images": page.evaluate(BROKEN_IMAGES), "errors": page.evaluate(ERRORS),
+            "squeezed drawings": page.evaluate(SQUEEZED)}
 
 
 def shoot(page: Any, folder: Path, name: str, selector: str = ".jp-Notebook") -> list[Path]:

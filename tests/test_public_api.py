@@ -151,7 +151,7 @@ def test_import_does_not_load_heavy_packages() -> None:
     code = (
         "import sys, crewbook\n"
         "heavy = [m for m in ('graphviz', 'ipywidgets', 'matplotlib', 'IPython', 'mcp', "
-        "'anyio', 'pandas', 'dask', 'distributed') "
+        "'anyio', 'pandas', 'dask', 'distributed', 'playwright') "
         "if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )

@@ -280,3 +280,18 @@ def test_inline_box_keeps_the_svg_and_zooms_it() -> None:
     assert 'width="200px"' in box
     assert 'height="40px"' in box
     assert "<title>a</title>" in box, "tooltips stay"
+
+
+def test_a_wide_drawing_says_how_to_zoom(monkeypatch: pytest.MonkeyPatch) -> None:
+    from crewbook.draw import display
+
+    wide = SMALL_SVG.replace('width="300pt"', 'width="3000pt"')
+    monkeypatch.setattr(display, "render_svg", lambda _: wide)
+    model = GraphModel("g")
+    model.add_node(Node("a", "a"))
+    html, svg = display.drawing_bundle(model)
+    assert svg == wide
+    assert "4,000 px wide, shown at 1:1" in html
+    assert "DrawingView" in html
+    monkeypatch.setattr(display, "render_svg", lambda _: SMALL_SVG)
+    assert "px wide" not in display.drawing_bundle(model)[0]

@@ -139,6 +139,18 @@ def _note(model: GraphModel) -> str:
             "or set <code>crewbook.draw.options.collapse_threshold</code>.</p>")
 
 
+#: Drawings wider than this (CSS px) get a line saying how to see them whole.
+WIDE = 1000
+
+
+def _wide_note(svg: str) -> str:
+    size = svg_size(svg)
+    if size is None or size[0] <= WIDE:
+        return ""
+    return (f"<p style='color:#607d8b;font-size:90%'>{size[0]:,.0f} px wide, shown at 1:1: "
+            "scroll it, or zoom it with <code>crewbook.widgets.DrawingView(obj)</code>.</p>")
+
+
 def drawing_bundle(model: GraphModel | None) -> tuple[str, str | None]:
     """(HTML of the drawing or of the fallback card, the SVG or None). Never raises."""
     if model is None:
@@ -150,7 +162,7 @@ def drawing_bundle(model: GraphModel | None) -> tuple[str, str | None]:
         svg = render_svg(dot_text)
     except Exception as exc:  # a display must never raise
         return fallback_card(dot_text, exc), None
-    return f"{svg_box(svg)}{_note(prepared)}", svg
+    return f"{svg_box(svg)}{_wide_note(svg)}{_note(prepared)}", svg
 
 
 def safe_repr(obj: object) -> str:

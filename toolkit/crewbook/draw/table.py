@@ -100,6 +100,7 @@ class Readable:
     def _repr_html_(self) -> str:
         cells = self.cells()
         numeric = {c for c in self.frame.columns if self.frame[c].dtype.kind in "iufm"}
+        stamps = {c for c in self.frame.columns if self.frame[c].dtype.kind == "M"}
         head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cells.columns)
         if self.index:
             head = f"<th>{html.escape(str(self.frame.index.name or ''))}</th>" + head
@@ -107,7 +108,8 @@ class Readable:
         for label, row in zip(cells.index, cells.itertuples(index=False), strict=True):
             tds = "".join(
                 f"<td style='text-align:{'right' if c in numeric else 'left'};"
-                f"white-space:nowrap'>{html.escape(v)}</td>"
+                f"white-space:{'nowrap' if c in numeric or c in stamps else 'normal'}'>"
+                f"{html.escape(v)}</td>"
                 for c, v in zip(cells.columns, row, strict=True))
             if self.index:
                 tds = f"<th>{html.escape(str(label))}</th>" + tds

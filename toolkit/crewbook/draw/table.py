@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 #: The one missing-value marker.
 MISSING = "–"
+#: A column holding a text longer than this wraps (with a minimum width); others do not.
+PROSE = 40
 
 
 def format_duration(value: Any) -> str:
@@ -100,7 +102,9 @@ class Readable:
     def _repr_html_(self) -> str:
         cells = self.cells()
         numeric = {c for c in self.frame.columns if self.frame[c].dtype.kind in "iufm"}
-        stamps = {c for c in self.frame.columns if self.frame[c].dtype.kind == "M"}
+        # prose (a long text somewhere in the column) wraps; everything else stays on one
+        # line, so that ids like run-0001 or model names never break at a hyphen
+        prose = {c for c in cells.columns if len(cells) and cells[c].str.len().max() > PROSE}
         head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cells.columns)
         if self.index:
             head = f"<th>{html.escape(str(self.frame.index.name or ''))}</th>" + head
@@ -108,8 +112,9 @@ class Readable:
         for label, row in zip(cells.index, cells.itertuples(index=False), strict=True):
             tds = "".join(
                 f"<td style='text-align:{'right' if c in numeric else 'left'};"
-                f"white-space:{'nowrap' if c in numeric or c in stamps else 'normal'}'>"
-                f"{html.escape(v)}</td>"
+                + ("white-space:normal;min-width:18em'>" if c in prose
+                   else "white-space:nowrap'>")
+                + f"{html.escape(v)}</td>"
                 for c, v in zip(cells.columns, row, strict=True))
             if self.index:
                 tds = f"<th>{html.escape(str(label))}</th>" + tds

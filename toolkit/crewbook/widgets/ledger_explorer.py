@@ -16,6 +16,7 @@ from typing import Any
 import ipywidgets as w
 import pandas as pd
 
+from ..draw.table import readable
 from ..ledger.analyses import run_outcomes
 from ._common import guarded, note_html
 
@@ -135,7 +136,7 @@ class LedgerExplorer(w.VBox):  # type: ignore[misc]
         events = filter_events(self.filtered(), run=run)
         columns = [c for c in EVENT_COLUMNS if c in events.columns]
         self.events_view.value = (f"<b>{len(events)} events of {run}</b>"
-                                  + events[columns].to_html(index=False, na_rep="–"))
+                                  + readable(events[columns], index=False)._repr_html_())
 
     def __repr__(self) -> str:
         return f"<LedgerExplorer {len(self.frame):,} events, run {self.run_list.value}>"

@@ -9,6 +9,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from ..draw.table import readable
 from ._common import drawing_html, error_html, guarded, note_html
 
 
@@ -112,7 +113,7 @@ class SchemaExplorer(w.VBox):  # type: ignore[misc]
         self.change_drawing.value = drawing_html(status.graph_model, self.zoom.value)
         tasks = status.tasks_frame()
         self.tasks_view.value = (note_html("(no tasks yet)") if tasks.empty
-                                 else tasks.to_html(index=False, na_rep="–"))
+                                 else readable(tasks, index=False)._repr_html_())
 
     def redraw(self) -> None:
         """Redraw both drawings at the slider's zoom."""

@@ -143,7 +143,8 @@ def _note(model: GraphModel) -> str:
 WIDE = 1000
 
 
-def _wide_note(svg: str) -> str:
+def wide_note(svg: str) -> str:
+    """A line under a drawing wider than `WIDE`: it is at 1:1, scroll or zoom it."""
     size = svg_size(svg)
     if size is None or size[0] <= WIDE:
         return ""
@@ -162,7 +163,7 @@ def drawing_bundle(model: GraphModel | None) -> tuple[str, str | None]:
         svg = render_svg(dot_text)
     except Exception as exc:  # a display must never raise
         return fallback_card(dot_text, exc), None
-    return f"{svg_box(svg)}{_wide_note(svg)}{_note(prepared)}", svg
+    return f"{svg_box(svg)}{wide_note(svg)}{_note(prepared)}", svg
 
 
 def safe_repr(obj: object) -> str:

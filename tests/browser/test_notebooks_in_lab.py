@@ -25,6 +25,8 @@ NOTEBOOKS = [
     "03_pipeline_stepping.ipynb",
     "04_routing.ipynb",
     "05_coordinator.ipynb",
+    "06_crew_loop.ipynb",
+    "08_compare.ipynb",
 ]
 
 

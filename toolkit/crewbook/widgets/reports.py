@@ -10,9 +10,10 @@ An `Adapter` knows one family of loops: which verdicts a contract admits, how to
 report into a draft (`to_draft`), how to build the report from a draft (`build`) and
 the "happy path" report for a contract (`propose`). Adapters exist for the pipeline
 loop (``kind == "pipeline"``) and the delivery loops (``standard``, ``coordinator``);
-any other loop (the crew and autonomous loops, a loop of your own) gets the generic
-adapter, whose report is the plain mapping ``{"move": ..., "role": ..., "verdict": ...,
-**fields}`` handed to ``loop.report`` (register a better one with `register_adapter`).
+the crew loop (``crew``: a `CrewReport`) and the autonomous loop (``autonomous``: a
+`LoopStep`); any other loop (a loop of your own) gets the generic adapter, whose
+report is the plain mapping ``{"move": ..., "role": ..., "verdict": ..., **fields}``
+handed to ``loop.report`` (register a better one with `register_adapter`).
 
 A *policy* proposes the next report: `happy_path` (the adapter's proposal), or
 `Scripted(reports)`, which proposes ``reports[loop.acts]`` (so a rewind replays the
@@ -468,11 +469,97 @@ def _as_mapping(report: Any) -> dict[str, Any]:
                             "a mapping (JSON data) or the loop's report dataclass")
 
 
+# --------------------------------------------------------------------------- crew
+_MEASURES = ("duration_ms", "tokens_in", "tokens_out", "cost")
+
+
+class CrewAdapter:
+    """The crew loop: a `CrewReport` (role, verdict among the role's, summary, payload)."""
+
+    def verdicts(self, loop: Any, act: Act) -> tuple[str, ...]:
+        """The verdicts the expected role may give (D2)."""
+        from ..crew.model import VERDICTS
+
+        return tuple(VERDICTS.get(act.role or "", ()))
+
+    def to_draft(self, loop: Any, act: Act, report: Any) -> Draft:
+        """A `CrewReport` or its JSON data as a draft."""
+        data = _as_mapping(report)
+        fields_ = {"summary": data.get("summary") or "",
+                   "payload": dict(data.get("payload") or {})}
+        fields_.update({k: data[k] for k in _MEASURES if data.get(k) is not None})
+        return Draft(role=data.get("role", act.role), verdict=data.get("verdict"),
+                     verdicts=self.verdicts(loop, act), fields=fields_)
+
+    def build(self, loop: Any, act: Act, draft: Draft) -> Any:
+        """The `CrewReport` (the loop refuses a wrong role or verdict itself)."""
+        from ..crew.engine import CrewReport
+
+        values = dict(draft.fields)
+        payload = values.get("payload") or None
+        if payload is not None and not isinstance(payload, dict):
+            raise InvalidInputError("field 'payload' is a JSON object, e.g. "
+                                    '{"findings": ["..."]}')
+        return CrewReport(str(draft.role or act.role or ""), str(draft.verdict or ""),
+                          str(values.get("summary") or ""), payload,
+                          **{k: values[k] for k in _MEASURES if values.get(k) is not None})
+
+    def propose(self, loop: Any, act: Act) -> Draft:
+        """The role's positive verdict (``done``, ``go``) with a summary."""
+        if act.finished or act.role is None:
+            return Draft()
+        verdicts = self.verdicts(loop, act)
+        return Draft(role=act.role, verdict=verdicts[0] if verdicts else None,
+                     verdicts=verdicts, fields={"summary": f"{act.stage or act.role} done",
+                                                "payload": {}})
+
+
+class AutonomousAdapter:
+    """The autonomous loop: one `LoopStep` per phase (summary and details; the recette's
+    test run is measured by `crewbook.loop_step`, or passed through ``hidden``)."""
+
+    def verdicts(self, loop: Any, act: Act) -> tuple[str, ...]:
+        """None: the phases decide, not a verdict."""
+        return ()
+
+    def to_draft(self, loop: Any, act: Act, report: Any) -> Draft:
+        """A `LoopStep` or its JSON data as a draft."""
+        data = _as_mapping(report)
+        hidden = {"test": data["test"]} if data.get("test") is not None else {}
+        return Draft(move="step", role=act.role, moves=act.moves,
+                     fields={"summary": data.get("summary") or "",
+                             "details": dict(data.get("details") or {})}, hidden=hidden)
+
+    def build(self, loop: Any, act: Act, draft: Draft) -> Any:
+        """The `LoopStep`."""
+        from ..crew.autonomous import LoopStep
+
+        details = draft.fields.get("details") or {}
+        if not isinstance(details, dict):
+            raise InvalidInputError("field 'details' is a JSON object")
+        test = draft.hidden.get("test")
+        if test is None and act.stage == "recette":  # measured now, as loop.step() does
+            from ..crew.bar import run_command
+
+            command, cwd = loop.test_command(None)
+            test = run_command(command, root=loop.project.root, cwd=cwd, name="test",
+                               timeout=loop.state.test_timeout)
+        return LoopStep(test=test,
+                        summary=str(draft.fields.get("summary") or ""), details=details)
+
+    def propose(self, loop: Any, act: Act) -> Draft:
+        """A step with a summary of the phase."""
+        return Draft(move="step", role=act.role, moves=act.moves,
+                     fields={"summary": f"{act.stage or 'phase'} done", "details": {}})
+
+
 # --------------------------------------------------------------------------- registry
 _ADAPTERS: dict[str, Adapter] = {
     "pipeline": PipelineAdapter(),
     "standard": DeliveryAdapter(),
     "coordinator": DeliveryAdapter(),
+    "crew": CrewAdapter(),
+    "autonomous": AutonomousAdapter(),
 }
 
 

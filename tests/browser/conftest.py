@@ -109,9 +109,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         log.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Debian's chromium, headless, through playwright (`executable_path`)."""
+    """Debian's chromium, headless, through playwright (`executable_path`). Module scope:
+    playwright's sync API keeps an event loop running until it stops, which would break
+    later tests that run their own (the MCP client)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

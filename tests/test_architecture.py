@@ -104,11 +104,23 @@ def test_draw_imports_no_concept() -> None:
     assert offenders == []
 
 
+#: The one upward import allowed, inside a function only: `Loop.stepper()`, the
+#: notebook shortcut to `crewbook.widgets.Stepper(loop)` (docs/architecture.md).
+SHORTCUTS = frozenset({("crewbook.loop", "crewbook.widgets")})
+
+
 @pytest.mark.parametrize("layer", BOTTOM)
 def test_the_bottom_layer_imports_nothing_above_it(layer: str) -> None:
     offenders = [(m, target) for m, found in GRAPH.items() if layer_of(m) == layer
-                 for target, _ in found if layer_of(target) in (*CONCEPTS, *TOP)]
+                 for target, top in found if layer_of(target) in (*CONCEPTS, *TOP)
+                 and (top or (m, target) not in SHORTCUTS)]
     assert offenders == []
+
+
+def test_the_shortcut_is_imported_inside_its_method_only() -> None:
+    found = GRAPH["crewbook.loop"]
+    assert ("crewbook.widgets", False) in found, "Loop.stepper() imports the widgets"
+    assert ("crewbook.widgets", True) not in found
 
 
 def test_concepts_import_neither_commands_nor_widgets() -> None:

@@ -78,6 +78,7 @@ EXPECTED = {
     "diff_schemas",
     "example_project",
     "find_project_root",
+    "format_duration",
     "get_preset",
     "get_schema",
     "import_speckit_runs",
@@ -100,6 +101,7 @@ EXPECTED = {
     "provider_profile_show",
     "check_conformance",
     "read_ledger",
+    "readable",
     "review_required",
     "rework",
     "role_route",
@@ -150,7 +152,7 @@ def test_import_does_not_load_heavy_packages() -> None:
     code = (
         "import sys, crewbook\n"
         "heavy = [m for m in ('graphviz', 'ipywidgets', 'matplotlib', 'IPython', 'mcp', "
-        "'anyio', 'pandas', 'dask', 'distributed') "
+        "'anyio', 'pandas', 'dask', 'distributed', 'playwright') "
         "if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )

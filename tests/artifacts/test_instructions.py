@@ -90,6 +90,7 @@ def test_text_and_json_shapes(tour) -> None:
     assert data["role"]["done_when"][2] == {"text": "Links the ticket", "origin": "project"}
     assert data["role"]["names"] == {"en": "Editor", "fr": "Rédacteur"}
     assert ins._repr_markdown_() == text
+    assert not hasattr(ins, "_repr_html_"), "notebooks render the Markdown, not a <pre>"
 
 
 def test_apply_instructions(tour) -> None:

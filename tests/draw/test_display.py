@@ -13,6 +13,7 @@ import pytest
 
 import crewbook
 from crewbook.draw import Drawable, Edge, GraphModel, Node, options
+from crewbook.draw.display import svg_box, svg_size
 from crewbook.errors import CrewbookError, InvalidInputError
 
 HINTS = ("apt-get install graphviz", "brew install graphviz", "conda install graphviz")
@@ -60,9 +61,9 @@ def test_with_dot_the_bundle_has_the_drawing(lite: crewbook.Schema) -> None:
     assert bundle["text/plain"] == repr(lite)
     assert bundle["image/svg+xml"].lstrip().startswith("<?xml")
     html = bundle["text/html"]
-    assert html.startswith(
-        "<div class='crewbook-display'><div class='crewbook-drawing'><img alt='drawing'"
-    )
+    assert html.startswith("<div class='crewbook-display'><div class='crewbook-drawing' "
+                           "style='overflow:auto;max-width:100%;max-height:80vh;border:0'>"
+                           "<img alt='drawing' width='")
     assert "data:image/svg+xml;base64," in html
     assert "<?xml" not in html
     assert "<div class='crewbook-schema'>" in html, "the object's own table follows"
@@ -253,3 +254,44 @@ def test_without_dot_in_a_real_kernel(tmp_path: Path) -> None:
     assert data["text/plain"].startswith("<Schema 'spec-driven' (built-in)")
     streams = "".join(m["content"].get("text", "") for m in messages if m["msg_type"] == "stream")
     assert "Traceback" not in streams
+
+
+SMALL_SVG = ('<?xml version="1.0"?>\n<svg width="300pt" height="60pt" viewBox="0 0 300 60" '
+             'xmlns="http://www.w3.org/2000/svg"><g><title>a</title></g></svg>')
+
+
+def test_svg_size_is_in_css_pixels() -> None:
+    assert svg_size(SMALL_SVG) == (400.0, 80.0)
+    assert svg_size("<svg viewBox='0 0 1 1'></svg>") is None
+
+
+def test_a_wide_drawing_keeps_its_size_in_a_scrolling_box() -> None:
+    box = svg_box(SMALL_SVG)
+    assert "overflow:auto" in box
+    assert "width='400'" in box, "1:1, never squeezed to the cell"
+    assert "max-width:none" in box
+    assert "<svg" not in box, "an <img>, which survives untrusted notebooks"
+
+
+def test_inline_box_keeps_the_svg_and_zooms_it() -> None:
+    box = svg_box(SMALL_SVG, zoom=0.5, inline=True)
+    assert box.count("<svg") == 1
+    assert "<?xml" not in box
+    assert 'width="200px"' in box
+    assert 'height="40px"' in box
+    assert "<title>a</title>" in box, "tooltips stay"
+
+
+def test_a_wide_drawing_says_how_to_zoom(monkeypatch: pytest.MonkeyPatch) -> None:
+    from crewbook.draw import display
+
+    wide = SMALL_SVG.replace('width="300pt"', 'width="3000pt"')
+    monkeypatch.setattr(display, "render_svg", lambda _: wide)
+    model = GraphModel("g")
+    model.add_node(Node("a", "a"))
+    html, svg = display.drawing_bundle(model)
+    assert svg == wide
+    assert "4,000 px wide, shown at 1:1" in html
+    assert "DrawingView" in html
+    monkeypatch.setattr(display, "render_svg", lambda _: SMALL_SVG)
+    assert "px wide" not in display.drawing_bundle(model)[0]

@@ -20,8 +20,34 @@ from crewbook.routing.graph import model_colours
 def test_model_colours_are_stable_and_distinct() -> None:
     colours = model_colours(["a", "b", "a", None, "c"])
     assert list(colours) == ["a", "b", "c"]
-    assert len(set(colours.values())) == 3
-    assert model_colours(["a", "b", "c"]) == colours
+    assert model_colours(["c", "b", "a"]) == colours, "a model's colour ignores the order"
+    models = [m for family in ("claude", "codex", "gemini", "mistral")
+              for m in get_preset(family).models]
+    preset_colours = model_colours(models)
+    assert len(set(preset_colours.values())) == len(set(models)), "built-in models never share"
+
+
+def test_one_model_one_colour_in_every_table() -> None:
+    from crewbook import routing
+
+    claude = get_preset("claude").matrix()
+    compared = routing.compare_profiles("gemini", "claude").matrix()
+    seen: dict[str, set[str]] = {}
+    for matrix in (claude, compared):
+        assert matrix.colours is not None
+        for i in range(matrix.frame.shape[0]):
+            for j in range(matrix.frame.shape[1]):
+                colour = matrix.colours.iat[i, j]
+                if colour:
+                    model = str(matrix.frame.iat[i, j]).split(" · ")[0]
+                    seen.setdefault(model, set()).add(colour)
+    assert seen
+    assert all(len(c) == 1 for c in seen.values()), seen
+
+
+def test_model_names_do_not_wrap_and_texts_are_not_cut() -> None:
+    html = get_preset("claude").matrix().to_html()
+    assert "white-space: nowrap" in html
 
 
 def test_capability_matrix_colours_cells_by_model() -> None:

@@ -89,7 +89,7 @@ from .crew import (
 from .delivery import CoordinatorLoop, StandardLoop, review_required, start_task
 
 # -- drawings -----------------------------------------------------------------------------
-from .draw import GraphModel, Matrix
+from .draw import GraphModel, Matrix, format_duration, readable
 
 # -- errors -------------------------------------------------------------------------------
 from .errors import (
@@ -266,6 +266,7 @@ __all__ = [
     "diff_schemas",
     "example_project",
     "find_project_root",
+    "format_duration",
     "get_preset",
     "get_schema",
     "import_speckit_runs",
@@ -287,6 +288,7 @@ __all__ = [
     "provider_profile_init",
     "provider_profile_show",
     "read_ledger",
+    "readable",
     "review_required",
     "rework",
     "role_route",

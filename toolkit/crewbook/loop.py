@@ -521,6 +521,13 @@ class Loop(Drawable, ABC, Generic[State, Report]):
             stamped.setdefault("run", self.run)
         return stamped
 
+    def stepper(self, policy: Any = None, **kwargs: Any) -> Any:
+        """A `crewbook.widgets.Stepper` on this loop (imports ipywidgets now); `policy`
+        proposes the reports (a list of reports, a callable, or None: the happy path)."""
+        from .widgets import Stepper
+
+        return Stepper(self, policy, **kwargs)
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.status()!r}>"
 

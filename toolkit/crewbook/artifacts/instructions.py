@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -127,10 +126,9 @@ class Instructions:
         )
 
     def _repr_markdown_(self) -> str:
+        """The Markdown, rendered by notebooks (no `_repr_html_`: front ends prefer HTML,
+        which would show the Markdown as plain text); `print()` gives the plain text."""
         return self.text()
-
-    def _repr_html_(self) -> str:
-        return f"<pre style='white-space:pre-wrap'>{html.escape(self.text())}</pre>"
 
 
 def _config_problem(project: Project, key: tuple[str, ...], code: str, message: str) -> Problem:

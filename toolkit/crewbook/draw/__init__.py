@@ -18,11 +18,13 @@ from .mermaid import decode_mermaid_id, mermaid_id, to_mermaid
 from .model import Edge, GraphModel, Node, attrs
 from .render import dot_available, find_dot, render, render_svg
 from .settings import DrawOptions, options
+from .table import MISSING, Readable, format_duration, readable
 
 if TYPE_CHECKING:
     import graphviz
 
 __all__ = [
+    "MISSING",
     "DotError",
     "DotNotFoundError",
     "DrawOptions",
@@ -31,17 +33,20 @@ __all__ = [
     "GraphModel",
     "Matrix",
     "Node",
+    "Readable",
     "attrs",
     "decode_mermaid_id",
     "dot_available",
     "fallback_card",
     "find_dot",
+    "format_duration",
     "heatmap_html",
     "markdown_table",
     "mermaid_id",
     "options",
     "prepare",
     "quote",
+    "readable",
     "render",
     "render_svg",
     "save",

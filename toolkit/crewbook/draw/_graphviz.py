@@ -13,7 +13,7 @@ from typing import Any
 
 import graphviz
 
-from .display import fallback_card, filter_bundle, inline_svg, safe_repr
+from .display import fallback_card, filter_bundle, safe_repr, svg_box, wide_note
 from .dot import dot_parts
 from .model import GraphModel
 from .render import render_svg
@@ -37,7 +37,7 @@ class Drawing(graphviz.Digraph):  # type: ignore[misc]  # graphviz ships no type
         except Exception as exc:  # a display must never raise
             bundle["text/html"] = fallback_card(source, exc)
         else:
-            bundle["text/html"] = f"<div class='crewbook-drawing'>{inline_svg(svg)}</div>"
+            bundle["text/html"] = svg_box(svg) + wide_note(svg)
             bundle["image/svg+xml"] = svg
         return filter_bundle(bundle, include, exclude)
 

@@ -64,16 +64,53 @@ def save(model: GraphModel, path: Path | str) -> Path:
     return target
 
 
-def inline_svg(svg: str) -> str:
-    """The SVG as an `<img>` with a data URI, ready to sit inside HTML.
+_SIZE = re.compile(r'<svg\b[^>]*?\swidth="([\d.]+)(pt|px)?"[^>]*?\sheight="([\d.]+)(pt|px)?"', re.S)
+#: CSS of the box a drawing sits in: at most the cell's width and 80% of the window's
+#: height, scrolled beyond (a wide or tall drawing stays at 1:1, legible).
+BOX_STYLE = "overflow:auto;max-width:100%;max-height:80vh;border:0"
+
+
+def svg_size(svg: str) -> tuple[float, float] | None:
+    """(width, height) of an SVG made by `dot`, in CSS pixels (1 pt = 4/3 px), or None."""
+    found = _SIZE.search(svg)
+    if found is None:
+        return None
+    scale = 4 / 3 if found.group(2) in (None, "pt") else 1.0
+    return float(found.group(1)) * scale, float(found.group(3)) * scale
+
+
+def inline_svg(svg: str, zoom: float = 1.0) -> str:
+    """The SVG as an `<img>` with a data URI, at its own size times `zoom`.
 
     An `<img>` rather than inline `<svg>`: JupyterLab sanitises the HTML of notebooks
     it does not trust (any notebook opened from disk), and strips inline SVG down to
     its text; an image with a data URI survives, and keeps the drawing's ids apart
-    from the page's.
+    from the page's. The width is set in pixels (never squeezed to the cell): a wide
+    drawing scrolls in its `svg_box` instead of shrinking to unreadable text.
     """
     data = base64.b64encode(_PROLOG.sub("", svg, count=1).encode("utf-8")).decode("ascii")
-    return f"<img alt='drawing' style='max-width:100%' src='data:image/svg+xml;base64,{data}'>"
+    size = svg_size(svg)
+    width = f" width='{round(size[0] * zoom)}'" if size else ""
+    style = "max-width:none" if size else "max-width:100%"
+    return (f"<img alt='drawing'{width} style='{style}' "
+            f"src='data:image/svg+xml;base64,{data}'>")
+
+
+def svg_box(svg: str, zoom: float = 1.0, *, inline: bool = False) -> str:
+    """The drawing in a scrolling box (`BOX_STYLE`): an `<img>` (survives untrusted
+    notebooks), or with `inline=True` the `<svg>` itself, scaled by `zoom`, so that node
+    tooltips work (for widgets, whose HTML is not sanitised)."""
+    if not inline:
+        body = inline_svg(svg, zoom)
+    else:
+        body = _PROLOG.sub("", svg, count=1)
+        size = svg_size(body)
+        if size is not None:
+            body = re.sub(r'(<svg\b[^>]*?\s)width="[^"]*"', rf'\g<1>width="{size[0] * zoom:.0f}px"',
+                          body, count=1, flags=re.S)
+            body = re.sub(r'(<svg\b[^>]*?\s)height="[^"]*"',
+                          rf'\g<1>height="{size[1] * zoom:.0f}px"', body, count=1, flags=re.S)
+    return f"<div class='crewbook-drawing' style='{BOX_STYLE}'>{body}</div>"
 
 
 def fallback_card(dot_text: str | None, error: BaseException | None = None) -> str:
@@ -102,6 +139,19 @@ def _note(model: GraphModel) -> str:
             "or set <code>crewbook.draw.options.collapse_threshold</code>.</p>")
 
 
+#: Drawings wider than this (CSS px) get a line saying how to see them whole.
+WIDE = 1000
+
+
+def wide_note(svg: str) -> str:
+    """A line under a drawing wider than `WIDE`: it is at 1:1, scroll or zoom it."""
+    size = svg_size(svg)
+    if size is None or size[0] <= WIDE:
+        return ""
+    return (f"<p style='color:#607d8b;font-size:90%'>{size[0]:,.0f} px wide, shown at 1:1: "
+            "scroll it, or zoom it with <code>crewbook.widgets.DrawingView(obj)</code>.</p>")
+
+
 def drawing_bundle(model: GraphModel | None) -> tuple[str, str | None]:
     """(HTML of the drawing or of the fallback card, the SVG or None). Never raises."""
     if model is None:
@@ -113,7 +163,7 @@ def drawing_bundle(model: GraphModel | None) -> tuple[str, str | None]:
         svg = render_svg(dot_text)
     except Exception as exc:  # a display must never raise
         return fallback_card(dot_text, exc), None
-    return f"<div class='crewbook-drawing'>{inline_svg(svg)}</div>{_note(prepared)}", svg
+    return f"{svg_box(svg)}{wide_note(svg)}{_note(prepared)}", svg
 
 
 def safe_repr(obj: object) -> str:

@@ -12,7 +12,9 @@ table shown, and the `*_frame` functions give long tables with real dtypes.
 
 from __future__ import annotations
 
+import functools
 import html
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -30,30 +32,45 @@ if TYPE_CHECKING:
     from .presets import Preset
     from .routes import TaskRoute
 
-#: Light, distinct fills (ColorBrewer Set3) for models, readable with black text.
+#: Light, distinct fills (ColorBrewer Set3, then Pastel1) for models, readable with black text.
 MODEL_PALETTE: tuple[str, ...] = (
-    "#8dd3c7",
-    "#ffffb3",
-    "#bebada",
-    "#fb8072",
-    "#80b1d3",
-    "#fdb462",
-    "#b3de69",
-    "#fccde5",
-    "#d9d9d9",
-    "#bc80bd",
-    "#ccebc5",
-    "#ffed6f",
+    "#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5",
+    "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f", "#fbb4ae", "#b3cde3", "#decbe4", "#fed9a6",
+    "#e5d8bd", "#fddaec", "#f2f2f2",
 )
+#: Columns of prose (task texts, meanings) that wrap; every other cell stays on one line,
+#: so that a model name never breaks at its hyphens.
+WRAPPED_COLUMNS = frozenset({"text", "what it means", "note", "reason"})
 MARK_CSS = "outline: 2px solid #c62828; outline-offset: -2px; font-weight: bold"
 EMPTY = "—"
 SEP = " · "
 
 
+@functools.cache
+def _preset_models() -> dict[str, int]:
+    """The models of the built-in presets, each with its own palette slot (family by
+    family, in file order), so that they never share a colour."""
+    from .presets import _builtin_presets
+
+    slots: dict[str, int] = {}
+    for preset in _builtin_presets():
+        for model in preset.models:
+            slots.setdefault(model, len(slots))
+    return slots
+
+
+def model_colour(model: str) -> str:
+    """The one colour of `model`, the same in every matrix and table: built-in preset
+    models have their own slots; any other model a slot from a hash of its name."""
+    slot = _preset_models().get(model)
+    if slot is None:
+        slot = zlib.crc32(model.encode("utf-8"))
+    return MODEL_PALETTE[slot % len(MODEL_PALETTE)]
+
+
 def model_colours(models: Iterable[str | None]) -> dict[str, str]:
-    """A colour per model, in order of first appearance (so a matrix always looks the same)."""
-    names = [m for m in dict.fromkeys(models) if m]
-    return {m: MODEL_PALETTE[i % len(MODEL_PALETTE)] for i, m in enumerate(names)}
+    """The colour of each model named (`model_colour`), in order of first appearance."""
+    return {m: model_colour(m) for m in dict.fromkeys(models) if m}
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,6 +107,8 @@ class RoutingMatrix(Matrix):
                     colour = self.colours.iat[i, j] if self.colours is not None else None
                     if isinstance(colour, str) and colour:
                         css.append(f"background-color: {colour}; color: {text_colour(colour)}")
+                    if frame.columns[j] in WRAPPED_COLUMNS:  # prose: wraps, never cut
+                        css.append("white-space: normal; text-align: left; min-width: 24em")
                     if self.marked is not None and bool(self.marked.iat[i, j]):
                         css.append(MARK_CSS)
                     out.iat[i, j] = "; ".join(css)
@@ -108,7 +127,8 @@ class RoutingMatrix(Matrix):
             .apply(styles, axis=None)
             .set_table_styles(
                 [
-                    {"selector": "td", "props": "text-align: center; padding: 3px 8px"},
+                    {"selector": "td", "props": "text-align: center; padding: 3px 8px; "
+                                                "white-space: nowrap"},
                     {
                         "selector": "caption",
                         "props": "caption-side: top; font-weight: bold; text-align: left",
@@ -214,7 +234,7 @@ def task_table(routes: Sequence[TaskRoute], *, title: str = "") -> RoutingMatrix
         text = r.task.text or ""
         rows.append(
             [
-                text if len(text) <= 48 else text[:47] + "…",
+                text,
                 str(r.task_class) if r.task_class else "",
                 r.tier,
                 short_source(r.tier_source),

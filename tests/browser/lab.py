@@ -1,0 +1,111 @@
+"""Driving JupyterLab from playwright: open a notebook, run every cell, read the page."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+#: JavaScript: True when the kernel is idle and every code cell has run.
+ALL_RAN = """() => {
+  const status = document.querySelector('.jp-Notebook-ExecutionIndicator');
+  const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')];
+  return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent))
+    && (!status || status.getAttribute('data-status') === 'idle');
+}"""
+
+#: JavaScript: every image of the notebook that failed to load (naturalWidth 0).
+BROKEN_IMAGES = """() => [...document.querySelectorAll('.jp-Notebook img')]
+  .filter(img => img.complete && img.naturalWidth === 0)
+  .map(img => (img.getAttribute('src') || '').slice(0, 80))"""
+
+#: JavaScript: whether every image of the notebook has finished loading.
+IMAGES_LOADED = """() => [...document.querySelectorAll('.jp-Notebook img')]
+  .every(img => img.complete)"""
+
+#: JavaScript: the text of error outputs (tracebacks, widget errors, crewbook errors).
+ERRORS = """() => {
+  const found = [];
+  for (const el of document.querySelectorAll(
+      '.jp-Notebook [data-mime-type="application/vnd.jupyter.stderr"]')) {
+    found.push('stderr: ' + el.textContent.slice(0, 300));
+  }
+  for (const el of document.querySelectorAll('.jp-Notebook .crewbook-error')) {
+    found.push('crewbook: ' + el.textContent.slice(0, 300));
+  }
+  for (const el of document.querySelectorAll('.jp-Notebook .jp-OutputArea-output')) {
+    if (/Error displaying widget|Failed to display|Model not found/.test(el.textContent)) {
+      found.push('widget: ' + el.textContent.slice(0, 300));
+    }
+  }
+  return found;
+}"""
+
+
+#: JavaScript: whether the notebook's kernel is connected and idle.
+KERNEL_IDLE = """() => {
+  const status = document.querySelector('.jp-Notebook-ExecutionIndicator');
+  const name = document.querySelector('.jp-KernelName');
+  return status !== null && status.getAttribute('data-status') === 'idle'
+    && name !== null && /Python/.test(name.textContent);
+}"""
+
+
+_opened = 0
+
+
+def open_notebook(page: Any, lab: str, name: str) -> None:
+    """Open `name` (its saved outputs shown, untrusted) and wait for its kernel."""
+    global _opened
+    _opened += 1  # a workspace of its own: no notebook left open by an earlier test
+    page.goto(f"{lab}/lab/workspaces/test-{_opened}/tree/{name}?reset")
+    page.wait_for_selector(".jp-Notebook .jp-Cell")
+    select = page.locator(".jp-Dialog button", has_text=re.compile("^Select$"))
+    # Some JupyterLabs ask which kernel even when the notebook names one; with
+    # `autoStartDefaultKernel` there is no dialog and the kernel starts by itself.
+    if select.count():
+        select.click()
+    page.wait_for_function(KERNEL_IDLE, timeout=90_000)
+    page.wait_for_function(IMAGES_LOADED)
+
+
+def menu(page: Any, top: str, item: str) -> None:
+    """Click `top` in the menu bar, then `item` in its menu."""
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(f"^{top}$")).click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{re.escape(item)}$")).click()
+
+
+def run_all(page: Any, timeout_s: float = 240) -> None:
+    """Clear every output, Run All Cells, then wait until every code cell has run."""
+    menu(page, "Edit", "Clear Outputs of All Cells")
+    page.wait_for_function("""() => [...document.querySelectorAll(
+        '.jp-CodeCell .jp-InputPrompt')].every(p => !/\\d/.test(p.textContent))""")
+    menu(page, "Run", "Run All Cells")
+    page.wait_for_function(ALL_RAN, timeout=timeout_s * 1000)
+    page.wait_for_function(IMAGES_LOADED)
+
+
+#: JavaScript: drawings shown narrower than their own size (squeezed into the cell
+#: instead of scrolling at 1:1), and drawings whose box does not scroll.
+SQUEEZED = """() => [...document.querySelectorAll('.jp-Notebook .crewbook-drawing img[width]')]
+  .filter(img => img.getBoundingClientRect().width < 0.98 * Number(img.getAttribute('width'))
+                 || getComputedStyle(img.parentElement).overflowX !== 'auto')
+  .map(img => img.getAttribute('width') + 'px shown ' +
+              Math.round(img.getBoundingClientRect().width) + 'px')"""
+
+
+def problems(page: Any) -> dict[str, list[str]]:
+    """Broken images, drawings squeezed below 1:1, and error outputs on the page."""
+    return {"broken images": page.evaluate(BROKEN_IMAGES), "errors": page.evaluate(ERRORS),
+            "squeezed drawings": page.evaluate(SQUEEZED)}
+
+
+def shoot(page: Any, folder: Path, name: str, selector: str = ".jp-Notebook") -> list[Path]:
+    """Screenshot every element matching `selector` (in page order) into `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i, element in enumerate(page.locator(selector).all()):
+        path = folder / f"{name}-{i:02d}.png"
+        element.screenshot(path=str(path))
+        paths.append(path)
+    return paths

@@ -1,0 +1,79 @@
+"""`readable`: frames shown for reading, the frame itself untouched."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import crewbook
+from crewbook.draw import MISSING, format_duration, readable
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    (pd.Timedelta("0 days 00:26:25.600000"), "26m 26s"),
+    (pd.Timedelta(minutes=26, seconds=25), "26m 25s"),
+    (pd.Timedelta(hours=1, minutes=5), "1h 05m"),
+    (pd.Timedelta(days=2, hours=3, minutes=1), "2d 3h"),
+    (pd.Timedelta(seconds=45), "45s"),
+    (pd.Timedelta(milliseconds=600), "0.6s"),
+    (pd.Timedelta(minutes=-2), "-2m 00s"),
+    (pd.NaT, MISSING),
+    (None, MISSING),
+])
+def test_format_duration(value: object, shown: str) -> None:
+    assert format_duration(value) == shown
+
+
+@given(st.integers(min_value=0, max_value=10**7))
+def test_durations_keep_their_order(seconds: int) -> None:
+    text = format_duration(pd.Timedelta(seconds=seconds))
+    assert text[0].isdigit()
+    assert "days" not in text
+
+
+def frame() -> pd.DataFrame:
+    return pd.DataFrame({
+        "summary": ["a", None],
+        "cost": [0.123456, float("nan")],
+        "duration": pd.to_timedelta(["00:26:25", None]),
+        "ts": pd.to_datetime(["2025-03-01T09:06:00Z", None], utc=True),
+        "version": pd.array([1, None], dtype="Int64"),
+        "run": ["r1", "r2"],
+    })
+
+
+def test_cells_use_one_marker_cents_and_durations() -> None:
+    df = frame()
+    shown = readable(df, first=["run", "ts"]).cells()
+    assert list(shown.columns) == ["run", "ts", "summary", "cost", "duration", "version"]
+    assert shown.iloc[0].tolist() == ["r1", "2025-03-01 09:06:00", "a", "0.12", "26m 25s", "1"]
+    assert shown.iloc[1].tolist() == ["r2", MISSING, MISSING, MISSING, MISSING, MISSING]
+
+
+def test_the_frame_is_not_changed() -> None:
+    df = frame()
+    view = readable(df)
+    assert view.frame.dtypes.equals(df.dtypes)
+    html = view._repr_html_()
+    assert "NaN" not in html
+    assert "&lt;NA&gt;" not in html
+    assert "NaT" not in html
+    assert "0 days" not in html
+    assert "2 rows × 6 columns" in html
+    assert repr(view).startswith("<Readable 2×6 frame>")
+    assert "26m 25s" in str(view)
+
+
+def test_exported_at_the_top() -> None:
+    assert crewbook.readable is readable
+    assert crewbook.format_duration is format_duration
+
+
+def test_only_prose_wraps() -> None:
+    df = pd.DataFrame({"run": ["run-0001"], "summary": ["a long sentence " * 4]})
+    html = readable(df)._repr_html_()
+    assert "white-space:nowrap'>run-0001<" in html
+    assert "white-space:normal;min-width:18em'>a long sentence" in html
+    assert readable(df.iloc[:0])._repr_html_().count("<tr>") == 1

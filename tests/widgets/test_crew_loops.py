@@ -1,0 +1,68 @@
+"""The Stepper on the crew and autonomous loops (issue 10), through their adapters."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+import crewbook
+from crewbook.widgets import Stepper
+from crewbook.widgets.reports import AutonomousAdapter, CrewAdapter, adapter_for
+
+GREEN = f"{shlex.quote(sys.executable)} -c \"print('ok')\""
+TASKS = "# Tasks\n\n## Export\n\n- [ ] 1.1 Add the button\n- [ ] 1.2 Write the file\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("CREWBOOK_HOME", str(tmp_path / "home"))
+    root = Path(crewbook.example_project())
+    (root / "_codev" / "changes" / "add-csv-export" / "tasks.md").write_text(TASKS)
+    return root
+
+
+def test_crew_loop_steps_to_its_end(project: Path) -> None:
+    crewbook.crew_init("goal", scope="story", bar={"test": GREEN}, project=project)
+    loop = crewbook.open_crew(project)
+    stepper = loop.stepper()
+    assert isinstance(adapter_for(loop), CrewAdapter)
+    assert (stepper.role.value, stepper.verdict.options) == ("analyst", ("done",))
+    stepper.role.value = "qa"
+    stepper.step_button.click()
+    assert "refused [wrong_role]" in stepper.message.value
+    assert loop.acts == 0
+    stepper.propose_button.click()
+    stepper.run_count.value = 10
+    stepper.run_button.click()
+    assert loop.status().finished_reason == "scope_covered"
+    assert crewbook.open_crew(project).acts == loop.acts, "the crew loop saved every act"
+
+
+def test_crew_qa_can_send_work_back(project: Path) -> None:
+    crewbook.crew_init("goal", scope="story", bar={"test": GREEN}, project=project)
+    loop = crewbook.open_crew(project)
+    stepper = Stepper(loop)
+    stepper.run_count.value = 2
+    stepper.run_button.click()
+    assert loop.contract().role == "qa"
+    assert stepper.verdict.options == ("go", "no-go")
+    stepper.verdict.value = "no-go"
+    stepper.set_field("payload", {"findings": ["no BOM"]})
+    stepper.step_button.click()
+    assert loop.contract().role == "developer"
+    assert any("no BOM" in f for f in loop.contract().feedback)
+
+
+def test_autonomous_loop_steps_and_refuses_a_recette_without_tests(project: Path) -> None:
+    crewbook.loop_init("goal", project=project)
+    loop = crewbook.open_autonomous(project)
+    stepper = loop.stepper()
+    assert isinstance(adapter_for(loop), AutonomousAdapter)
+    stepper.run_count.value = 5
+    stepper.run_button.click()
+    assert loop.contract().stage == "recette"
+    assert "refused [no_test_command]" in stepper.message.value
+    assert loop.acts == 2, "the refused recette changed nothing"

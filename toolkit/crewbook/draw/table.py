@@ -1,0 +1,138 @@
+"""Frames made readable for a notebook: `readable(df)`.
+
+A display helper, not a change to the frame: the frame keeps its dtypes; what is shown
+is text. Durations read ``26m 25s`` (not ``0 days 00:26:25.600000``), money columns
+(``cost``, ``mean_cost``…) show cents, times show ``2025-03-01 09:06:00`` (UTC), every
+missing value (``NaN``, ``<NA>``, ``NaT``, ``None``) shows one marker (``–``), and the
+columns a reader needs first come first (`first`).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: The one missing-value marker.
+MISSING = "–"
+#: A column holding a text longer than this wraps (with a minimum width); others do not.
+PROSE = 40
+
+
+def format_duration(value: Any) -> str:
+    """``26m 25s``, ``1h 05m``, ``2d 3h``, ``45s``, ``0.6s``; `MISSING` when missing."""
+    import pandas as pd
+
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return MISSING
+    seconds = pd.Timedelta(value).total_seconds()
+    sign = "-" if seconds < 0 else ""
+    seconds = abs(seconds)
+    if seconds < 10 and seconds != int(seconds):
+        return f"{sign}{seconds:.1f}s"
+    total = round(seconds)
+    days, rest = divmod(total, 86_400)
+    hours, rest = divmod(rest, 3_600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{sign}{days}d {hours}h"
+    if hours:
+        return f"{sign}{hours}h {minutes:02d}m"
+    if minutes:
+        return f"{sign}{minutes}m {secs:02d}s"
+    return f"{sign}{secs}s"
+
+
+def _is_money(name: str) -> bool:
+    return "cost" in name.lower() and "share" not in name.lower()
+
+
+def _cell(value: Any, kind: str, money: bool) -> str:
+    import pandas as pd
+
+    if value is None:
+        return MISSING
+    if not isinstance(value, list | tuple | dict | set):
+        try:
+            if pd.isna(value):
+                return MISSING
+        except (TypeError, ValueError):
+            pass
+    if kind == "m":
+        return format_duration(value)
+    if kind == "M":
+        stamp = pd.Timestamp(value)
+        if stamp.tzinfo is not None:
+            stamp = stamp.tz_convert("UTC")
+        return stamp.strftime("%Y-%m-%d %H:%M:%S")
+    if isinstance(value, float):
+        if money:
+            return f"{value:,.2f}"
+        if math.isfinite(value) and value == int(value) and abs(value) < 1e15:
+            return f"{int(value):,}"
+        return f"{value:,.3g}" if abs(value) < 1e-3 or abs(value) >= 1e6 else f"{value:,.3f}"
+    return str(value)
+
+
+class Readable:
+    """A frame shown as text cells (see the module docstring); ``.frame`` is untouched."""
+
+    def __init__(self, frame: pd.DataFrame, first: Sequence[str] = (), *,
+                 index: bool = True) -> None:
+        leading = [c for c in first if c in frame.columns]
+        self.frame = frame[leading + [c for c in frame.columns if c not in leading]]
+        self.index = index
+
+    def cells(self) -> pd.DataFrame:
+        """The frame as the text shown, same index and columns."""
+        import pandas as pd
+
+        out = {}
+        for column in self.frame.columns:
+            series = self.frame[column]
+            kind = series.dtype.kind
+            money = _is_money(str(column))
+            out[column] = [_cell(v, kind, money) for v in series.tolist()]
+        return pd.DataFrame(out, index=self.frame.index, columns=self.frame.columns)
+
+    def _repr_html_(self) -> str:
+        cells = self.cells()
+        numeric = {c for c in self.frame.columns if self.frame[c].dtype.kind in "iufm"}
+        # prose (a long text somewhere in the column) wraps; everything else stays on one
+        # line, so that ids like run-0001 or model names never break at a hyphen
+        prose = {c for c in cells.columns if len(cells) and cells[c].str.len().max() > PROSE}
+        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cells.columns)
+        if self.index:
+            head = f"<th>{html.escape(str(self.frame.index.name or ''))}</th>" + head
+        rows = []
+        for label, row in zip(cells.index, cells.itertuples(index=False), strict=True):
+            tds = "".join(
+                f"<td style='text-align:{'right' if c in numeric else 'left'};"
+                + ("white-space:normal;min-width:18em'>" if c in prose
+                   else "white-space:nowrap'>")
+                + f"{html.escape(v)}</td>"
+                for c, v in zip(cells.columns, row, strict=True))
+            if self.index:
+                tds = f"<th>{html.escape(str(label))}</th>" + tds
+            rows.append(f"<tr>{tds}</tr>")
+        return (f"<table class='dataframe crewbook-readable'><thead><tr>{head}</tr></thead>"
+                f"<tbody>{''.join(rows)}</tbody></table>"
+                f"<p style='color:#607d8b;font-size:85%'>{len(self.frame):,} rows × "
+                f"{len(self.frame.columns)} columns</p>")
+
+    def __str__(self) -> str:
+        return str(self.cells().to_string(index=self.index))
+
+    def __repr__(self) -> str:
+        return f"<Readable {len(self.frame)}×{len(self.frame.columns)} frame>\n{self}"
+
+
+def readable(frame: pd.DataFrame, first: Sequence[str] = (), *,
+             index: bool = True) -> Readable:
+    """`frame` shown for reading (durations, cents, one missing marker, `first` columns
+    first); the frame itself is not changed (``.frame``)."""
+    return Readable(frame, first, index=index)

@@ -1,0 +1,252 @@
+"""`Stepper(loop)`: step any `crewbook.loop.Loop` from buttons.
+
+The widget shows, top to bottom: where the loop is (its status); the buttons **Step**
+(apply the report in the form), **Run N** (apply N reports the policy proposes, stopping
+at a refusal or the end), **Rewind** (to a snapshot taken after any earlier step) and
+**Reset** (to the loop as the Stepper found it); the report form built from the contract
+(move, role, verdict choices, fields: see `crewbook.widgets.reports`); a refusal or error
+line; the live drawing (``loop.graph_model()``, current node highlighted by the engine)
+with a zoom slider; the last ledger events as a table.
+
+A refusal (`LoopRefused`) is shown with its code and reason and changes nothing: the
+loop refused before writing anything. Every callback runs inside the widget's `Output`,
+so an unexpected error shows there with its traceback instead of vanishing.
+
+The logic is in plain methods (`step`, `run`, `rewind`, `reset`, `propose`) that the
+buttons call; tests drive them, or the buttons' ``.click()``, without a browser.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from typing import Any
+
+import ipywidgets as w
+
+from ..errors import LoopRefused
+from ..loop import Act, Snapshot
+from ._common import drawing_html, error_html, guarded, last_events, note_html, table_html
+from .reports import (
+    Draft,
+    Policy,
+    Scripted,
+    adapter_for,
+    propose,
+    read_value,
+    show_value,
+)
+
+#: Ledger columns the events table shows (those the events have).
+EVENT_COLUMNS = ("seq", "act", "kind", "role", "stage", "verdict", "version", "summary")
+
+
+class Stepper(w.VBox):  # type: ignore[misc]
+    """Buttons, a report form, the drawing and the ledger of one loop (module docstring).
+
+    `policy` proposes each next report: a callable ``(loop, act) -> report``, a list of
+    reports (played in order from the act they are at, then the happy path), or None
+    for the happy path built from the contract. `events` is how many ledger events the
+    table shows.
+    """
+
+    def __init__(self, loop: Any, policy: Policy | Sequence[Any] | None = None, *,
+                 events: int = 8, zoom: float = 1.0) -> None:
+        self.loop = loop
+        self.policy: Policy | None = (Scripted(policy) if isinstance(policy, list | tuple)
+                                      else policy)  # type: ignore[assignment]
+        self.n_events = events
+        self.adapter = adapter_for(loop)
+        self.snapshots: list[tuple[str, Snapshot[Any]]] = [("start", loop.snapshot())]
+        self.draft = Draft()
+        self.refusals = 0
+
+        self.output = w.Output(layout=w.Layout(max_height="12em", overflow="auto"))
+        self.message = w.HTML()
+        self.header = w.HTML()
+        self.step_button = w.Button(description="Step", button_style="primary",
+                                    tooltip="apply the report in the form")
+        self.run_count = w.BoundedIntText(value=5, min=1, max=1000, layout=w.Layout(width="6em"))
+        self.run_button = w.Button(description="Run N", tooltip="apply N proposed reports")
+        self.snapshot_list = w.Dropdown(description="snapshot", options=[],
+                                        layout=w.Layout(width="22em"))
+        self.rewind_button = w.Button(description="Rewind", tooltip="restore that snapshot")
+        self.reset_button = w.Button(description="Reset", button_style="warning",
+                                     tooltip="back to the loop as the Stepper found it")
+        self.propose_button = w.Button(description="Propose",
+                                       tooltip="refill the form with the proposed report")
+        wide = {"description_width": "8em"}
+        self.move = w.Dropdown(description="move", options=[], style=wide)
+        self.role = w.Text(description="role", style=wide)
+        self.verdict = w.Dropdown(description="verdict", options=[], style=wide)
+        self.fields = w.VBox()
+        self.field_controls: dict[str, tuple[str, w.Widget]] = {}
+        self.zoom = w.FloatSlider(value=zoom, min=0.2, max=2.0, step=0.1, description="zoom",
+                                  readout_format=".1f", continuous_update=False)
+        self.drawing = w.HTML()
+        self.events = w.HTML()
+
+        guard = guarded(self.output, self.message)
+        self.step_button.on_click(guard(lambda _: self.step()))
+        self.run_button.on_click(guard(lambda _: self.run(self.run_count.value)))
+        self.rewind_button.on_click(guard(lambda _: self.rewind(self.snapshot_list.value)))
+        self.reset_button.on_click(guard(lambda _: self.reset()))
+        self.propose_button.on_click(guard(lambda _: self.propose()))
+        self.zoom.observe(guard(lambda _: self._draw()), names="value")
+
+        controls = w.HBox([self.step_button, self.run_count, self.run_button,
+                           self.snapshot_list, self.rewind_button, self.reset_button])
+        form = w.VBox([w.HTML("<b>report</b>"), w.HBox([self.move, self.role]),
+                       self.verdict, self.fields, self.propose_button])
+        super().__init__([self.header, controls, form, self.message, self.zoom, self.drawing,
+                          w.HTML("<b>last ledger events</b>"), self.events, self.output])
+        self.add_class("crewbook-stepper")
+        with self.output:
+            self.propose()
+            self.refresh()
+
+    # ------------------------------------------------------------------ actions
+    def step(self) -> bool:
+        """Apply the report in the form. True when accepted; a refusal or a form error is
+        shown in `message` and changes nothing."""
+        act = self.loop.contract()
+        try:
+            report = self.adapter.build(self.loop, act, self.read_form())
+        except LoopRefused as refused:
+            return self._refused(refused)
+        except ValueError as bad:  # a field that is not a number or JSON data
+            self.message.value = error_html(bad, "form")
+            return False
+        return self._apply(report)
+
+    def run(self, n: int) -> int:
+        """Apply up to `n` proposed reports; stop at a refusal or when the loop finishes.
+        Returns how many were accepted."""
+        done = 0
+        for _ in range(int(n)):
+            if self.loop.contract().finished:
+                break
+            self.propose()
+            if not self.step():
+                break
+            done += 1
+        self.message.value = self.message.value or note_html(f"ran {done} step(s)")
+        return done
+
+    def rewind(self, index: int | None) -> Act:
+        """Restore the snapshot at `index` in `snapshots` (the list stays as it is)."""
+        if index is None:
+            raise LoopRefused("pick a snapshot to rewind to", code="no_snapshot")
+        label, snap = self.snapshots[int(index)]
+        act: Act = self.loop.restore(snap)
+        self.message.value = note_html(f"rewound to {label}")
+        self.propose()
+        self.refresh()
+        return act
+
+    def reset(self) -> Act:
+        """Back to the loop as the Stepper found it (the first snapshot)."""
+        act = self.rewind(0)
+        self.message.value = note_html("reset to the start")
+        return act
+
+    def propose(self) -> Draft:
+        """Fill the form with the report the policy proposes for the current contract."""
+        act = self.loop.contract()
+        self.draft = propose(self.loop, act, self.policy)
+        self._fill_form(self.draft)
+        return self.draft
+
+    # ------------------------------------------------------------------ form
+    def read_form(self) -> Draft:
+        """The draft as the form holds it now (`ValueError` for a bad field)."""
+        values = {name: read_value(name, kind, control.value)
+                  for name, (kind, control) in self.field_controls.items()}
+        return Draft(move=self.move.value or None, role=self.role.value or None,
+                     verdict=self.verdict.value or None, moves=self.draft.moves,
+                     verdicts=self.draft.verdicts, fields=values, hidden=self.draft.hidden)
+
+    def set_field(self, name: str, value: Any) -> None:
+        """Set a field's control (as a user typing would); `value` is shown as the form
+        shows it (lists one per line, JSON data as JSON text)."""
+        _, control = self.field_controls[name]
+        control.value = value if isinstance(value, str | bool) else show_value(value)
+
+    def _fill_form(self, draft: Draft) -> None:
+        moves = list(draft.moves)
+        if draft.move and draft.move not in moves:
+            moves.append(draft.move)
+        self.move.options = moves
+        self.move.value = draft.move if draft.move in moves else None
+        self.move.layout.display = "" if moves else "none"
+        self.role.value = draft.role or ""
+        verdicts = list(draft.verdicts)
+        if draft.verdict and draft.verdict not in verdicts:
+            verdicts.append(draft.verdict)
+        self.verdict.options = verdicts
+        self.verdict.value = draft.verdict if draft.verdict in verdicts else None
+        self.verdict.layout.display = "" if verdicts else "none"
+        controls: dict[str, tuple[str, w.Widget]] = {}
+        for name, value in draft.fields.items():
+            kind = draft.field_kind(name)
+            shown = show_value(value)
+            control: w.Widget
+            if kind == "flag":
+                control = w.Checkbox(value=shown, description=name)
+            elif kind in ("lines", "json"):
+                rows = min(12, max(2, str(shown).count("\n") + 1))
+                control = w.Textarea(value=shown, description=name, rows=rows,
+                                     layout=w.Layout(width="95%"))
+            else:
+                control = w.Text(value=shown, description=name, layout=w.Layout(width="95%"))
+            controls[name] = (kind, control)
+        for _, control in controls.values():
+            control.style.description_width = "8em"
+        self.field_controls = controls
+        self.fields.children = [c for _, c in controls.values()]
+
+    # ------------------------------------------------------------------ display
+    def _apply(self, report: Any) -> bool:
+        try:
+            act = self.loop.report(report)
+        except LoopRefused as refused:
+            return self._refused(refused)
+        who = act.finished_reason if act.finished else (act.stage or act.role)
+        self.snapshots.append((f"after act {self.loop.acts}: next {who}", self.loop.snapshot()))
+        self.message.value = ""
+        self.propose()
+        self.refresh()
+        return True
+
+    def _refused(self, refused: LoopRefused) -> bool:
+        self.refusals += 1
+        self.message.value = error_html(refused, "refused") + note_html(
+            "the loop is unchanged: fix the report and Step again")
+        return False
+
+    def refresh(self) -> None:
+        """Redraw the header, the snapshot list, the drawing and the events table."""
+        status = self.loop.status()
+        act = self.loop.contract()
+        where = (f"finished: <code>{html.escape(str(status.finished_reason))}</code>"
+                 if status.finished else
+                 f"next: <b>{html.escape(str(act.stage or act.role))}</b>"
+                 + (f" — expects {html.escape(act.expects)}" if act.expects else ""))
+        caps = ", ".join(html.escape(str(c)) for c in status.caps)
+        self.header.value = (f"<div class='crewbook-stepper-header'><b>{html.escape(status.loop)}"
+                             f"</b> after {status.acts} acts · {where}"
+                             + (f"<br><small>caps: {caps}</small>" if caps else "") + "</div>")
+        self.snapshot_list.options = [(label, i) for i, (label, _) in enumerate(self.snapshots)]
+        self.snapshot_list.value = len(self.snapshots) - 1
+        self._draw()
+        rows = last_events(self.loop.ledger, self.n_events)
+        columns = [c for c in EVENT_COLUMNS if any(c in r for r in rows)]
+        self.events.value = table_html(rows, columns, "(no events yet)")
+
+    def _draw(self) -> None:
+        model_of = getattr(self.loop, "graph_model", None)
+        self.drawing.value = (drawing_html(model_of, self.zoom.value) if callable(model_of)
+                              else note_html("(this loop has no drawing)"))
+
+    def __repr__(self) -> str:
+        return f"<Stepper of {self.loop!r}>"

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import NullSink, have_peer, rate
+from _bench import NullSink, have_peer, print_loop_targets, print_vs_peer, rate
 
 STAGES = 6
 SCHEMA = {
@@ -159,16 +159,10 @@ def main(argv: list[str] | None = None) -> int:
             "crewbook, memory ledger": rate(crewbook_runner(path, MemoryLedger), args.runs),
             "crewbook, no ledger": rate(crewbook_runner(path, NullSink), args.runs),
         }
-    print(f"accepted reports/s through a {STAGES}-stage pipeline ({args.runs} runs, median of 5)")
-    print(f"  {'transitions (peer)':<26}{peer:>12,.0f}")
-    for name, value in results.items():
-        print(f"  {name:<26}{value:>12,.0f}   {value / peer:5.2f}x transitions")
-    with_ledger = results["crewbook, ledger file"] / peer
-    without = results["crewbook, no ledger"] / peer
-    print(f"target: ledger on within 2x of transitions (ratio >= 0.50): "
-          f"{'met' if with_ledger >= 0.5 else 'NOT met'} ({with_ledger:.2f})")
-    print(f"target: no ledger faster than transitions (ratio > 1): "
-          f"{'met' if without > 1 else 'NOT met'} ({without:.2f})")
+    print_vs_peer(f"accepted reports/s through a {STAGES}-stage pipeline ({args.runs} runs, "
+                  "median of 5)", peer, results)
+    print_loop_targets(results["crewbook, ledger file"] / peer,
+                       results["crewbook, no ledger"] / peer)
     if not args.no_coordinator:
         # Issue 7: coordinator tasks per second through a full path, ledger on.
         import coordinator_step

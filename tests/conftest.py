@@ -156,3 +156,12 @@ def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
         return CliResult(code, out, err)
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own CREWBOOK_HOME (no global profile, no custom presets): the
+    real one is never read or touched, so results do not depend on the machine."""
+    folder = tmp_path / "crewbook-home"
+    monkeypatch.setenv("CREWBOOK_HOME", str(folder))
+    return folder

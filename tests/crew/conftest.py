@@ -27,14 +27,6 @@ GREEN = f"{PY} -c \"print('ok')\""
 RED = f"{PY} -c \"import sys; print('boom'); sys.exit(1)\""
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every crew test gets its own CREWBOOK_HOME: the real one is never touched."""
-    folder = tmp_path / "crewbook-home"
-    monkeypatch.setenv("CREWBOOK_HOME", str(folder))
-    return folder
-
-
 @pytest.fixture
 def project(tour: Path) -> Path:
     """The tour project, its change `add-csv-export` given two stories (three tasks)."""

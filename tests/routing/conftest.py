@@ -20,14 +20,6 @@ TASKS_MD = """\
 """
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every routing test gets its own CREWBOOK_HOME: the real one is never touched."""
-    folder = tmp_path / "crewbook-home"
-    monkeypatch.setenv("CREWBOOK_HOME", str(folder))
-    return folder
-
-
 @pytest.fixture
 def project(tour: Path) -> Path:
     """The tour project, its change `add-csv-export` given four tasks."""

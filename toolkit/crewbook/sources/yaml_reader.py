@@ -293,17 +293,20 @@ class _Builder:
         return key
 
 
-    def fast(self, node: yaml.Node, depth: int = 0) -> Any:
-        """The data of `node`, without positions (`_Redo` on a repeated key)."""
-        if depth > MAX_DEPTH:
-            raise _TooDeep
-        seen = self.seen
-        if id(node) in seen:
+    def visit(self, node: yaml.Node) -> None:
+        """Count a node built again (an alias): too many expansions is `_TooComplex`."""
+        if id(node) in self.seen:
             self.expanded += 1
             if self.expanded > MAX_ALIAS_EXPANSION:
                 raise _TooComplex
         else:
-            seen.add(id(node))
+            self.seen.add(id(node))
+
+    def fast(self, node: yaml.Node, depth: int = 0) -> Any:
+        """The data of `node`, without positions (`_Redo` on a repeated key)."""
+        if depth > MAX_DEPTH:
+            raise _TooDeep
+        self.visit(node)
         kind = type(node)
         if kind is _ScalarNode:
             return node.value if node.tag == _STR_TAG else self.scalar(node)
@@ -332,14 +335,7 @@ class _Builder:
             self.positions[()] = Position(node.start_mark.line + 1, node.start_mark.column + 1)
         if len(key_path) > MAX_DEPTH:
             raise _TooDeep
-        seen = self.seen
-        if id(node) in seen:
-            # The same node again: an alias. Count what it expands to.
-            self.expanded += 1
-            if self.expanded > MAX_ALIAS_EXPANSION:
-                raise _TooComplex
-        else:
-            seen.add(id(node))
+        self.visit(node)
         kind = type(node)
         if kind is _ScalarNode:
             return self.scalar(node)

@@ -24,6 +24,8 @@ def run(path: Path) -> None:
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     for cell in notebook.cells:
         cell.metadata.pop("execution", None)
+    # widget state is front-end state, saved by JupyterLab on demand, not by a test run
+    notebook.metadata.pop("widgets", None)
     notebook.metadata["kernelspec"] = KERNELSPEC
     nbformat.write(notebook, path)
 

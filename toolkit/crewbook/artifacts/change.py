@@ -94,7 +94,8 @@ def new_change(
         )
     record: dict[str, Any] = {
         "schema": schema_name,
-        "created": (today or dt.date.today()).isoformat(),
+        # UTC, as OpenSpec dates its changes: the same day on every machine at one instant
+        "created": (today or dt.datetime.now(dt.UTC).date()).isoformat(),
     }
     if description:
         record["description"] = description

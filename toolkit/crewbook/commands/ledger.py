@@ -138,22 +138,29 @@ def convert_command(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _counts(values: pd.Series) -> dict[str, int]:
+    """Counts of each value, most frequent first and ties by name: the same order on any
+    machine (`value_counts` leaves ties to the CPU's sort kernel)."""
+    counts = values.dropna().astype(str).value_counts(sort=False)
+    ranked = sorted(counts.items(), key=lambda kv: (-int(kv[1]), kv[0]))
+    return {str(name): int(n) for name, n in ranked}
+
+
 def summarise(df: pd.DataFrame) -> dict[str, Any]:
     """The figures `summary` prints, as plain JSON-ready values."""
     from ..ledger.analyses import run_outcomes
 
     outcomes = run_outcomes(df)
-    reasons = outcomes["finished_reason"].astype(object).dropna().value_counts()
+    reasons = _counts(outcomes["finished_reason"].astype(object).dropna())
     rounds = outcomes["rounds"].dropna()
     return {
         "events": len(df),
         "runs": len(outcomes),
-        "loops": {str(k): int(v) for k, v in
-                  outcomes["loop"].astype(object).value_counts().items()},
-        "kinds": {str(k): int(v) for k, v in df["kind"].value_counts().items() if v},
+        "loops": _counts(outcomes["loop"].astype(object)),
+        "kinds": {k: v for k, v in _counts(df["kind"].astype(object)).items() if v},
         "first": _iso(df["ts"].min()),
         "last": _iso(df["ts"].max()),
-        "finished": {str(k): int(v) for k, v in reasons.items()},
+        "finished": reasons,
         "unfinished": int((~outcomes["finished"]).sum()),
         "escalated": int(outcomes["escalated"].sum()),
         "rounds_median": float(rounds.median()) if len(rounds) else None,

@@ -140,8 +140,10 @@ def edge_attrs(edge: Edge) -> dict[str, str]:
     if edge.count > 1:
         values["penwidth"] = f"{width + min(3.0, 0.5 * math.log2(edge.count)):.2g}"
     loop = edge.source == edge.target
-    label = " ".join(x for x in (edge.label, f"×{edge.count}" if loop and edge.count > 1 else "")
-                     if x)
+    # a blank label draws nothing, and dot 2.43 asserts (xlabels.c, lblenclosing) on a
+    # zero-size loop label beside an xlabel: blank labels are left out, not written
+    label = " ".join(x for x in (edge.label.strip(), f"×{edge.count}" if loop and edge.count > 1
+                                 else "") if x)
     if label:
         values["label"] = label
     if edge.count > 1 and not loop:

@@ -22,7 +22,7 @@ INSTALL_HINTS: tuple[str, ...] = (
     "conda install graphviz",
 )
 #: Formats `render` accepts (the `-T` option of `dot`).
-FORMATS = ("svg", "png", "pdf")
+FORMATS = ("svg", "png", "pdf", "json")
 _CACHE_SIZE = 32
 _cache: OrderedDict[tuple[str, str, str], bytes] = OrderedDict()
 
@@ -67,10 +67,12 @@ def render(dot_text: str, fmt: str = "svg", *, timeout: float | None = None) -> 
         return _cache[key]
     limit = timeout if timeout is not None else options.dot_timeout
     try:
-        done = subprocess.run(
-            [program, f"-T{fmt}"], input=dot_text.encode("utf-8"), capture_output=True,
-            timeout=limit, check=False,
-        )
+        done = _run(program, fmt, dot_text, limit)
+        if done.returncode != 0 and _ROUTER_GAVE_UP in done.stderr:
+            # Graphviz 2.43's spline router gives up on some bundles of parallel edges
+            # between clusters ("illegal values of prev … and next …"); straight edges
+            # still draw every node and edge
+            done = _run(program, fmt, dot_text, limit, "-Gsplines=line")
     except subprocess.TimeoutExpired:
         raise DotError(
             f"dot took longer than {limit:g} s and was stopped; draw less (the drawing "
@@ -86,6 +88,15 @@ def render(dot_text: str, fmt: str = "svg", *, timeout: float | None = None) -> 
     if len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
     return done.stdout
+
+
+_ROUTER_GAVE_UP = b"in routesplines, illegal values"
+
+
+def _run(program: str, fmt: str, dot_text: str, limit: float,
+         *extra: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([program, f"-T{fmt}", *extra], input=dot_text.encode("utf-8"),
+                          capture_output=True, timeout=limit, check=False)
 
 
 def render_svg(dot_text: str, *, timeout: float | None = None) -> str:

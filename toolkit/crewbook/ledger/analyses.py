@@ -73,7 +73,7 @@ def run_outcomes(df: pd.DataFrame) -> pd.DataFrame:
     out["cost"] = g["cost"].sum(min_count=1).astype("float64") if "cost" in df.columns \
         else float("nan")
     out.index = pd.Index(out.index.astype(str), name="run")
-    return out.sort_values("started", kind="stable")
+    return out.sort_values(["started", "run"], kind="stable")  # ties broken by name
 
 
 def usage_by_role(df: pd.DataFrame, by: str | Sequence[str] = ("role", "stage")) -> pd.DataFrame:

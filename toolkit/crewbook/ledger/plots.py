@@ -82,7 +82,7 @@ def plot_rounds(df: pd.DataFrame, column: str = "rounds", *, ax: Axes | None = N
          outcomes.groupby(by, observed=True)] if by else [(column, values)])
     width = 0.8 / len(groups)
     for i, (label, series) in enumerate(groups):
-        counts = series.value_counts().reindex(bins, fill_value=0)
+        counts = series.value_counts(sort=False).reindex(bins, fill_value=0)
         ax.bar([b - 0.4 + width * (i + 0.5) for b in bins], counts.to_numpy(), width=width,
                label=label)
     ax.set_xticks(list(bins))

@@ -60,7 +60,7 @@ def plot_outcome_mix(frame: pd.DataFrame, parameter: str, *, ax: Axes | None = N
 def plot_simulated_rounds(frame: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     """How many runs sent work back 0, 1, 2… times."""
     ax = _axes(ax)
-    counts = frame["rounds"].astype("int64").value_counts().sort_index()
+    counts = frame["rounds"].astype("int64").value_counts(sort=False).sort_index()
     ax.bar(counts.index.to_numpy(), counts.to_numpy(), color="#5b8bd1")
     ax.set_xlabel("rounds (times work went back)")
     ax.set_ylabel("runs")

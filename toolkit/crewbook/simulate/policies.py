@@ -209,7 +209,7 @@ class ReplayPolicy(Policy):
                                "duration_ms", "payload") if c in frame.columns]
         runs_col = frame["run"].astype(str)
         for name in names:
-            rows = frame.loc[runs_col == name].sort_values("seq")
+            rows = frame.loc[runs_col == name].sort_values("seq", kind="stable")
             events: list[dict[str, Any]] = []
             for record in rows[columns].to_dict("records"):
                 events.append({str(k): (None if _missing(v) else _plain(v))

@@ -1,0 +1,5 @@
+from core.sessions.store import load
+
+
+def test_load() -> None:
+    assert load("a")["id"] == "a"

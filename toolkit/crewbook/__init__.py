@@ -21,8 +21,8 @@ same shape: `model`, `checks`, `frames`, `graph`, `engine`):
 - **The Loop protocol** (`crewbook.loop`): `Loop`, `Act`, `Status`, `Snapshot`,
   `MemoryLedger`, `ManualClock`: `contract()`, `report()`, `status()` on every engine.
 - **Run ledgers** (`crewbook.ledger`): `Ledger`, `LedgerEvent`, `read_ledger`,
-  `validate_ledger`, `import_speckit_runs`, `to_parquet`, and the analyses
-  `run_outcomes`, `usage_by_role`, `rework`, `verdict_funnel`, `timeline`,
+  `validate_ledger`, `import_runs` (other agent tools' logs), `import_speckit_runs`,
+  `to_parquet`, and the analyses `run_outcomes`, `usage_by_role`, `rework`, `verdict_funnel`, `timeline`,
   `plot_timeline`, `plot_rounds`.
 - **Comparing designs** (`crewbook.compare`): `diff_schemas` (with the consequences for
   existing changes), `diff_pipelines`, `diff_runs`, `diff_profiles`, each a `Diff`.
@@ -162,12 +162,14 @@ if _TYPE_CHECKING:
         validate_ledger,
         verdict_funnel,
     )
+    from .ledger import import_runs
 
 _LAZY_LEDGER = frozenset({
     "Ledger", "LedgerEvent", "check_conformance", "import_speckit_runs", "plot_rounds",
     "plot_timeline",
     "read_ledger", "rework", "run_outcomes", "timeline", "to_parquet", "usage_by_role",
     "validate_ledger", "verdict_funnel",
+    "import_runs",
 })
 
 
@@ -269,6 +271,7 @@ __all__ = [
     "format_duration",
     "get_preset",
     "get_schema",
+    "import_runs",
     "import_speckit_runs",
     "instructions",
     "list_roles",

@@ -30,14 +30,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import LedgerError, Problem
-from .events import FIELDS, LedgerEvent
+from .events import LedgerEvent
 from .importers._common import RunBuilder, count, read_text, short
 
 if TYPE_CHECKING:
@@ -96,30 +95,12 @@ def write_otlp(events: pd.DataFrame | Iterable[LedgerEvent | Mapping[str, Any]],
 def _events(source: Any) -> Iterable[LedgerEvent]:
     import pandas as pd
 
+    from .reader import frame_events
+
     if isinstance(source, pd.DataFrame):
-        for row in source.to_dict("records"):
-            yield LedgerEvent.model_validate(
-                {k: _plain(row.get(k)) for k in FIELDS if k != "v" and k in row}
-                | {"payload": row.get("payload") if isinstance(row.get("payload"), dict)
-                   else {}})
-        return
-    for event in source:
-        yield event if isinstance(event, LedgerEvent) else LedgerEvent.model_validate(event)
-
-
-def _plain(value: Any) -> Any:
-    """A frame cell as a plain Python value (NA → None, Timestamp → datetime)."""
-    import pandas as pd
-
-    if value is None or value is pd.NA or value is pd.NaT:
-        return None
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, pd.Timestamp):
-        return value.to_pydatetime()
-    if hasattr(value, "item"):  # numpy scalars
-        return value.item()
-    return value
+        return frame_events(source)
+    return [e if isinstance(e, LedgerEvent) else LedgerEvent.model_validate(e)
+            for e in source]
 
 
 def _nanos(ts: datetime | None) -> int:
@@ -148,7 +129,7 @@ def _span(event: LedgerEvent, first_seq: int) -> dict[str, Any]:
             attrs.append(_attr(f"crewbook.{name}", value))
     if event.payload:
         attrs.append(_attr("crewbook.payload", json.dumps(
-            event.payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))))
+            event.payload, ensure_ascii=False, separators=(",", ":"))))
     status: dict[str, Any] = {"code": STATUS_UNSET}
     if event.kind == "error":
         attrs.append(_attr("error.type", event.verdict or "error"))

@@ -92,11 +92,12 @@ class _Session:
 
     def feed(self, number: int, line: str) -> None:
         kind = ("user" if line.startswith("####") else
-                "aider" if line.startswith(">") or (
+                "aider" if line.startswith("> ") or line == ">" or (
                     line.startswith("Cost: $") and self.block is not None
                     and self.block[0] == "aider") else "reply")
         text = line[4:].strip() if kind == "user" else line[1:].strip() \
             if kind == "aider" and line.startswith(">") else line.rstrip()
+        # (a reply's own ">>>>>>> REPLACE" is not aider's output: that needs "> ")
         if kind == "reply" and not text and (self.block is None or self.block[0] != "reply"):
             return  # blank lines between blocks
         if self.block is not None and self.block[0] == kind:

@@ -22,8 +22,8 @@ same shape: `model`, `checks`, `frames`, `graph`, `engine`):
   `MemoryLedger`, `ManualClock`: `contract()`, `report()`, `status()` on every engine.
 - **Run ledgers** (`crewbook.ledger`): `Ledger`, `LedgerEvent`, `read_ledger`,
   `validate_ledger`, `import_runs` (other agent tools' logs), `import_speckit_runs`,
-  `to_parquet`, and the analyses `run_outcomes`, `usage_by_role`, `rework`, `verdict_funnel`, `timeline`,
-  `plot_timeline`, `plot_rounds`.
+  `to_parquet`, and the analyses `run_outcomes`, `usage_by_role`, `rework`,
+  `verdict_funnel`, `timeline`, `plot_timeline`, `plot_rounds`.
 - **Comparing designs** (`crewbook.compare`): `diff_schemas` (with the consequences for
   existing changes), `diff_pipelines`, `diff_runs`, `diff_profiles`, each a `Diff`.
 - **What-if simulation** (`crewbook.simulate`): `RandomPolicy`, `load_policy`; the
@@ -150,6 +150,7 @@ if _TYPE_CHECKING:
         Ledger,
         LedgerEvent,
         check_conformance,
+        import_runs,
         import_speckit_runs,
         plot_rounds,
         plot_timeline,
@@ -162,7 +163,6 @@ if _TYPE_CHECKING:
         validate_ledger,
         verdict_funnel,
     )
-    from .ledger import import_runs
 
 _LAZY_LEDGER = frozenset({
     "Ledger", "LedgerEvent", "check_conformance", "import_speckit_runs", "plot_rounds",

@@ -67,14 +67,12 @@ def span_id(run: str, seq: int) -> str:
 
 def to_otlp(events: pd.DataFrame | Iterable[LedgerEvent | Mapping[str, Any]]) -> dict[str, Any]:
     """The OTLP JSON document (``{"resourceSpans": [...]}``) of ledger events: a frame
-    from `read_ledger` or `import_runs`, or events. Runs keep their order of first
-    appearance, events their seq order."""
-    models = list(_events(events))
+    from `read_ledger` or `import_runs`, or events. Spans are sorted by run, then seq,
+    so the same events always give the same document, whatever their order."""
+    models = sorted(_events(events), key=lambda e: (e.run, e.seq))
     first: dict[str, int] = {}
     for event in models:
-        first[event.run] = min(first.get(event.run, event.seq), event.seq)
-    order = {run: i for i, run in enumerate(first)}
-    models.sort(key=lambda e: (order[e.run], e.seq))
+        first.setdefault(event.run, event.seq)
     spans = [_span(e, first[e.run]) for e in models]
     return {"resourceSpans": [{
         "resource": {"attributes": [_attr("service.name", "crewbook")]},

@@ -181,7 +181,10 @@ def test_genai_spans_import_with_usage_counted_once(tmp_path: Path) -> None:
     path = tmp_path / "trace.json"
     path.write_text(json.dumps(GENAI_TRACE), encoding="utf-8")
     df = import_runs(path)
-    assert list(df["kind"].astype(str)) == ["report", "report", "error", "report", "finish"]
+    assert list(df["kind"].astype(str)) == ["init", "report", "report", "error", "report",
+                                            "finish"]
+    assert df["ts"].iloc[0] == pd.Timestamp(T0, unit="s", tz="UTC")
+    df = df.iloc[1:]
     assert df["tokens_in"].sum() == 300 and df["tokens_out"].sum() == 50  # noqa: PT018
     root = df.iloc[0]
     assert pd.isna(root["tokens_in"])

@@ -17,7 +17,8 @@ before; a null `ts` (no clock) gives times of 0. ``error`` events have status ER
 ``error.type`` = their verdict (or ``error``).
 
 **In** (`otlp_events`): spans carrying ``crewbook.kind`` give back exactly the events
-exported. Other spans (any GenAI instrumentation) become one ``report`` each (``error``
+exported. Other spans (any GenAI instrumentation): an ``init`` at the trace's first start
+time, then one ``report`` per span (``error``
 when the status is ERROR or ``error.type`` is set): role = the agent name of the span or
 its nearest ancestor, else the service name; stage = ``gen_ai.tool.name``, else the
 operation, else the span name; ts = end; duration from start and end. Tokens of a span
@@ -282,6 +283,10 @@ def _trace(tid: str, items: list[tuple[dict[str, Any], str]], shown: str) -> lis
                                            str(i[0]["spanId"])))
     service = items[0][1]
     run = RunBuilder(SOURCE, service, tid, shown)
+    first_start = min((t for t in (_time(s.get("startTimeUnixNano")) for s, _ in items) if t),
+                      default=0)
+    run.add("init", _ts(first_start), record=f"trace {tid}", payload={"service": service},
+            summary=f"trace {tid}")
     last_end = 0
     root_status: tuple[str, str] | None = None
     for span, svc in ordered:

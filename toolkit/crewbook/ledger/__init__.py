@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .importers import import_runs
     from .otlp import to_otlp, write_otlp
     from .plots import plot_rounds, plot_timeline
-    from .reader import LedgerWarning, read_ledger, to_parquet, validate_ledger
+    from .reader import LedgerWarning, frame_events, read_ledger, to_parquet, validate_ledger
     from .speckit import import_speckit_runs, speckit_events
     from .writer import Ledger
 
@@ -36,6 +36,7 @@ _WHERE = {
     "KINDS": "events", "REQUIRED_BY_KIND": "events", "LedgerEvent": "events",
     "Ledger": "writer",
     "LedgerWarning": "reader", "read_ledger": "reader", "to_parquet": "reader",
+    "frame_events": "reader",
     "validate_ledger": "reader",
     "import_speckit_runs": "speckit", "speckit_events": "speckit",
     "import_runs": "importers", "to_otlp": "otlp", "write_otlp": "otlp",
@@ -54,6 +55,7 @@ __all__ = [
     "LedgerWarning",
     "LoopRules",
     "check_conformance",
+    "frame_events",
     "import_runs",
     "import_speckit_runs",
     "plot_rounds",

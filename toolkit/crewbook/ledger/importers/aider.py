@@ -16,14 +16,16 @@ the model's reply               ``report``: role ``assistant``, stage ``reply``,
                                 that follows it
 other ``> `` lines              ``note``: role ``aider``, stage ``edit``
                                 (Applied edit), ``commit``, or ``output``
+the session's last line         ``note``: stage ``end`` (no time)
 ==============================  ===============================================
 
 The session start is the only clock: the other events have a null `ts`, so a session
-has a start but no end or duration. That time has no zone (aider writes local time):
-read as UTC. Tokens are as printed (``1.6k`` is 1,600: aider rounds them; the event
-says ``payload.tokens_rounded``). Cost: aider prints the message's cost and the session's
-running total, both rounded; an event's cost is the change of the session total, so a
-session's cost is exactly aider's last session figure. Aider records no exit status.
+has a start but no end or duration (even one with nothing after its start). That time
+has no zone (aider writes local time): read as UTC. Tokens are as printed (``1.6k`` is
+1,600: aider rounds them; the event says ``payload.tokens_rounded``). Cost: aider
+prints the message's cost and the session's running total, both rounded; an event's
+cost is the change of the session total, so a session's cost is exactly aider's last
+session figure. Aider records no exit status.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ def import_file(path: Path, shown: str) -> list[LedgerEvent]:
         match = STARTED.match(line)
         if match:
             if session is not None:
-                events.extend(session.close())
+                events.extend(session.close(number - 1))
             started = datetime.strptime(match[1], "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
             session = _Session(RunBuilder(SOURCE, SOURCE, f"{path.name.split('.')[0]}@"
                                           f"{started:%Y-%m-%dT%H:%M:%S}", shown),
@@ -73,7 +75,7 @@ def import_file(path: Path, shown: str) -> list[LedgerEvent]:
         elif session is not None:
             session.feed(number, line)
     if session is not None:
-        events.extend(session.close())
+        events.extend(session.close(len(lines)))
     return events
 
 
@@ -169,10 +171,12 @@ class _Session:
                  "commit" if first.startswith("Commit ") else "output")
         self.run.add("note", None, line=number, role="aider", stage=stage, summary=short(first))
 
-    def close(self) -> list[LedgerEvent]:
+    def close(self, last_line: int) -> list[LedgerEvent]:
         self.flush()
         self._init()
         self._reply_done()
+        self.run.add("note", None, line=last_line, stage="end",
+                     summary="end of the session's log (aider writes no end time)")
         return self.run.events
 
 

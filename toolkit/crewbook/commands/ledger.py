@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,9 +51,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
     )
     summary.add_argument("paths", nargs="+", type=Path, metavar="PATH",
                          help="a ledger file, a folder of them, or a spec-kit run folder")
-    if common is None:
-        summary.add_argument("--json", action="store_true", help="print one JSON object")
-    summary.set_defaults(func=summary_command)
+    _finish(summary, common, summary_command)
 
     convert = commands.add_parser(
         "convert", parents=parents, help="convert ledgers to Parquet (payload kept as JSON text)",
@@ -68,11 +67,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
     convert.add_argument("--errors", choices=["raise", "skip"], default="raise",
                          help="'skip' converts the valid lines of a ledger with bad lines "
                          "(default: leave that ledger out and exit 1)")
-    if common is None:
-        convert.add_argument("--json", action="store_true", help="print one JSON object")
-    convert.set_defaults(func=convert_command)
+    _finish(convert, common, convert_command)
 
-    from ..ledger.importers import DESCRIPTIONS, SOURCES
+    from ..ledger.import_sources import DESCRIPTIONS, SOURCES
 
     imp = commands.add_parser(
         "import", parents=parents, help="import other agent tools' logs as one ledger",
@@ -87,9 +84,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
                      help="the ledger to write (.jsonl; replaced if it exists)")
     imp.add_argument("--from", dest="source", choices=["auto", *SOURCES], default="auto",
                      help="the tool that wrote the logs (default: detect from content)")
-    if common is None:
-        imp.add_argument("--json", action="store_true", help="print one JSON object")
-    imp.set_defaults(func=import_command)
+    _finish(imp, common, import_command)
 
     export = commands.add_parser(
         "export", parents=parents, help="export a ledger as OpenTelemetry GenAI spans",
@@ -103,9 +98,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
                         help="write OTLP JSON (the only export format)")
     export.add_argument("-o", "--output", type=Path, metavar="OUT", required=True,
                         help="the JSON file to write")
+    _finish(export, common, export_command)
+
+
+def _finish(parser: argparse.ArgumentParser, common: argparse.ArgumentParser | None,
+            func: Callable[[argparse.Namespace], int]) -> None:
+    """Give a subcommand its ``--json`` (unless the shared parent has it) and its function."""
     if common is None:
-        export.add_argument("--json", action="store_true", help="print one JSON object")
-    export.set_defaults(func=export_command)
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(func=func)
 
 
 def summary_command(args: argparse.Namespace) -> int:

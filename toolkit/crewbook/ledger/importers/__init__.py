@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Final
 
 from ...errors import LedgerError, Problem, UsageError
 from ..events import LedgerEvent
+from ..import_sources import DESCRIPTIONS, SOURCES
 from . import aider, openhands, sweagent
 
 if TYPE_CHECKING:
@@ -25,19 +26,6 @@ if TYPE_CHECKING:
 
 Importer = Callable[[Path, str], list[LedgerEvent]]
 
-#: Every source, in the order `detect` tries them.
-SOURCES: Final[tuple[str, ...]] = (
-    "crewbook", "speckit", "otlp", "openhands", "swe-agent", "aider")
-#: What each source is, for messages and ``--help``.
-DESCRIPTIONS: Final[dict[str, str]] = {
-    "crewbook": "a crewbook ledger (JSON Lines with \"v\": 1)",
-    "speckit": "a spec-kit workflow run folder (log.jsonl + state.json)",
-    "otlp": "OTLP JSON trace data (\"resourceSpans\")",
-    "openhands": "an OpenHands event list (JSON list of events with id, timestamp, "
-                 "source, action/observation)",
-    "swe-agent": "a SWE-agent trajectory (.traj: JSON with 'trajectory' and 'info')",
-    "aider": "an aider chat history ('# aider chat started at ...')",
-}
 #: The column added to the ledger's columns.
 SOURCE_COLUMN: Final = "source"
 #: File names looked at inside a folder (other files are not run logs).
@@ -67,8 +55,7 @@ def detect(path: str | os.PathLike[str]) -> str:
 
     if otlp.looks_like(stripped):
         return "otlp"
-    if stripped.startswith("{") and '"v"' in stripped[:200] and '"kind"' in \
-            stripped.split("\n", 1)[0]:
+    if _ledger_line(stripped.split("\n", 1)[0]):
         return "crewbook"
     if stripped.startswith(("[", "{")):
         value = _json(path)
@@ -79,6 +66,15 @@ def detect(path: str | os.PathLike[str]) -> str:
     if aider.looks_like(head):
         return "aider"
     raise _unknown(path, "its content")
+
+
+def _ledger_line(text: str) -> bool:
+    """Whether a line is a crewbook ledger event (an object with run, seq, kind)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and {"run", "seq", "kind"} <= value.keys()
 
 
 def _json(path: Path) -> object:
@@ -172,7 +168,7 @@ def _source_of(event: LedgerEvent, found: str) -> str:
 
 
 def _crewbook(path: Path, shown: str) -> list[LedgerEvent]:
-    from ..lines import BAD_EVENT, parse_line
+    from ..lines import parse_line
     from ..reader import find_ledgers
 
     problems: list[Problem] = []
@@ -187,7 +183,6 @@ def _crewbook(path: Path, shown: str) -> list[LedgerEvent]:
     errors = [p for p in problems if p.severity == "error"]
     if errors:
         raise LedgerError(f"cannot import {shown}", errors)
-    del BAD_EVENT
     return events
 
 

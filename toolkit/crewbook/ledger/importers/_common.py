@@ -4,7 +4,7 @@ numbers a run's events, points each at its origin and checks it with `LedgerEven
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,6 +43,16 @@ def read_json(path: Path, code: str) -> Any:
     except json.JSONDecodeError as exc:
         raise LedgerError(f"cannot import {path}", [Problem(
             code, f"not JSON: {exc.msg}", str(path), exc.lineno, exc.colno)]) from None
+
+
+def load_log(path: Path, shown: str, code: str, fits: Callable[[Any], bool],
+             expected: str) -> Any:
+    """The JSON value of a log file, or `LedgerError` when `fits` says it is not what
+    this source writes (`expected` describes what it should be)."""
+    value = read_json(path, code)
+    if not fits(value):
+        raise LedgerError(f"cannot import {shown}", [Problem(code, expected, shown)])
+    return value
 
 
 def utc(text: Any) -> datetime | None:

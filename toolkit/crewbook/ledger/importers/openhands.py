@@ -32,9 +32,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Final
 
-from ...errors import LedgerError, Problem
 from ..events import LedgerEvent
-from ._common import RunBuilder, count, read_json, short, utc
+from ._common import RunBuilder, count, load_log, short, utc
 
 SOURCE: Final = "openhands"
 #: Agent states in which a run rests (its last state, when no finish action came).
@@ -53,11 +52,9 @@ def looks_like(value: Any) -> bool:
 
 def import_file(path: Path, shown: str) -> list[LedgerEvent]:
     """The events of one OpenHands event list (one run, named after the file)."""
-    value = read_json(path, "import_bad_openhands")
-    if not looks_like(value):
-        raise LedgerError(f"cannot import {shown}", [Problem(
-            "import_bad_openhands", "not an OpenHands event list: expected a JSON list of "
-            "objects with id, timestamp, source and action or observation", shown)])
+    value = load_log(path, shown, "import_bad_openhands", looks_like,
+                     "not an OpenHands event list: expected a JSON list of objects with "
+                     "id, timestamp, source and action or observation")
     items: list[dict[str, Any]] = value["events"] if isinstance(value, dict) else value
     run = RunBuilder(SOURCE, SOURCE, path.stem, shown)
     actions: dict[str, dict[str, Any]] = {}

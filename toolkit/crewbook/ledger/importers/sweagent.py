@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from ...errors import LedgerError, Problem
 from ..events import LedgerEvent
-from ._common import RunBuilder, count, read_json, short
+from ._common import RunBuilder, count, load_log, short
 
 SOURCE: Final = "swe-agent"
 ROLE: Final = "agent"
@@ -41,11 +41,9 @@ def looks_like(value: Any) -> bool:
 
 def import_file(path: Path, shown: str) -> list[LedgerEvent]:
     """The events of one trajectory (one run, named after the file)."""
-    value = read_json(path, "import_bad_swe_agent")
-    if not looks_like(value):
-        raise LedgerError(f"cannot import {shown}", [Problem(
-            "import_bad_swe_agent", "not a SWE-agent trajectory: expected a JSON object "
-            "with a 'trajectory' list and 'info'", shown)])
+    value = load_log(path, shown, "import_bad_swe_agent", looks_like,
+                     "not a SWE-agent trajectory: expected a JSON object with a "
+                     "'trajectory' list and 'info'")
     info: dict[str, Any] = value["info"] if isinstance(value.get("info"), dict) else {}
     stats: dict[str, Any] = (info["model_stats"] if isinstance(info.get("model_stats"), dict)
                              else {})

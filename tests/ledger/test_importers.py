@@ -15,6 +15,8 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from crewbook import import_runs, import_speckit_runs
 from crewbook.errors import LedgerError, UsageError
@@ -323,3 +325,106 @@ def test_ledger_explorer_opens_on_every_source(every_source: pd.DataFrame) -> No
     kept = filter_events(every_source, start=pd.Timestamp("2025-01-01").date())
     assert kept["ts"].notna().all()
     assert len(kept)
+
+
+# -- hostile logs: a clean LedgerError, never a crash -----------------------------------
+
+
+def attempt(path: Path, source: str = "auto") -> tuple[pd.DataFrame | None, list[Any]]:
+    """The frame, or the problems of the `LedgerError` (anything else propagates)."""
+    try:
+        return import_runs(path, source=source), []
+    except LedgerError as exc:
+        return None, list(exc.problems)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats()
+    | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["id", "timestamp", "source", "action", "observation", "cause",
+                         "extras", "tool_call_metadata", "model_response", "usage",
+                         "prompt_tokens", "trajectory", "info", "model_stats",
+                         "execution_time", "exit_status", "resourceSpans", "scopeSpans",
+                         "spans", "traceId", "spanId", "parentSpanId", "attributes",
+                         "startTimeUnixNano", "endTimeUnixNano", "llm_metrics",
+                         "accumulated_cost"]), inner, max_size=5),
+    max_leaves=25)
+
+
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=json_values, source=st.sampled_from(["auto", "openhands", "swe-agent", "otlp"]))
+def test_hostile_json_gives_a_clean_error(tmp_path: Path, value: Any, source: str) -> None:
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(value), encoding="utf-8")
+    df, problems = attempt(path, source)
+    assert all(p.path for p in problems)
+    assert (df is None) == bool(problems)
+    if df is not None:
+        assert list(df.columns)[-1] == "source"
+
+
+leaves = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(
+    max_size=8) | st.lists(st.integers(), max_size=2) | st.dictionaries(
+    st.sampled_from(["prompt_tokens", "completion_tokens", "id", "agent_state", "usage",
+                     "model_response", "accumulated_cost", "stringValue", "intValue"]),
+    st.none() | st.integers(-5, 2**64) | st.text(max_size=4) | st.floats(), max_size=3)
+openhands_lists = st.lists(st.fixed_dictionaries(
+    {"id": leaves, "timestamp": st.one_of(leaves, st.just("2025-01-01T00:00:00")),
+     "source": leaves, "action": leaves},
+    optional={"observation": leaves, "cause": leaves, "extras": leaves,
+              "tool_call_metadata": st.fixed_dictionaries({"model_response": leaves}),
+              "llm_metrics": leaves, "message": leaves, "success": leaves}),
+    min_size=1, max_size=5)
+swe_trajectories = st.fixed_dictionaries(
+    {"trajectory": st.lists(st.dictionaries(st.sampled_from(
+        ["action", "thought", "execution_time", "observation"]), leaves), max_size=4),
+     "info": st.dictionaries(st.sampled_from(["exit_status", "model_stats"]), leaves)})
+otlp_documents = st.fixed_dictionaries({"resourceSpans": st.lists(st.fixed_dictionaries(
+    {"resource": leaves, "scopeSpans": st.lists(st.fixed_dictionaries({"spans": st.lists(
+        st.fixed_dictionaries(
+            {"traceId": st.sampled_from(["t1", "t2"]), "spanId": st.sampled_from(
+                ["s1", "s2", "s3"])},
+            optional={"parentSpanId": st.sampled_from(["s1", "s2", "s3", "x"]),
+                      "startTimeUnixNano": leaves, "endTimeUnixNano": leaves,
+                      "status": leaves, "name": leaves,
+                      "attributes": st.lists(st.fixed_dictionaries(
+                          {"key": st.sampled_from(["gen_ai.usage.input_tokens",
+                                                   "gen_ai.agent.name", "error.type",
+                                                   "crewbook.kind", "crewbook.seq"]),
+                           "value": leaves}), max_size=3)}),
+        max_size=4)}), max_size=2)}), max_size=2)})
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=st.one_of(openhands_lists, swe_trajectories, otlp_documents))
+def test_hostile_logs_in_the_right_shape_give_a_clean_error(tmp_path: Path,
+                                                            value: Any) -> None:
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(value), encoding="utf-8")
+    df, problems = attempt(path)
+    assert all(p.path for p in problems)
+    assert (df is None) == bool(problems)
+
+
+aider_lines = st.lists(st.one_of(
+    st.just("# aider chat started at 2024-08-06 10:53:39"),
+    st.builds("#### {}".format, st.text(max_size=10)),
+    st.builds("> Tokens: {} sent, {} received. Cost: ${} message, ${} session.".format,
+              *[st.from_regex(r"[\d.,k]{1,6}", fullmatch=True)] * 4),
+    st.builds("> {}".format, st.text(max_size=10)), st.text(max_size=20)), max_size=12)
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=aider_lines)
+def test_hostile_aider_histories_give_a_clean_error(tmp_path: Path, lines: list[str]) -> None:
+    path = tmp_path / "x.aider.chat.history.md"
+    path.write_text("# aider chat started at 2024-08-06 10:53:39\n" + "\n".join(
+        lines), encoding="utf-8")
+    df, problems = attempt(path)
+    assert all(p.path for p in problems)
+    if df is not None:
+        assert (df["kind"] == "init").sum() >= 1

@@ -170,7 +170,7 @@ def otlp_events(path: Path, shown: str) -> list[LedgerEvent]:
     spans: list[tuple[dict[str, Any], str]] = []
     for doc_index, doc in enumerate(documents):
         for rs in _list(doc, "resourceSpans", shown):
-            resource = _attributes(_dict(rs.get("resource")).get("attributes"))
+            resource = _attributes(_dict(_dict(rs).get("resource")).get("attributes"))
             service = str(resource.get("service.name") or SOURCE)
             for ss in _list(rs, "scopeSpans", shown):
                 for span in _list(ss, "spans", shown):
@@ -211,7 +211,11 @@ def _documents(text: str, shown: str) -> list[dict[str, Any]]:
 
 
 def _list(obj: Any, key: str, shown: str) -> list[Any]:
-    value = obj.get(key, []) if isinstance(obj, dict) else None
+    if not isinstance(obj, dict):
+        raise LedgerError(f"cannot import {shown}", [Problem(
+            "import_bad_otlp", f"an entry holding '{key}' must be a JSON object", shown,
+            key=key)])
+    value = obj.get(key, [])
     if not isinstance(value, list):
         raise LedgerError(f"cannot import {shown}", [Problem(
             "import_bad_otlp", f"'{key}' must be a list", shown, key=key)])
@@ -237,7 +241,7 @@ def _value(value: dict[str, Any]) -> Any:
     if "intValue" in value:
         try:
             return int(value["intValue"])
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return None
     if "doubleValue" in value:
         raw = value["doubleValue"]
@@ -254,15 +258,22 @@ def _value(value: dict[str, Any]) -> Any:
 def _time(value: Any) -> int:
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return 0
 
 
-def _ts(nanos: int) -> datetime | None:
+def _ts(nanos: int, shown: str) -> datetime | None:
+    """A span time as UTC (0: no time); past year 9999 it stays a number, which the
+    event model then refuses, naming the span."""
     if nanos <= 0:
         return None
     seconds, rest = divmod(nanos, 1_000_000_000)
-    return datetime.fromtimestamp(seconds, UTC).replace(microsecond=rest // 1000)
+    try:
+        return datetime.fromtimestamp(seconds, UTC).replace(microsecond=rest // 1000)
+    except (OverflowError, ValueError, OSError):
+        raise LedgerError("a span time is out of range", [Problem(
+            "import_bad_otlp", f"{nanos} ns since 1970 is past the year 9999; OTLP times "
+            "are unix nanoseconds", shown)]) from None
 
 
 def _trace(tid: str, items: list[tuple[dict[str, Any], str]], shown: str) -> list[LedgerEvent]:
@@ -285,7 +296,7 @@ def _trace(tid: str, items: list[tuple[dict[str, Any], str]], shown: str) -> lis
     run = RunBuilder(SOURCE, service, tid, shown)
     first_start = min((t for t in (_time(s.get("startTimeUnixNano")) for s, _ in items) if t),
                       default=0)
-    run.add("init", _ts(first_start), record=f"trace {tid}", payload={"service": service},
+    run.add("init", _ts(first_start, shown), record=f"trace {tid}", payload={"service": service},
             summary=f"trace {tid}")
     last_end = 0
     root_status: tuple[str, str] | None = None
@@ -311,7 +322,7 @@ def _trace(tid: str, items: list[tuple[dict[str, Any], str]], shown: str) -> lis
         if a.get("gen_ai.request.model") or a.get("gen_ai.response.model"):
             payload["model"] = a.get("gen_ai.response.model") or a.get("gen_ai.request.model")
         verdict = str(a.get("error.type") or "error") if failed else "done"
-        run.add("error" if failed else "report", _ts(end), record=f"span {sid}", role=role,
+        run.add("error" if failed else "report", _ts(end, shown), record=f"span {sid}", role=role,
                 stage=str(stage) if stage is not None else None, verdict=verdict,
                 summary=short(status.get("message")) if failed and status.get("message")
                 else (verdict if failed else None),
@@ -321,7 +332,7 @@ def _trace(tid: str, items: list[tuple[dict[str, Any], str]], shown: str) -> lis
             root_status = ("ok" if code in (STATUS_OK, "STATUS_CODE_OK") else
                            verdict if failed else "unset", sid)
     if root_status is not None:
-        run.add("finish", _ts(last_end), record=f"span {root_status[1]}",
+        run.add("finish", _ts(last_end, shown), record=f"span {root_status[1]}",
                 verdict=root_status[0])
     return run.events
 
@@ -348,7 +359,7 @@ def _crewbook_trace(items: list[tuple[dict[str, Any], str]], attrs: dict[str, di
         data["role"] = a.get("gen_ai.agent.name")
         data["tokens_in"] = a.get("gen_ai.usage.input_tokens")
         data["tokens_out"] = a.get("gen_ai.usage.output_tokens")
-        data["ts"] = _ts(_time(span.get("endTimeUnixNano")))
+        data["ts"] = _ts(_time(span.get("endTimeUnixNano")), shown)
         try:
             data["payload"] = json.loads(a["crewbook.payload"]) if "crewbook.payload" in a \
                 else {}

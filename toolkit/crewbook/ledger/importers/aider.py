@@ -152,10 +152,10 @@ class _Session:
                 usage["payload"]["tokens_rounded"] = "k" in tokens[0]
                 if tokens["cache"]:
                     usage["payload"]["cache"] = tokens["cache"].removeprefix(", ")
-            if cost:
-                session = float(cost["session"])
+            session = _money(cost["session"]) if cost else None
+            if cost and session is not None:
                 usage["cost"] = round(max(session - self.session_cost, 0.0), 6)
-                usage["payload"]["message_cost"] = float(cost["message"])
+                usage["payload"]["message_cost"] = _money(cost["message"])
                 self.session_cost = max(session, self.session_cost)
             if self.reply is not None:
                 self._reply_done(**usage)
@@ -193,7 +193,18 @@ def _setup(lines: list[str]) -> dict[str, Any]:
     return setup
 
 
-def _tokens(text: str) -> int:
-    """``6,480`` → 6480; ``1.6k`` → 1600 (aider rounds large counts)."""
+def _tokens(text: str) -> int | None:
+    """``6,480`` → 6480; ``1.6k`` → 1600 (aider rounds large counts); None if garbled."""
     text = text.replace(",", "")
-    return round(float(text[:-1]) * 1000) if text.endswith("k") else int(text)
+    try:
+        return round(float(text[:-1]) * 1000) if text.endswith("k") else int(text)
+    except ValueError:
+        return None
+
+
+def _money(text: str) -> float | None:
+    """A cost as printed (``0.0069``); None if garbled."""
+    try:
+        return float(text)
+    except ValueError:
+        return None

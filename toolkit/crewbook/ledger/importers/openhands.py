@@ -75,7 +75,7 @@ def import_file(path: Path, shown: str) -> list[LedgerEvent]:
             payload["model_response"] = rid
             if rid not in seen_responses:
                 seen_responses.add(rid)
-                raw = response.get("usage") or {}
+                raw = response["usage"] if isinstance(response.get("usage"), dict) else {}
                 usage = {"tokens_in": count(raw.get("prompt_tokens")),
                          "tokens_out": count(raw.get("completion_tokens"))}
                 if response.get("model"):

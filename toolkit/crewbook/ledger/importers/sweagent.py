@@ -80,4 +80,4 @@ def _ms(value: Any) -> int | None:
         seconds = float(value)
     except (TypeError, ValueError):
         return None
-    return round(seconds * 1000) if seconds >= 0 else None
+    return round(seconds * 1000) if 0 <= seconds < 1e15 else None  # NaN, inf: None

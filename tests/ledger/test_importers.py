@@ -352,7 +352,7 @@ json_values = st.recursive(
     max_leaves=25)
 
 
-@settings(max_examples=100, deadline=None,
+@settings(max_examples=50, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=json_values, source=st.sampled_from(["auto", "openhands", "swe-agent", "otlp"]))
 def test_hostile_json_gives_a_clean_error(tmp_path: Path, value: Any, source: str) -> None:
@@ -397,7 +397,7 @@ otlp_documents = st.fixed_dictionaries({"resourceSpans": st.lists(st.fixed_dicti
         max_size=4)}), max_size=2)}), max_size=2)})
 
 
-@settings(max_examples=150, deadline=None,
+@settings(max_examples=80, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=st.one_of(openhands_lists, swe_trajectories, otlp_documents))
 def test_hostile_logs_in_the_right_shape_give_a_clean_error(tmp_path: Path,
@@ -417,7 +417,7 @@ aider_lines = st.lists(st.one_of(
     st.builds("> {}".format, st.text(max_size=10)), st.text(max_size=20)), max_size=12)
 
 
-@settings(max_examples=150, deadline=None,
+@settings(max_examples=80, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=aider_lines)
 def test_hostile_aider_histories_give_a_clean_error(tmp_path: Path, lines: list[str]) -> None:

@@ -78,7 +78,11 @@ def _ledger_line(text: str) -> bool:
 
 
 def _json(path: Path) -> object:
+    from ._common import MAX_BYTES
+
     try:
+        if path.stat().st_size > MAX_BYTES:
+            return None
         return json.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None

@@ -38,3 +38,12 @@ def test_null_ts_reads_as_nat_and_a_missing_ts_is_an_error(
     with pytest.raises(LedgerError, match="ts is missing") as caught:
         read_ledger(bad)
     assert caught.value.problems[0].line == len(clocked) + 1
+
+
+def test_null_ts_on_the_line_by_line_path(write_ledger: Callable[..., Path]) -> None:
+    # a corrupt line makes Arrow refuse the block: its lines are read one by one
+    path = write_ledger([event(0), "{not json}", event(1, ts=None)])
+    with pytest.warns(UserWarning, match="1 line left out"):
+        df = read_ledger(path, errors="skip")
+    assert list(df["seq"]) == [0, 1]
+    assert pd.isna(df["ts"].iloc[1])

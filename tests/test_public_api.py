@@ -81,6 +81,7 @@ EXPECTED = {
     "format_duration",
     "get_preset",
     "get_schema",
+    "import_runs",
     "import_speckit_runs",
     "instructions",
     "list_roles",

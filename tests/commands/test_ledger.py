@@ -36,7 +36,7 @@ def test_summary_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert lines[0] == f"3 files, {EVENTS} events, 3 runs (crew 2, coordinator 1)"
     assert lines[1].startswith("from 2025-03-03T")
     assert " to 2025-03-03T" in lines[1]
-    assert ("finished: scope_covered 1, failed 1, rounds_exhausted 1; not finished: 0; "
+    assert ("finished: failed 1, rounds_exhausted 1, scope_covered 1; not finished: 0; "
             "escalated: 1") in out.out
     assert "tokens:" in out.out
     assert out.err == ""

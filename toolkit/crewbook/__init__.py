@@ -21,9 +21,9 @@ same shape: `model`, `checks`, `frames`, `graph`, `engine`):
 - **The Loop protocol** (`crewbook.loop`): `Loop`, `Act`, `Status`, `Snapshot`,
   `MemoryLedger`, `ManualClock`: `contract()`, `report()`, `status()` on every engine.
 - **Run ledgers** (`crewbook.ledger`): `Ledger`, `LedgerEvent`, `read_ledger`,
-  `validate_ledger`, `import_speckit_runs`, `to_parquet`, and the analyses
-  `run_outcomes`, `usage_by_role`, `rework`, `verdict_funnel`, `timeline`,
-  `plot_timeline`, `plot_rounds`.
+  `validate_ledger`, `import_runs` (other agent tools' logs), `import_speckit_runs`,
+  `to_parquet`, and the analyses `run_outcomes`, `usage_by_role`, `rework`,
+  `verdict_funnel`, `timeline`, `plot_timeline`, `plot_rounds`.
 - **Comparing designs** (`crewbook.compare`): `diff_schemas` (with the consequences for
   existing changes), `diff_pipelines`, `diff_runs`, `diff_profiles`, each a `Diff`.
 - **What-if simulation** (`crewbook.simulate`): `RandomPolicy`, `load_policy`; the
@@ -150,6 +150,7 @@ if _TYPE_CHECKING:
         Ledger,
         LedgerEvent,
         check_conformance,
+        import_runs,
         import_speckit_runs,
         plot_rounds,
         plot_timeline,
@@ -168,6 +169,7 @@ _LAZY_LEDGER = frozenset({
     "plot_timeline",
     "read_ledger", "rework", "run_outcomes", "timeline", "to_parquet", "usage_by_role",
     "validate_ledger", "verdict_funnel",
+    "import_runs",
 })
 
 
@@ -269,6 +271,7 @@ __all__ = [
     "format_duration",
     "get_preset",
     "get_schema",
+    "import_runs",
     "import_speckit_runs",
     "instructions",
     "list_roles",

@@ -1,4 +1,5 @@
-"""The ``crewbook ledger`` command: ``summary PATH… [--json]`` and ``convert PATH --to parquet``.
+"""The ``crewbook ledger`` command: ``summary PATH… [--json]``, ``convert PATH --to parquet``,
+``import SRC… -o OUT.jsonl [--from SOURCE]`` and ``export LEDGER --otlp -o spans.json``.
 
 `register` adds the command to the main parser's subparsers; each subcommand sets
 ``func(args) -> int``: 0 when every line was a valid event, 1 when invalid input was
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +21,8 @@ from ._shared import emit_json
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["convert_command", "register", "summary_command"]
+__all__ = ["convert_command", "export_command", "import_command", "register",
+           "summary_command"]
 
 # Building the parser imports nothing heavy; pandas and pyarrow load when a command runs.
 PROBLEMS_ATTR = "crewbook_problems"
@@ -48,9 +51,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
     )
     summary.add_argument("paths", nargs="+", type=Path, metavar="PATH",
                          help="a ledger file, a folder of them, or a spec-kit run folder")
-    if common is None:
-        summary.add_argument("--json", action="store_true", help="print one JSON object")
-    summary.set_defaults(func=summary_command)
+    _finish(summary, common, summary_command)
 
     convert = commands.add_parser(
         "convert", parents=parents, help="convert ledgers to Parquet (payload kept as JSON text)",
@@ -66,9 +67,46 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
     convert.add_argument("--errors", choices=["raise", "skip"], default="raise",
                          help="'skip' converts the valid lines of a ledger with bad lines "
                          "(default: leave that ledger out and exit 1)")
+    _finish(convert, common, convert_command)
+
+    from ..ledger.import_sources import DESCRIPTIONS, SOURCES
+
+    imp = commands.add_parser(
+        "import", parents=parents, help="import other agent tools' logs as one ledger",
+        description="Read run logs of other tools into one crewbook ledger (JSON Lines): "
+        + "; ".join(f"{k}: {v}" for k, v in DESCRIPTIONS.items())
+        + ". The source is detected from each file's content unless --from names it. "
+        "Each event keeps its origin (file and line or record) in payload.origin.",
+    )
+    imp.add_argument("sources", nargs="+", type=Path, metavar="SRC",
+                     help="a log file, a run folder, or a folder of logs")
+    imp.add_argument("-o", "--output", type=Path, metavar="OUT", required=True,
+                     help="the ledger to write (.jsonl; replaced if it exists)")
+    imp.add_argument("--from", dest="source", choices=["auto", *SOURCES], default="auto",
+                     help="the tool that wrote the logs (default: detect from content)")
+    _finish(imp, common, import_command)
+
+    export = commands.add_parser(
+        "export", parents=parents, help="export a ledger as OpenTelemetry GenAI spans",
+        description="Write a ledger's runs as OTLP JSON (a run is a trace, an event a span, "
+        "GenAI semantic conventions plus crewbook.* attributes), for Jaeger, Phoenix or "
+        "Langfuse. Importing the file gives back the same events.",
+    )
+    export.add_argument("ledger", type=Path, metavar="LEDGER",
+                        help="a ledger file, a folder of them, or a spec-kit run folder")
+    export.add_argument("--otlp", action="store_true", required=True,
+                        help="write OTLP JSON (the only export format)")
+    export.add_argument("-o", "--output", type=Path, metavar="OUT", required=True,
+                        help="the JSON file to write")
+    _finish(export, common, export_command)
+
+
+def _finish(parser: argparse.ArgumentParser, common: argparse.ArgumentParser | None,
+            func: Callable[[argparse.Namespace], int]) -> None:
+    """Give a subcommand its ``--json`` (unless the shared parent has it) and its function."""
     if common is None:
-        convert.add_argument("--json", action="store_true", help="print one JSON object")
-    convert.set_defaults(func=convert_command)
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(func=func)
 
 
 def summary_command(args: argparse.Namespace) -> int:
@@ -144,6 +182,54 @@ def _counts(values: pd.Series) -> dict[str, int]:
     counts = values.dropna().astype(str).value_counts(sort=False)
     ranked = sorted(counts.items(), key=lambda kv: (-int(kv[1]), kv[0]))
     return {str(name): int(n) for name, n in ranked}
+
+
+def import_command(args: argparse.Namespace) -> int:
+    """``crewbook ledger import``: one ledger from other tools' logs; 1 if any could not
+    be imported (nothing is written then)."""
+    from ..ledger.importers import find_sources, import_events
+    from ..routing.files import write_atomic
+
+    as_json = getattr(args, "json", False)
+    try:
+        paths = find_sources(args.sources)
+        found = [(path, *import_events(path, args.source)) for path in paths]
+    except LedgerError as exc:
+        return _fail(exc.problems, as_json)
+    lines = [event.to_line() for _, _, events in found for event in events]
+    write_atomic(args.output, "".join(line + "\n" for line in lines))
+    read: list[dict[str, Any]] = [
+        {"source": str(path), "format": name, "events": len(events),
+         "runs": len({e.run for e in events})} for path, name, events in found]
+    if as_json:
+        emit_json({"output": str(args.output), "events": len(lines), "read": read})
+    else:
+        for item in read:
+            print(f"{item['source']}: {item['format']}, {plural(item['runs'], 'run')}, "
+                  f"{plural(item['events'], 'event')}")
+        print(f"wrote {args.output} ({plural(len(lines), 'event')})")
+    return 0
+
+
+def export_command(args: argparse.Namespace) -> int:
+    """``crewbook ledger export --otlp``: the ledger's runs as OTLP JSON spans."""
+    from ..ledger.otlp import write_otlp
+    from ..ledger.reader import read_ledger
+
+    as_json = getattr(args, "json", False)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            df = read_ledger(args.ledger)
+    except LedgerError as exc:
+        return _fail(exc.problems, as_json)
+    write_otlp(df, args.output)
+    runs = int(df["run"].nunique())
+    if as_json:
+        emit_json({"output": str(args.output), "spans": len(df), "traces": runs})
+    else:
+        print(f"wrote {args.output} ({plural(runs, 'trace')}, {plural(len(df), 'span')})")
+    return 0
 
 
 def summarise(df: pd.DataFrame) -> dict[str, Any]:

@@ -1,5 +1,9 @@
 """Run ledgers: one event format, a crash-safe writer, a fast reader, run-history analyses.
 
+``import_runs`` reads the logs of other agent tools (OpenHands, SWE-agent, aider, OTLP
+GenAI spans, spec-kit) into the same frame; ``to_otlp``/``write_otlp`` write runs out as
+OpenTelemetry GenAI spans.
+
 ``Ledger`` appends events (one JSON line each, under a file lock); ``read_ledger``
 loads files, folders of runs and spec-kit runs into one typed DataFrame; the analysis
 functions turn that frame into per-run outcomes, usage per role and stage, rework,
@@ -20,8 +24,10 @@ if TYPE_CHECKING:
     from .analyses import rework, run_outcomes, timeline, usage_by_role, verdict_funnel
     from .conformance import LoopRules, check_conformance, register_loop_rules
     from .events import KINDS, REQUIRED_BY_KIND, LedgerEvent
+    from .importers import import_runs
+    from .otlp import to_otlp, write_otlp
     from .plots import plot_rounds, plot_timeline
-    from .reader import LedgerWarning, read_ledger, to_parquet, validate_ledger
+    from .reader import LedgerWarning, frame_events, read_ledger, to_parquet, validate_ledger
     from .speckit import import_speckit_runs, speckit_events
     from .writer import Ledger
 
@@ -30,8 +36,10 @@ _WHERE = {
     "KINDS": "events", "REQUIRED_BY_KIND": "events", "LedgerEvent": "events",
     "Ledger": "writer",
     "LedgerWarning": "reader", "read_ledger": "reader", "to_parquet": "reader",
+    "frame_events": "reader",
     "validate_ledger": "reader",
     "import_speckit_runs": "speckit", "speckit_events": "speckit",
+    "import_runs": "importers", "to_otlp": "otlp", "write_otlp": "otlp",
     "rework": "analyses", "run_outcomes": "analyses", "timeline": "analyses",
     "usage_by_role": "analyses", "verdict_funnel": "analyses",
     "plot_rounds": "plots", "plot_timeline": "plots",
@@ -47,6 +55,8 @@ __all__ = [
     "LedgerWarning",
     "LoopRules",
     "check_conformance",
+    "frame_events",
+    "import_runs",
     "import_speckit_runs",
     "plot_rounds",
     "plot_timeline",
@@ -56,10 +66,12 @@ __all__ = [
     "run_outcomes",
     "speckit_events",
     "timeline",
+    "to_otlp",
     "to_parquet",
     "usage_by_role",
     "validate_ledger",
     "verdict_funnel",
+    "write_otlp",
 ]
 
 

@@ -44,7 +44,9 @@ def run_outcomes(df: pd.DataFrame) -> pd.DataFrame:
     ``acts`` (report and verdict events), ``rounds`` (highest `attempt`: 1 means
     right first time), ``finished`` (bool), ``finished_reason`` (verdict of the last
     ``finish``; NA while running or after a crash), ``escalated`` (bool),
-    ``tokens_in``, ``tokens_out``, ``tokens``, ``cost``. Sorted by start.
+    ``tokens_in``, ``tokens_out``, ``tokens``, ``cost``. Sorted by start. A run
+    with events its source did not time (null `ts`) has no ``ended`` nor ``duration``
+    (NaT): unknown, never 0.
     """
     _need(df, *_REQUIRED, "loop", "attempt", "verdict")
     # Group on the run names as text: a category index of a subset has codes of
@@ -56,6 +58,10 @@ def run_outcomes(df: pd.DataFrame) -> pd.DataFrame:
         "started": g["ts"].min(),
         "ended": g["ts"].max(),
     })
+    # A run with events the source did not time (ts null: imports from logs with no
+    # clock) has no known end: its duration is unknown (NaT), never 0.
+    unclocked = df["ts"].isna().groupby(df["run"], sort=False).any()
+    out["ended"] = out["ended"].where(~unclocked.reindex(out.index).to_numpy(bool))
     out["duration"] = out["ended"] - out["started"]
     out["events"] = g.size().astype("Int64")
     kinds = df["kind"].astype(object)
@@ -183,7 +189,9 @@ def timeline(df: pd.DataFrame, run: str | None = None) -> pd.DataFrame:
     ``start`` is ``end - duration_ms`` when measured, else the ts of the role's
     preceding ``act`` in the run, else ``end`` (an instant). Columns: ``run``,
     ``role`` (``bar`` for bar measures without a role), ``stage``, ``kind``,
-    ``verdict``, ``attempt``, ``start``, ``end``, ``duration``, ``summary``.
+    ``verdict``, ``attempt``, ``start``, ``end``, ``duration``, ``summary``. Events
+    with no clock (null `ts`) come last, in run order, with NaT ``start`` and ``end``
+    and the measured ``duration`` if any.
     """
     _need(df, *_REQUIRED, "role", "stage", "verdict", "attempt", "duration_ms", "summary")
     if run is not None:
@@ -192,6 +200,10 @@ def timeline(df: pd.DataFrame, run: str | None = None) -> pd.DataFrame:
     work = df.assign(role=df["role"].astype(object).where(df["role"].notna(), kinds),
                      run=df["run"].astype(str)).sort_values("ts", kind="stable")
     spans = work[kinds.reindex(work.index).isin(SPAN_KINDS)].copy()
+    # Events with no clock (imports): no start nor end, a duration only when measured.
+    unclocked = spans[spans["ts"].isna()]
+    spans = spans[spans["ts"].notna()]
+    work = work[work["ts"].notna()]
     acts = work.loc[kinds.reindex(work.index) == "act", ["run", "role", "ts"]].rename(
         columns={"ts": "act_ts"})
     spans["prev_end"] = spans.groupby(["run", "role"], sort=False)["ts"].shift()
@@ -207,6 +219,11 @@ def timeline(df: pd.DataFrame, run: str | None = None) -> pd.DataFrame:
     spans["start"] = start.fillna(spans["ts"])
     spans["end"] = spans["ts"]
     spans["duration"] = spans["end"] - spans["start"]
+    if len(unclocked):
+        unclocked = unclocked.assign(
+            start=unclocked["ts"], end=unclocked["ts"],
+            duration=pd.to_timedelta(unclocked["duration_ms"].astype("float64"), unit="ms"))
+        spans = pd.concat([spans, unclocked]) if len(spans) else unclocked
     cols = ["run", "role", "stage", "kind", "verdict", "attempt", "start", "end", "duration",
             "summary"]
     out = spans[cols].reset_index(drop=True)

@@ -146,7 +146,10 @@ class LedgerEvent(BaseModel):
     )
 
     v: Literal[1] = Field(1, description="Format version; always 1.")
-    ts: datetime = Field(description="When it happened: ISO-8601, UTC ('Z'); no offset means UTC.")
+    ts: datetime | None = Field(
+        description="When it happened: ISO-8601, UTC ('Z'); no offset means UTC. null "
+        "(written, never just left out) when the source had no clock: an import from a "
+        "log that does not time its steps.")
     run: Name = Field(description="The run this event belongs to.")
     seq: Count = Field(description="Position in the run, from 0, assigned by the writer.")
     loop: Name = Field(description="The kind of loop: crew, pipeline, coordinator, spec-kit...")
@@ -195,7 +198,9 @@ class LedgerEvent(BaseModel):
 
     @field_validator("ts")
     @classmethod
-    def _ts_in_utc(cls, value: datetime) -> datetime:
+    def _ts_in_utc(cls, value: datetime | None) -> datetime | None:
+        if value is None:
+            return None
         value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
         if not 1678 <= value.year <= 2261:  # what datetime64[ns] can hold
             raise ValueError(f"ts {value.isoformat()} is out of range (years 1678 to 2261)")
@@ -213,8 +218,10 @@ class LedgerEvent(BaseModel):
         return self
 
     def to_line(self) -> str:
-        """The JSON line the writer stores (no newline; absent fields left out)."""
-        return self.model_dump_json(exclude_none=True)
+        """The JSON line the writer stores (no newline; absent fields left out, except a
+        null `ts`, which says "no clock" and stays)."""
+        line = self.model_dump_json(exclude_none=True)
+        return line if self.ts is not None else '{"v":1,"ts":null,' + line[len('{"v":1,'):]
 
     def _repr_html_(self) -> str:
         import html

@@ -15,6 +15,7 @@ bad line is an error that the caller raises or skips.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -200,17 +201,29 @@ class _Parser:
         """Check an Arrow-read block column by column; keep its valid rows."""
         bad = check_table(table)
         if bad:
-            if rows is None:
-                rows = self.nonblank(0, self.n_lines)
+            lines = self.nonblank(0, self.n_lines) if rows is None else rows
+            bad = [b for b in bad if not self.no_clock(b, lines)]
+        if bad:
             for index, key, message in bad:
                 self.problems.append(Problem(BAD_EVENT, message, self.name,
-                                             int(rows[index]) + 1, key=key))
+                                             int(lines[index]) + 1, key=key))
             keep = np.ones(table.num_rows, dtype=bool)
             keep[sorted({index for index, _, _ in bad})] = False
             table = table.filter(pa.array(keep))
         if self.with_payload:
             self.payloads.extend(payload_dicts(table))
         self.tables.append(table.select(list(FIXED)))
+
+    def no_clock(self, check: Check, rows: np.ndarray[Any, np.dtype[np.int64]]) -> bool:
+        """Whether a null `ts` was written as ``"ts": null`` (an import from a log with
+        no clock, allowed) rather than left out (an error)."""
+        if check[1] != "ts":
+            return False
+        try:
+            obj = json.loads(self.line_bytes(int(rows[check[0]])))
+        except ValueError:
+            return False
+        return isinstance(obj, dict) and "ts" in obj and obj["ts"] is None
 
     def line_by_line(self, lo: int, hi: int) -> None:
         rows: list[dict[str, Any]] = []

@@ -17,6 +17,7 @@ path order). Problems found (cut lines, bad lines that were skipped) are in
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -31,7 +32,7 @@ from pydantic import ValidationError
 
 from ..errors import LedgerError, Problem, UsageError, plural
 from ..report import ValidationReport
-from .events import KINDS, LedgerEvent, validation_problems
+from .events import FIELDS, KINDS, LedgerEvent, validation_problems
 from .parse import ARROW_SCHEMA, Parsed, parse_bytes
 
 Errors = Literal["raise", "skip"]
@@ -263,6 +264,29 @@ def events_frame(events: Iterable[Mapping[str, Any] | LedgerEvent], *,
         raise LedgerError(f"{name} holds events that are not valid ledger events", problems)
     data = "".join(line + "\n" for line in lines).encode("utf-8")
     return build_frame([parse_bytes(data, name, with_payload=payload != "none")], payload)
+
+
+def frame_events(frame: pd.DataFrame) -> list[LedgerEvent]:
+    """The events of a ledger frame (`read_ledger`, `import_runs`): the inverse of
+    `events_frame` (extra columns such as ``source`` are left out)."""
+    fields = [k for k in FIELDS if k != "v" and k in frame.columns and k != "payload"]
+    events = []
+    for row in frame.to_dict("records"):
+        data = {k: _plain(row[k]) for k in fields}
+        data["payload"] = row.get("payload") if isinstance(row.get("payload"), dict) else {}
+        events.append(LedgerEvent.model_validate(data))
+    return events
+
+
+def _plain(value: Any) -> Any:
+    """A frame cell as a plain Python value (NA → None, Timestamp → datetime)."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, pd.Timestamp):
+        return value.to_pydatetime()
+    return value.item() if hasattr(value, "item") else value
 
 
 def empty_frame(payload: PayloadMode = "dict") -> pd.DataFrame:

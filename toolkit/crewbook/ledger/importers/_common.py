@@ -1,0 +1,116 @@
+"""What every importer shares: reading a source file, times, and `RunBuilder`, which
+numbers a run's events, points each at its origin and checks it with `LedgerEvent`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from pydantic import ValidationError
+
+from ...errors import LedgerError, Problem
+from ..events import LedgerEvent, validation_problems
+
+#: Largest source file an importer reads (agent logs are megabytes, not gigabytes).
+MAX_BYTES: Final = 512 * 1024 * 1024
+#: Longest `summary` taken from a log (the whole text stays in the source file).
+SUMMARY_CHARS: Final = 200
+
+
+def read_text(path: Path, code: str) -> str:
+    """The UTF-8 text of `path`, or a `LedgerError` saying why it cannot be read."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise LedgerError(f"cannot import {path}", [Problem(
+                code, f"the file holds {size:,} bytes, more than the {MAX_BYTES:,} an "
+                "import reads; split it", str(path))])
+        return path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LedgerError(f"cannot import {path}", [Problem(
+            code, f"cannot read the file as UTF-8 text: {exc}", str(path))]) from None
+
+
+def read_json(path: Path, code: str) -> Any:
+    """The JSON value in `path`, or a `LedgerError` naming the line and column."""
+    text = read_text(path, code)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LedgerError(f"cannot import {path}", [Problem(
+            code, f"not JSON: {exc.msg}", str(path), exc.lineno, exc.colno)]) from None
+
+
+def load_log(path: Path, shown: str, code: str, fits: Callable[[Any], bool],
+             expected: str) -> Any:
+    """The JSON value of a log file, or `LedgerError` when `fits` says it is not what
+    this source writes (`expected` describes what it should be)."""
+    value = read_json(path, code)
+    if not fits(value):
+        raise LedgerError(f"cannot import {shown}", [Problem(code, expected, shown)])
+    return value
+
+
+def utc(text: Any) -> datetime | None:
+    """An ISO-8601 text as a UTC datetime; a time without offset is read as UTC (the
+    tools write local or UTC times without saying which). None when not a time."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        ts = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
+
+
+def short(text: Any) -> str | None:
+    """The first line of `text`, cut to `SUMMARY_CHARS` (None when empty)."""
+    if not isinstance(text, str):
+        return None
+    line = next((t.strip() for t in text.splitlines() if t.strip()), "")
+    if not line:
+        return None
+    return line if len(line) <= SUMMARY_CHARS else line[:SUMMARY_CHARS - 1] + "…"
+
+
+def count(value: Any) -> int | None:
+    """A token count from a log (an int ≥ 0), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 \
+        else None
+
+
+@dataclass
+class RunBuilder:
+    """The events of one imported run, numbered from 0, each with ``payload.origin``:
+    the source, the file, and the line or the record id it came from."""
+
+    source: str
+    loop: str
+    run: str
+    file: str
+    events: list[LedgerEvent] = field(default_factory=list)
+
+    def add(self, kind: str, ts: datetime | None, *, line: int | None = None,
+            record: str | None = None, payload: Mapping[str, Any] | None = None,
+            **fields: Any) -> LedgerEvent:
+        """Append one event; raises `LedgerError` naming the origin if it is invalid."""
+        origin: dict[str, Any] = {"source": self.source, "file": self.file}
+        if line is not None:
+            origin["line"] = line
+        if record is not None:
+            origin["record"] = record
+        data = {"ts": ts, "run": self.run, "seq": len(self.events), "loop": self.loop,
+                "kind": kind, **{k: v for k, v in fields.items() if v is not None},
+                "payload": {**(payload or {}), "origin": origin}}
+        try:
+            event = LedgerEvent.model_validate(data)
+        except ValidationError as exc:
+            where = f"{self.file} ({record})" if record and line is None else self.file
+            raise LedgerError(f"cannot import {self.file}", validation_problems(
+                exc, path=where, line=line, code="import_bad_event")) from None
+        self.events.append(event)
+        return event

@@ -21,8 +21,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..core.atomic import write_atomic
+from ..core.loop import Act
 from ..errors import InvalidInputError, LoopRefused
-from ..loop import Act
 from ..pipeline.engine import InvalidPolicy, PipelineLoop, PipelineState, parse_report
 from ._shared import emit_json
 
@@ -135,10 +136,7 @@ def _read_state(folder: Path) -> dict[str, Any]:
 
 
 def _write_state(folder: Path, data: dict[str, Any]) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".{STATE_FILE}.tmp"
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
-    os.replace(tmp, folder / STATE_FILE)
+    write_atomic(folder / STATE_FILE, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def _read_report(source: str) -> Any:

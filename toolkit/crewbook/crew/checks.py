@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from ..artifacts.project import Project
 from ..errors import CrewError, Problem, UnsafePathError, did_you_mean
-from ..ledger.conformance import Event, LoopRules, register_loop_rules
+from ..ledger.conformance import Event, LoopRules
 from ..sources import parse_json
 from .model import (
     BAR_NAMES,
@@ -230,5 +230,6 @@ def _crew_turns(events: Sequence[Event]) -> list[tuple[int | None, str, str]]:
     return out
 
 
-register_loop_rules(LoopRules("crew", judges=frozenset({"qa"}), roles=frozenset(ROLES),
-                              checks=(_crew_turns,)))
+#: The crew loop's ledger conformance rules (`crewbook.crew.family`).
+CREW_RULES = (LoopRules("crew", judges=frozenset({"qa"}), roles=frozenset(ROLES),
+                        checks=(_crew_turns,)),)

@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..artifacts.checklist import TaskItem
 from ..artifacts.project import Project
+from ..core.atomic import write_atomic
 
 if TYPE_CHECKING:
-    from ..loop import Act
+    from ..core.loop import Act
 
 
 class RouteResolver:
@@ -180,10 +181,7 @@ def write_prompt(root: Path, rel: str, text: str) -> bool:
     data = json.dumps({"prompt": text}, ensure_ascii=False, indent=2) + "\n"
     if path.is_file() and path.read_text("utf-8", errors="replace") == data:
         return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(data, encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, data)
     return True
 
 

@@ -20,7 +20,7 @@ the story, then the cascade moves on by scope:
 Every accepted report is one act; at ``max_rounds`` acts the loop finishes with
 ``rounds_exhausted`` (``0`` = unlimited, as for ``max_epics``).
 
-The autonomous loop (D6) is in `crewbook.crew.autonomous`.
+The autonomous loop (D6) is in `crewbook.autonomous`.
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..artifacts.project import Project
+from ..core.loop import Act, Cap, EventSink, JournalEntry, Loop, Status, Transition, utc_now
+from ..core.measures import MEASURES
 from ..errors import LoopRefused, did_you_mean
-from ..loop import Act, Cap, EventSink, JournalEntry, Loop, Status, Transition, utc_now
 from .backlog import Backlog, Epic, Story, slug, task_text
 from .bar import bar_event, run_bar
 from .contracts import RouteResolver
@@ -53,7 +54,6 @@ if TYPE_CHECKING:
     from ..draw.model import GraphModel
 
 Event = dict[str, Any]
-_MEASURES = ("duration_ms", "tokens_in", "tokens_out", "cost")
 
 
 @dataclass(frozen=True)
@@ -197,7 +197,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
             "payload": {"act": act, "epic": s.epic, "story": s.story,
                         "task": task.id if task else None, "data": dict(report.payload or {})},
         }
-        for key in _MEASURES:
+        for key in MEASURES:
             value = getattr(report, key)
             if value is not None:
                 event[key] = value

@@ -36,11 +36,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from ..core.loop import Act, JournalEntry, Transition, check_caps
+from ..core.measures import MEASURES
 from ..errors import InvalidInputError, LoopRefused, did_you_mean
-from ..loop import Act, JournalEntry, Transition, check_caps
-from .engine import DeliveryLoop, Draft, Event, _fmt, path_defect, transition_of
-from .model import ARCHITECT, DEVELOPER, QA, REVIEWER
-from .reports import (
+from .codec import (
     PATHS,
     Answer,
     Delegate,
@@ -53,6 +52,8 @@ from .reports import (
     Revise,
     move_name,
 )
+from .engine import DeliveryLoop, Draft, Event, _fmt, path_defect, transition_of
+from .model import ARCHITECT, DEVELOPER, QA, REVIEWER
 from .state import PendingQuestion, PlanRecord, TaskState, Wait
 
 #: Moves that remain once a global cap (steps, run time) is reached (C4.3).
@@ -339,7 +340,7 @@ def _measure(events: list[Event], report: DeliveryReport) -> None:
     if not events:
         return
     target = next((e for e in events if e.get("kind") != "init"), events[0])
-    for key in ("duration_ms", "tokens_in", "tokens_out", "cost"):
+    for key in MEASURES:
         value = getattr(report, key, None)
         if value is not None:
             target[key] = value

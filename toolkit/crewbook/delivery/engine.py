@@ -16,10 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
-from ..errors import LoopRefused, did_you_mean
-from ..loop import (
+from ..core.loop import (
     Act,
     Cap,
     EventSink,
@@ -31,13 +30,15 @@ from ..loop import (
     Verdict,
     utc_now,
 )
-from ..loop import require_role as _require_role
+from ..core.loop import require_role as _require_role
+from ..core.measures import MEASURES
+from ..errors import LoopRefused, did_you_mean
 from ..models import path_defect as _path_defect
 from .catalogue import RoleCatalogue, load_catalogue
+from .codec import Built, DeliveryReport, Expire, Judgement, Measured, Question, Result
 from .diffstat import ChangeSummary, covering, summary_of
 from .model import ARCHITECT, DEVELOPER, JUDGES, REVIEWER, Task
 from .outcomes import check_gates, path_text, pr_description
-from .reports import Built, DeliveryReport, Expire, Judgement, Measured, Question, Result
 from .review import ReviewDecision, review_required
 from .state import Outcome, Step, TaskState, Wait, freeze
 from .views import agent_contract, loop_status
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
 
 Event = dict[str, Any]
 Draft = dict[str, Any]
-_MEASURES: Final = ("duration_ms", "tokens_in", "tokens_out", "cost")
 #: `crewbook.models.path_defect`, remembered (the same files come back version after version).
 path_defect = lru_cache(maxsize=4096)(_path_defect)
 
@@ -193,7 +193,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
                 code="wait_expired")
         base: Event = {"role": role, "stage": self.catalogue.role(role).stage,
                        "attempt": w.launch, "ts": at.isoformat()}
-        for key in _MEASURES:
+        for key in MEASURES:
             value = getattr(report, key)
             if value is not None:
                 base[key] = value

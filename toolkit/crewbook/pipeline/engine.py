@@ -37,8 +37,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..errors import ArtifactNotFoundError, LoopRefused, UsageError
-from ..loop import (
+from ..core.loop import (
     Act,
     Cap,
     EventSink,
@@ -50,12 +49,13 @@ from ..loop import (
     Verdict,
     utc_now,
 )
+from ..core.measures import MEASURES
+from ..errors import ArtifactNotFoundError, LoopRefused, UsageError
 from .model import DONE, ESCALATED, TransitionSpec
 from .plan import DEFAULT_MAX_RETRIES, StagePlan, effective_retries, json_copy
 from .rules import admit, field_value, holds
 from .rules import failures as work_failures
 from .state import (
-    _MEASURES,
     InvalidPolicy,
     PipelineReport,
     PipelineState,
@@ -243,7 +243,7 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
                               code="invalid_artifact")
         attempt = state.attempts.get(stage_id, 0) + 1
         base: Event = {"role": stage_id, "stage": stage_id, "attempt": attempt}
-        for key in _MEASURES:
+        for key in MEASURES:
             value = getattr(report, key)
             if value is not None:
                 base[key] = value

@@ -17,13 +17,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..artifacts.project import Project
+from ..core.loop import Act, Cap, EventSink, Loop, Status, Transition, utc_now
+from ..crew.backlog import Backlog
+from ..crew.bar import bar_event, run_command
+from ..crew.contracts import RouteResolver
+from ..crew.engine import Event, left
+from ..crew.model import PHASE_ROLES, LoopState, plain
 from ..errors import CrewError, LoopRefused
-from ..loop import Act, Cap, EventSink, Loop, Status, Transition, utc_now
-from .backlog import Backlog
-from .bar import bar_event, run_command
-from .contracts import RouteResolver
-from .engine import Event, left
-from .model import PHASE_ROLES, LoopState, plain
 
 if TYPE_CHECKING:
     from ..draw.model import GraphModel

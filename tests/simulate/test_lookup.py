@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from crewbook.errors import LoopRefused, SimulationError
 from crewbook.core.examples import example_of
 from crewbook.core.loop import Act, Loop, Status, Transition
+from crewbook.errors import LoopRefused, SimulationError
 from crewbook.pipeline import load_pipeline
-from crewbook.simulate import ScriptedPolicy, simulate
 from crewbook.pipeline.codec import templates
+from crewbook.simulate import ScriptedPolicy, simulate
 from crewbook.simulate.lookup import Fallback, codec_of, players_of
 
 from .conftest import PIPELINE

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import crewbook
-from crewbook.widgets import Stepper
 from crewbook.autonomous.form import AutonomousForm
 from crewbook.crew.form import CrewForm
+from crewbook.widgets import Stepper
 from crewbook.widgets.proposals import adapter_for
 
 GREEN = f"{shlex.quote(sys.executable)} -c \"print('ok')\""

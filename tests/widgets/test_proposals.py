@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crewbook.delivery import Built, Delegate, Judgement, Plan
-from crewbook.errors import InvalidInputError, LoopRefused
-from crewbook.core.loop import Act, Loop, Status, Transition
 from crewbook.core.examples import example_of
 from crewbook.core.form import Draft, GenericForm, field_kind, read_value, show_value
+from crewbook.core.loop import Act, Loop, Status, Transition
+from crewbook.delivery import Built, Delegate, Judgement, Plan
 from crewbook.delivery.form import DeliveryForm
+from crewbook.errors import InvalidInputError, LoopRefused
 from crewbook.pipeline.form import PipelineForm
 from crewbook.widgets.proposals import Scripted, adapter_for, happy_path, propose
 

@@ -32,8 +32,8 @@ from ..core.atomic import write_atomic
 from ..core.loop import Act, Status, utc_now
 from ..errors import AlreadyExistsError, CrewError, NotFoundError, Problem
 from ..ledger.writer import Ledger
-from .backlog import Backlog, slug
-from .checks import load_payload, normalise_bar, pydantic_problems
+from .backlog import Backlog, normalise_bar, slug
+from .checks import load_payload, pydantic_problems
 from .contracts import crew_prompt, write_prompt
 from .engine import CrewLoop, CrewReport, next_axis
 from .model import (

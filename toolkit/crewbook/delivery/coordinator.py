@@ -33,6 +33,7 @@ Outcomes (C5): ``pull_request``, ``already_done``, ``failed``; decided by the co
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import Any
 
@@ -77,17 +78,13 @@ class CoordinatorLoop(DeliveryLoop):
     def _launchable(self, role: str) -> bool:
         return role != ARCHITECT
 
-    @property
+    @functools.cached_property
     def _delegations(self) -> tuple[tuple[str, bool, int | None, str], ...]:
         """(role, anytime, launch limit, move) of every role the coordinator may delegate
         to, in catalogue order (worked out once: the task and catalogue are frozen)."""
-        found = self.__dict__.get("_delegations_memo")
-        if found is None:
-            limits = self.task.limits
-            found = self.__dict__["_delegations_memo"] = tuple(
-                (r.id, r.anytime, limits.launch_limit(r.id), f"delegate:{r.id}")
-                for r in self.catalogue if r.id != ARCHITECT)
-        return found
+        limits = self.task.limits
+        return tuple((r.id, r.anytime, limits.launch_limit(r.id), f"delegate:{r.id}")
+                     for r in self.catalogue if r.id != ARCHITECT)
 
     # ------------------------------------------------------------------ stepping
     def transition(self, state: TaskState, report: DeliveryReport) -> Transition[TaskState]:

@@ -13,6 +13,7 @@ replayed reports still take the time they say.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -130,16 +131,12 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         caps += [Cap(name, launches.get(r, 0), limit) for r, name, limit in self._launch_caps]
         return caps
 
-    @property
+    @functools.cached_property
     def _launch_caps(self) -> tuple[tuple[str, str, int | None], ...]:
         """(role, cap name, launch limit) of every launchable role (the task is frozen)."""
-        found = self.__dict__.get("_launch_caps_memo")
-        if found is None:
-            limits = self.task.limits
-            found = self.__dict__["_launch_caps_memo"] = tuple(
-                (r, f"{r} launches", limits.launch_limit(r))
-                for r in self.catalogue.ids if self._launchable(r))
-        return found
+        limits = self.task.limits
+        return tuple((r, f"{r} launches", limits.launch_limit(r))
+                     for r in self.catalogue.ids if self._launchable(r))
 
     def _launchable(self, role: str) -> bool:
         return True

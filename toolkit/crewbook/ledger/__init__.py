@@ -21,8 +21,14 @@ if TYPE_CHECKING:
     from .conformance import LoopRules, check_conformance, register_loop_rules
     from .events import KINDS, REQUIRED_BY_KIND, LedgerEvent
     from .plots import plot_rounds, plot_timeline
-    from .reader import LedgerWarning, read_ledger, to_parquet, validate_ledger
-    from .speckit import import_speckit_runs, speckit_events
+    from .reader import (
+        LedgerWarning,
+        import_speckit_runs,
+        read_ledger,
+        to_parquet,
+        validate_ledger,
+    )
+    from .speckit import speckit_events
     from .writer import Ledger
 
 #: Public name → the module that defines it.
@@ -31,7 +37,7 @@ _WHERE = {
     "Ledger": "writer",
     "LedgerWarning": "reader", "read_ledger": "reader", "to_parquet": "reader",
     "validate_ledger": "reader",
-    "import_speckit_runs": "speckit", "speckit_events": "speckit",
+    "import_speckit_runs": "reader", "speckit_events": "speckit",
     "rework": "analyses", "run_outcomes": "analyses", "timeline": "analyses",
     "usage_by_role": "analyses", "verdict_funnel": "analyses",
     "plot_rounds": "plots", "plot_timeline": "plots",

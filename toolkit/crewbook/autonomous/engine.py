@@ -92,6 +92,9 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
 
     def transition(self, state: LoopState, step: LoopStep) -> Transition[LoopState]:
         """The next phase and its events (pure)."""
+        if not isinstance(step, LoopStep):
+            raise LoopRefused(f"the autonomous loop takes a LoopStep, not a "
+                              f"{type(step).__name__}", code="bad_report")
         s = state
         n = s.steps + 1
         ts = self.clock().isoformat()

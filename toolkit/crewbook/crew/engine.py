@@ -166,6 +166,9 @@ class CrewLoop(Loop[CrewState, CrewReport]):
 
     def transition(self, state: CrewState, report: CrewReport) -> Transition[CrewState]:
         """The next state and events for `report`, or `LoopRefused` (nothing changed)."""
+        if not isinstance(report, CrewReport):
+            raise LoopRefused(f"the crew loop takes a CrewReport, not a "
+                              f"{type(report).__name__}", code="bad_report")
         s = state
         role, verdict = report.role, report.verdict
         if role not in ROLES:

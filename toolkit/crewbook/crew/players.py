@@ -28,7 +28,7 @@ class CrewPlayers:
             return None
         verdicts = VERDICTS.get(act.role, ())
         return CrewReport(act.role, verdicts[0] if verdicts else "done",
-                          f"{act.stage or act.role} done", {})
+                          f"{act.stage or act.role} done")
 
     def roles(self, loop: Loop[Any, Any]) -> list[str]:
         """analyst, developer, qa."""

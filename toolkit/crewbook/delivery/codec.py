@@ -267,7 +267,8 @@ class DeliveryCodec:
                                     files=tuple(p.get("files") or ()), **m)
                 else:
                     report = Plan(criteria, path=p.get("path") or "full",
-                                  files=tuple(p.get("files") or ()), **m)
+                                  files=tuple(p.get("files") or ()),
+                                  summary=str(e.get("summary") or ""), **m)
             elif kind == "act" and p.get("by") == "architect":
                 report = Delegate(str(role), str(e.get("summary") or "continue"),
                                   fixes=tuple(p.get("fixes") or ()), focus=bool(p.get("focus")),

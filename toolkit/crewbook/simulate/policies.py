@@ -22,7 +22,6 @@ module-level function to travel to another process.
 from __future__ import annotations
 
 import inspect
-import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -390,13 +389,3 @@ def as_policy(policy: Policy | Callable[..., Any] | Mapping[str, Any] | str | os
         return CallablePolicy(policy)
     raise SimulationError(f"a policy is a Policy, a callable, policy data or a policy.yaml "
                           f"path, not {type(policy).__name__}")
-
-
-def to_json(report: Any) -> Any:
-    """A report as JSON-ready data (for ``--json`` and display)."""
-    from dataclasses import asdict, is_dataclass
-
-    if is_dataclass(report) and not isinstance(report, type):
-        data = {k: v for k, v in asdict(report).items() if v not in (None, (), [], {})}
-        return {"type": type(report).__name__, **json.loads(json.dumps(data, default=str))}
-    return report

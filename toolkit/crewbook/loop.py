@@ -17,7 +17,7 @@ from .core.loop import (
     JournalEntry,
     LazyRoute,
     Loop,
-    Router,
+    RouteSource,
     Snapshot,
     Status,
     Transition,
@@ -27,9 +27,12 @@ from .core.loop import (
 )
 from .core.sinks import EventSink, MemoryLedger
 
+#: The old name of the route protocol (`crewbook.routing.router.Router` is the router).
+Router = RouteSource
+
 warnings.warn("crewbook.loop moved to crewbook.core (crewbook.core.loop, .clock, .sinks); "
               "import from there or from crewbook", PendingDeprecationWarning, stacklevel=2)
 
 __all__ = ["EPOCH", "Act", "Cap", "EventSink", "JournalEntry", "LazyRoute", "Loop",
-           "ManualClock", "MemoryLedger", "Router", "Snapshot", "Status", "Transition",
-           "Verdict", "check_caps", "require_role", "utc_now"]
+           "ManualClock", "MemoryLedger", "RouteSource", "Router", "Snapshot", "Status",
+           "Transition", "Verdict", "check_caps", "require_role", "utc_now"]

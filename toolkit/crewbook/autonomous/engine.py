@@ -20,10 +20,10 @@ from ..artifacts.project import Project
 from ..core.loop import Act, Cap, EventSink, Loop, Status, Transition, utc_now
 from ..crew.backlog import Backlog
 from ..crew.bar import bar_event, run_command
-from ..crew.contracts import RouteResolver
 from ..crew.engine import Event, left
 from ..crew.model import PHASE_ROLES, LoopState, plain
 from ..errors import CrewError, LoopRefused
+from ..routing.router import Router
 
 if TYPE_CHECKING:
     from ..draw.model import GraphModel
@@ -50,7 +50,7 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
     ) -> None:
         self.project = project
         self.backlog = Backlog(project)
-        self.routes = RouteResolver(project)
+        self.routes = Router("crew", project)
         self._save = save
         super().__init__(state, ledger=ledger, run=state.run, clock=clock, acts=state.steps,
                          router=self.routes)

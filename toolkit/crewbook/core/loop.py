@@ -94,8 +94,9 @@ State = TypeVar("State")
 Report = TypeVar("Report")
 
 
-class Router(Protocol):
-    """Role → the route its contract carries (`crewbook.routing.Router` is the standard one)."""
+class RouteSource(Protocol):
+    """Role → the route its contract carries (`crewbook.routing.router.Router` is the one
+    crewbook gives every loop)."""
 
     def __call__(self, role: str | None) -> Mapping[str, Any] | None:
         """The route of `role` (model, native effort, tier, effort...), or None."""
@@ -111,7 +112,7 @@ class LazyRoute(Mapping[str, Any]):
 
     __slots__ = ("_resolved", "_role", "_router")
 
-    def __init__(self, router: Router, role: str) -> None:
+    def __init__(self, router: RouteSource, role: str) -> None:
         self._router, self._role = router, role
         self._resolved: Mapping[str, Any] | None = None
 
@@ -314,7 +315,7 @@ class Loop(Drawable, ABC, Generic[State, Report]):
 
     def __init__(
         self, state: State, *, ledger: EventSink | None = None, run: str | None = None,
-        clock: Callable[[], datetime] = utc_now, acts: int = 0, router: Router | None = None,
+        clock: Callable[[], datetime] = utc_now, acts: int = 0, router: RouteSource | None = None,
     ) -> None:
         self._state = state
         self._acts = acts
@@ -481,5 +482,5 @@ def _plain(value: Any) -> Any:
 
 
 __all__ = ["EPOCH", "STEPPER", "Act", "Cap", "EventSink", "JournalEntry", "LazyRoute", "Loop",
-           "ManualClock", "MemoryLedger", "Router", "Snapshot", "State", "Status",
+           "ManualClock", "MemoryLedger", "RouteSource", "Snapshot", "State", "Status",
            "Transition", "Verdict", "check_caps", "require_role", "utc_now"]

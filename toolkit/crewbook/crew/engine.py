@@ -34,9 +34,9 @@ from ..artifacts.project import Project
 from ..core.loop import Act, Cap, EventSink, JournalEntry, Loop, Status, Transition, utc_now
 from ..core.measures import MEASURES
 from ..errors import LoopRefused, did_you_mean
+from ..routing.router import Router
 from .backlog import Backlog, Epic, Story, slug, task_text
 from .bar import bar_event, run_bar
-from .contracts import RouteResolver
 from .model import (
     PROMPTS_DIR,
     ROLES,
@@ -89,7 +89,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
     ) -> None:
         self.project = project
         self.backlog = Backlog(project)
-        self.routes = RouteResolver(project)
+        self.routes = Router("crew", project)
         self.run_bar = run_bar
         self._save = save
         self._fresh = fresh

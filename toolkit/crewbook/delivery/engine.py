@@ -25,7 +25,7 @@ from ..core.loop import (
     EventSink,
     JournalEntry,
     Loop,
-    Router,
+    RouteSource,
     Status,
     Transition,
     Verdict,
@@ -70,7 +70,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         self, task: Task | str, *, catalogue: RoleCatalogue | None = None,
         ledger: EventSink | None = None, run: str | None = None,
         clock: Callable[[], datetime] = utc_now, state: TaskState | None = None, acts: int = 0,
-        router: Router | None = None,
+        router: RouteSource | None = None,
     ) -> None:
         self.task = Task(description=task) if isinstance(task, str) else task
         self.catalogue = catalogue or load_catalogue()
@@ -80,9 +80,9 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
             = (None, None, None)
         self._decisions: dict[tuple[Any, ...], ReviewDecision] = {}
         if router is None:
-            from ..routing.router import Router as RoutingRouter
+            from ..routing.router import Router
 
-            router = RoutingRouter("delivery")
+            router = Router("delivery")
         super().__init__(state or TaskState(holder=ARCHITECT), ledger=ledger, run=run,
                          clock=clock, acts=acts, router=router)
 

@@ -43,7 +43,7 @@ from ..core.loop import (
     EventSink,
     JournalEntry,
     Loop,
-    Router,
+    RouteSource,
     Status,
     Transition,
     Verdict,
@@ -104,7 +104,7 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
         self, pipeline: Pipeline, workspace: str | Path | None = None, *,
         ledger: EventSink | None = None, run: str | None = None,
         clock: Callable[[], datetime] = utc_now, invalid: InvalidPolicy = "retry",
-        state: PipelineState | None = None, acts: int = 0, router: Router | None = None,
+        state: PipelineState | None = None, acts: int = 0, router: RouteSource | None = None,
     ) -> None:
         if invalid not in ("retry", "refuse"):
             raise UsageError(f"invalid must be 'retry' or 'refuse', not {invalid!r}")
@@ -115,9 +115,9 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
         start = pipeline.model.start
         initial = state or PipelineState(stage=start, path=(start,))
         if router is None:
-            from ..routing.router import Router as RoutingRouter
+            from ..routing.router import Router
 
-            router = RoutingRouter("pipeline")
+            router = Router("pipeline")
         super().__init__(initial, ledger=ledger, run=run, clock=clock, acts=acts, router=router)
 
     # ------------------------------------------------------------------ reading

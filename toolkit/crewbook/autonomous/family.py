@@ -17,7 +17,7 @@ from .players import AutonomousPlayers
 class _Store:
     """The project's autonomous loop (`open_autonomous`); every step saves it."""
 
-    def load(self, folder: Path) -> Any:
+    def load(self, folder: Path, source: Any = None) -> Any:
         """The autonomous loop of the project at `folder`."""
         from ..crew.api import open_autonomous
 

@@ -97,8 +97,8 @@ class Players(Protocol):
 class Store(Protocol):
     """A loop's state between processes, in a folder."""
 
-    def load(self, folder: Path) -> Loop[Any, Any]:
-        """The loop saved in `folder`."""
+    def load(self, folder: Path, source: Any = None) -> Loop[Any, Any]:
+        """The loop saved in `folder` (a new one of `source` when there is none yet)."""
 
     def save(self, loop: Loop[Any, Any], folder: Path) -> None:
         """Keep `loop`'s state in `folder`."""

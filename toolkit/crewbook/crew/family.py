@@ -17,7 +17,7 @@ from .players import CrewPlayers
 class _Store:
     """The project's crew loop (`open_crew`); every accepted act saves it."""
 
-    def load(self, folder: Path) -> Any:
+    def load(self, folder: Path, source: Any = None) -> Any:
         """The crew loop of the project at `folder`."""
         from .api import open_crew
 

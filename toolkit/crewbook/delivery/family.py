@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.family import Declined, LoopFamily
+from ..core.family import LoopFamily
 from .codec import DeliveryCodec
 from .factory import factory_for
 from .form import DeliveryForm
 from .players import DeliveryPlayers
+from .store import DeliveryStore
 
 
 class _Engine:
@@ -45,7 +46,6 @@ FAMILY = LoopFamily(
     summary="delivery roles on one task, standard or coordinator mode (SPEC C)",
     engine=_Engine(), codec=DeliveryCodec(), players=DeliveryPlayers(), form=DeliveryForm(),
     rules=_rules,
-    store=Declined("a delivery task runs in one process (a notebook, simulate); its ledger "
-                   "keeps the acts, and replaying them (ReplayPolicy) rebuilds the loop"),
+    store=DeliveryStore(),
     graph=_graph, frames=_frames,
 )

@@ -189,6 +189,25 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
                      "last_test": plain(s.last_test) if s.last_test else None},
         )
 
+    def trail_rows(self) -> list[dict[str, Any]]:
+        """The phase acts of this run (plan, implementation, recette verdicts, delivery)
+        from its ledger, as acts-frame rows (`Loop.trail_frame`)."""
+        reader = getattr(self.ledger, "frame", None) or getattr(self.ledger, "read", None)
+        if reader is None:
+            raise CrewError(f"cannot read the events of a {type(self.ledger).__name__}")
+        events = reader()
+        rows = []
+        for e in events.astype(object).where(events.notna(), None).to_dict("records"):
+            if e.get("run") != self._state.run or e.get("kind") not in (
+                    "plan", "report", "verdict"):
+                continue
+            payload = e.get("payload") or {}
+            rows.append({"act": payload.get("act"), "ts": e.get("ts"), "role": e.get("role"),
+                         "stage": e.get("stage"), "move": e.get("kind"),
+                         "verdict": e.get("verdict"), "version": None,
+                         "summary": e.get("summary")})
+        return rows
+
     def graph_model(self) -> GraphModel:
         """Plan → Implementation → Recette → Delivery, the current phase highlighted."""
         from .graph import autonomous_graph

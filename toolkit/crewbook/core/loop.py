@@ -83,6 +83,7 @@ from .clock import EPOCH, ManualClock, utc_now
 from .sinks import EventSink, MemoryLedger
 
 if TYPE_CHECKING:
+    import pandas as pd
 
     from ..draw.model import GraphModel
 
@@ -426,6 +427,18 @@ class Loop(Drawable, ABC, Generic[State, Report]):
         if self.run is not None:
             stamped.setdefault("run", self.run)
         return stamped
+
+    def trail_rows(self) -> list[dict[str, Any]]:
+        """The accepted acts as `crewbook.core.frames.TRAIL_COLUMNS` mappings (engines
+        override this; `trail_frame` makes the frame)."""
+        raise UsageError(f"the {self.kind} loop keeps no trail of its acts")
+
+    def trail_frame(self) -> pd.DataFrame:
+        """The one acts frame: one row per accepted act, the same columns for every
+        family (`crewbook.core.frames`)."""
+        from .frames import trail_table
+
+        return trail_table(self.trail_rows())
 
     def stepper(self, policy: Any = None, **kwargs: Any) -> Any:
         """A `crewbook.widgets.Stepper` on this loop (imports ipywidgets now); `policy`

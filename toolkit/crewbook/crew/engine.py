@@ -429,6 +429,12 @@ class CrewLoop(Loop[CrewState, CrewReport]):
 
         return crew_graph(self)
 
+    def trail_rows(self) -> list[dict[str, Any]]:
+        """The accepted acts as acts-frame rows (`Loop.trail_frame`)."""
+        return [{"act": r.act, "ts": r.ts, "role": r.role, "stage": STAGES[r.role],
+                 "move": "verdict" if r.role == "qa" else "report", "verdict": r.verdict,
+                 "version": None, "summary": r.summary} for r in self.view.trail]
+
     def frame(self) -> Any:
         """The accepted acts: act (Int64), ts (UTC), role, verdict (category), summary,
         epic, story."""

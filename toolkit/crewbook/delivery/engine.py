@@ -440,6 +440,12 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         """Where the task is: holder, counters, caps, outcome, gates, the journal."""
         return loop_status(self)
 
+    def trail_rows(self) -> list[dict[str, Any]]:
+        """The trail's steps as acts-frame rows (`Loop.trail_frame`)."""
+        return [{"act": s.act, "ts": s.at.isoformat(), "role": s.actor, "stage": None,
+                 "move": s.move, "verdict": s.verdict, "version": s.version,
+                 "summary": s.summary} for s in self.view.trail]
+
     def path_frame(self) -> pd.DataFrame:
         """The trail, one row per accepted act: ``act`` (Int64), ``at`` (datetime, UTC),
         ``actor``, ``move`` (category), ``target``, ``version`` (Int64), ``verdict``,

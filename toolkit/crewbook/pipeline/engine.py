@@ -384,6 +384,19 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
         return Transition(_freeze(d), events)
 
     # ------------------------------------------------------------------ views
+    def trail_rows(self) -> list[dict[str, Any]]:
+        """The stage reports of this run as acts-frame rows (`Loop.trail_frame`)."""
+        from .frames import acts, ledger_frame
+
+        events = ledger_frame(self.ledger)
+        when = dict(zip(events["seq"].tolist(), events["ts"].tolist(), strict=True)) \
+            if len(events) else {}
+        return [{"act": r["act"], "ts": when.get(r["seq"]), "role": r["stage"],
+                 "stage": r["stage"], "move": "report", "verdict": r["verdict"],
+                 "version": r["version"], "summary": r["summary"]}
+                for r in acts(events).astype(object).where(lambda f: f.notna(), None)
+                .to_dict("records")]
+
     def acts_frame(self) -> pd.DataFrame:
         """This run's reports as a DataFrame (see `crewbook.pipeline.frames.acts`)."""
         from .frames import acts, ledger_frame

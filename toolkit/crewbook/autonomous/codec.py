@@ -71,13 +71,8 @@ def _run_of(event: Mapping[str, Any]) -> BarRun:
 class AutonomousCodec:
     """Autonomous steps as plain mappings, and back from a run's ledger events."""
 
-    def parse(self, data: Mapping[str, Any]) -> Any:
-        """`parse_step`."""
-        return parse_step(data)
-
-    def serialize(self, report: Any) -> dict[str, Any]:
-        """`serialize_step`."""
-        return serialize_step(report)
+    parse = staticmethod(parse_step)
+    serialize = staticmethod(serialize_step)
 
     def from_events(self, events: Sequence[Mapping[str, Any]], loop: Loop[Any, Any]
                     ) -> tuple[list[Any], list[datetime | None]]:

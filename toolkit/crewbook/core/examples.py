@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["example_of"]
+__all__ = ["example_of", "plain_copy"]
 
 #: How deep `example_of` follows nested schemas (a recursive schema stops there).
 MAX_DEPTH = 12
@@ -21,9 +21,9 @@ def example_of(schema: Any, depth: int = 0) -> Any:
         return {}
     for key in ("const", "default"):
         if key in schema:
-            return _copy(schema[key])
+            return plain_copy(schema[key])
     if schema.get("enum"):
-        return _copy(next(iter(schema["enum"])))
+        return plain_copy(next(iter(schema["enum"])))
     for key in ("oneOf", "anyOf"):
         if schema.get(key):
             return example_of(schema[key][0], depth + 1)
@@ -60,11 +60,12 @@ def example_of(schema: Any, depth: int = 0) -> Any:
     return {}
 
 
-def _copy(value: Any) -> Any:
+def plain_copy(value: Any) -> Any:
+    """A deep copy of JSON-like data (dicts and lists copied, the rest shared)."""
     if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
+        return {k: plain_copy(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_copy(v) for v in value]
+        return [plain_copy(v) for v in value]
     return value
 
 

@@ -242,13 +242,8 @@ def serialize_report(report: Any) -> dict[str, Any]:
 class DeliveryCodec:
     """Delivery reports as plain mappings, and back from a run's ledger events."""
 
-    def parse(self, data: Mapping[str, Any]) -> Any:
-        """`parse_report`."""
-        return parse_report(data)
-
-    def serialize(self, report: Any) -> dict[str, Any]:
-        """`serialize_report`."""
-        return serialize_report(report)
+    parse = staticmethod(parse_report)
+    serialize = staticmethod(serialize_report)
 
     def from_events(self, events: Sequence[Mapping[str, Any]], loop: Loop[Any, Any]
                     ) -> tuple[list[Any], list[datetime | None]]:

@@ -9,7 +9,7 @@ from typing import Any
 from ..core.form import Draft, GenericForm, as_mapping, defaults_of, field_kind, jsonable
 from ..core.loop import Act
 from .codec import MOVES, move_name, parse_report
-from .players import happy_report
+from .players import happy_report, role_verdicts
 
 __all__ = ["DeliveryForm"]
 
@@ -21,13 +21,8 @@ class DeliveryForm:
     reports (``built``, ``judgement``…), built with `crewbook.delivery.parse_report`."""
 
     def verdicts(self, loop: Any, act: Act) -> tuple[str, ...]:
-        """The verdicts of the acting role (QA: pass, fail; reviewer: approved, changes)."""
-        if act.role is None or act.stage == "coordinate":
-            return ()
-        try:
-            return tuple(loop.catalogue.role(act.role).verdicts)
-        except Exception:  # a role outside the catalogue gives no verdict
-            return ()
+        """The verdicts of the acting role (`role_verdicts`)."""
+        return role_verdicts(loop, act)
 
     def _moves(self, act: Act) -> tuple[str, ...]:
         return act.moves

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from ..simulate.model import RandomPolicyFile
 
-__all__ = ["DeliveryPlayers", "happy_report"]
+__all__ = ["DeliveryPlayers", "happy_report", "role_verdicts"]
 
 
 class DeliveryPlayers:
@@ -28,7 +28,7 @@ class DeliveryPlayers:
         """The happy-path report for `act` (None once finished)."""
         if act.finished:
             return None
-        return happy_report(loop, act, _verdicts(loop, act))
+        return happy_report(loop, act, role_verdicts(loop, act))
 
     def roles(self, loop: Loop[Any, Any]) -> list[str]:
         """The roles of the loop's catalogue."""
@@ -47,7 +47,9 @@ class DeliveryPlayers:
         return default_rounds(loop)
 
 
-def _verdicts(loop: Any, act: Act) -> tuple[str, ...]:
+def role_verdicts(loop: Any, act: Act) -> tuple[str, ...]:
+    """The verdicts the acting role may give (QA: pass, fail; reviewer: approved,
+    changes); none for the coordinator or a role outside the catalogue."""
     if act.role is None or act.stage == "coordinate":
         return ()
     try:

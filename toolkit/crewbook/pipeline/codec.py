@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from ..core.examples import example_of
+from ..core.examples import plain_copy as _copy
 from ..core.loop import Loop
 from ..core.measures import measures_of
 from ..errors import SimulationError
@@ -23,17 +24,28 @@ __all__ = ["PipelineCodec", "judged_fields", "serialize_report", "templates"]
 _TEMPLATES: dict[int, tuple[weakref.ref[Any], dict[str, dict[str, Any]]]] = {}
 
 
+def serialize_report(report: Any) -> dict[str, Any]:
+    """A `StageReport` or `Steer` as the JSON data `parse_report` reads back."""
+    if isinstance(report, Steer):
+        return {"steer": report.text, "by": report.by, "kind": report.kind}
+    if not isinstance(report, StageReport):
+        raise SimulationError(f"a pipeline report is a StageReport or a Steer, not "
+                              f"{type(report).__name__}")
+    data: dict[str, Any] = {"stage": report.stage, "artifacts": _copy(dict(report.artifacts))}
+    if report.writes:
+        data["writes"] = list(report.writes)
+    if report.summary is not None:
+        data["summary"] = report.summary
+    data.update(measures_of({k: getattr(report, k) for k in ("duration_ms", "tokens_in",
+                                                             "tokens_out", "cost")}))
+    return data
+
+
 class PipelineCodec:
     """Stage reports and steering notes as plain mappings, and back from ledger events."""
 
-    def parse(self, data: Mapping[str, Any]) -> Any:
-        """A `StageReport` or `Steer` from JSON data (`parse_report`)."""
-        return parse_report(data)
-
-    def serialize(self, report: Any) -> dict[str, Any]:
-        """The JSON data `parse` reads back."""
-        return serialize_report(report)
-
+    parse = staticmethod(parse_report)
+    serialize = staticmethod(serialize_report)
 
     def from_events(self, events: Sequence[Mapping[str, Any]], loop: Loop[Any, Any]
                     ) -> tuple[list[Any], list[datetime | None]]:
@@ -136,28 +148,3 @@ def _typed(text: Any, pipeline: Any, stage: str, artifact: str, field: str) -> A
         except ValueError:
             return text
     return text
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value
-
-
-def serialize_report(report: Any) -> dict[str, Any]:
-    """A `StageReport` or `Steer` as the JSON data `parse_report` reads back."""
-    if isinstance(report, Steer):
-        return {"steer": report.text, "by": report.by, "kind": report.kind}
-    if not isinstance(report, StageReport):
-        raise SimulationError(f"a pipeline report is a StageReport or a Steer, not "
-                              f"{type(report).__name__}")
-    data: dict[str, Any] = {"stage": report.stage, "artifacts": _copy(dict(report.artifacts))}
-    if report.writes:
-        data["writes"] = list(report.writes)
-    if report.summary is not None:
-        data["summary"] = report.summary
-    data.update(measures_of({k: getattr(report, k) for k in ("duration_ms", "tokens_in",
-                                                             "tokens_out", "cost")}))
-    return data

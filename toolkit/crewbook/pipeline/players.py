@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..core.examples import plain_copy as _copy
 from ..core.loop import Act, Loop
 from ..core.paths import path_in
 from ..core.players import Draws, Player, default_rounds
 from ..errors import SimulationError
-from .codec import _copy, _set_field, _typed, judged_fields, templates
+from .codec import _set_field, _typed, judged_fields, templates
 from .form import PipelineForm
 from .state import StageReport
 

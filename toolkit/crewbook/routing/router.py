@@ -72,10 +72,7 @@ class Router:
         self._memo: dict[tuple[Any, ...], Route] = {}
         self._classes: Any = None
         self._key: tuple[Any, ...] | None = None
-        paths = [global_profile_path()]
-        if isinstance(project, Project):
-            paths += [project_profile_path(project), tasks_path(project)]
-        self._paths = tuple(str(p) for p in paths)
+        self._paths: tuple[str, ...] | None = None  # found on first use: building is free
 
     @property
     def project(self) -> Project | None:
@@ -94,6 +91,11 @@ class Router:
         """Forget every route when a routing file changed since the last look."""
         if self._pinned:
             return
+        if self._paths is None:
+            paths = [global_profile_path()]
+            if isinstance(self._project, Project):
+                paths += [project_profile_path(self._project), tasks_path(self._project)]
+            self._paths = tuple(str(p) for p in paths)
         key: list[tuple[int, int] | None] = []
         for path in self._paths:
             try:

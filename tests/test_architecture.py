@@ -6,15 +6,20 @@ for annotations and do not count.
 
 - No library module imports `crewbook.commands` (the command line sits on top).
 - `crewbook.draw` imports no concept: a concept builds a draw graph model.
-- The bottom layer (`errors`, `models`, `sources`, `report`, `loop`, `ledger`, `draw`)
-  imports nothing above it; concepts import neither `commands` nor `widgets`.
-- No cycle between modules at module level.
+- The bottom layer (`core`, `families`, `errors`, `models`, `sources`, `report`, `loop`,
+  `ledger`, `draw`) imports nothing above it; concepts import neither `commands` nor
+  `widgets`.
+- The front ends `widgets` and `simulate` import no loop family: they ask the registry
+  (`crewbook.families`).
+- No import cycle anywhere, counting imports inside functions (a module importing its
+  own package, which is already loaded, is not an edge).
+- Nothing outside a class reads a loop's `_state` or `_acts`; nothing writes into an
+  object's `__dict__`.
 """
 
 from __future__ import annotations
 
 import ast
-import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,9 +28,15 @@ import pytest
 import crewbook
 
 ROOT = Path(crewbook.__file__).parent
-BOTTOM = ("errors", "models", "sources", "report", "loop", "ledger", "draw", "examples")
-CONCEPTS = ("artifacts", "pipeline", "delivery", "crew", "routing", "compare", "simulate")
+BOTTOM = ("errors", "models", "sources", "report", "loop", "core", "families", "ledger", "draw",
+          "examples")
+CONCEPTS = ("artifacts", "pipeline", "delivery", "crew", "autonomous", "routing", "compare",
+            "simulate")
 TOP = ("commands", "widgets", "formats")
+#: The loop families (`crewbook.families.FAMILIES`), and the front ends that must not
+#: import them.
+FAMILY_PACKAGES = ("pipeline", "delivery", "crew", "autonomous")
+FRONT_ENDS = ("widgets", "simulate")
 
 
 def module_name(path: Path) -> str:
@@ -88,7 +99,7 @@ def layer_of(module: str) -> str:
 
 def test_the_graph_is_read() -> None:
     assert "crewbook.commands" in GRAPH
-    assert ("crewbook.errors", True) in GRAPH["crewbook.loop"]
+    assert ("crewbook.errors", True) in GRAPH["crewbook.core.loop"]
 
 
 def test_no_library_module_imports_the_commands() -> None:
@@ -104,23 +115,16 @@ def test_draw_imports_no_concept() -> None:
     assert offenders == []
 
 
-#: The one upward import allowed, inside a function only: `Loop.stepper()`, the
-#: notebook shortcut to `crewbook.widgets.Stepper(loop)` (docs/architecture.md).
-SHORTCUTS = frozenset({("crewbook.loop", "crewbook.widgets")})
-
-
 @pytest.mark.parametrize("layer", BOTTOM)
 def test_the_bottom_layer_imports_nothing_above_it(layer: str) -> None:
     offenders = [(m, target) for m, found in GRAPH.items() if layer_of(m) == layer
-                 for target, top in found if layer_of(target) in (*CONCEPTS, *TOP)
-                 and (top or (m, target) not in SHORTCUTS)]
+                 for target, _ in found if layer_of(target) in (*CONCEPTS, *TOP)]
     assert offenders == []
 
 
-def test_the_shortcut_is_imported_inside_its_method_only() -> None:
-    found = GRAPH["crewbook.loop"]
-    assert ("crewbook.widgets", False) in found, "Loop.stepper() imports the widgets"
-    assert ("crewbook.widgets", True) not in found
+def test_the_stepper_shortcut_imports_nothing_above() -> None:
+    """`Loop.stepper()` finds the widgets by a dotted path, not an import."""
+    assert not [t for t, _ in GRAPH["crewbook.core.loop"] if t.startswith("crewbook.widgets")]
 
 
 def test_concepts_import_neither_commands_nor_widgets() -> None:
@@ -129,31 +133,89 @@ def test_concepts_import_neither_commands_nor_widgets() -> None:
     assert offenders == []
 
 
-def test_no_module_level_cycles() -> None:
-    edges = {m: sorted({t for t, top in found if top and t in GRAPH and t != m})
-             for m, found in GRAPH.items()}
-    cycles: list[list[str]] = []
-    state: dict[str, int] = {}
+def test_front_ends_import_no_family() -> None:
+    offenders = [(m, target) for m, found in GRAPH.items() if layer_of(m) in FRONT_ENDS
+                 for target, _ in found if layer_of(target) in FAMILY_PACKAGES]
+    assert offenders == []
+
+
+def test_the_registry_names_every_family_package() -> None:
+    from crewbook.families import FAMILIES
+
+    assert tuple(FAMILIES) == FAMILY_PACKAGES
+    for name, dotted in FAMILIES.items():
+        assert dotted == f"crewbook.{name}.family:FAMILY"
+        assert (ROOT / name / "family.py").is_file()
+
+
+def _module(name: str) -> str:
+    """`name`, or the module of the package it names an attribute of."""
+    while name and name not in GRAPH:
+        name = name.rpartition(".")[0]
+    return name
+
+
+def _cycles(edges: dict[str, list[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative order)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
     stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
 
     def visit(node: str) -> None:
-        state[node] = 1
+        index[node] = low[node] = len(index)
         stack.append(node)
+        on.add(node)
         for nxt in edges[node]:
-            if state.get(nxt) == 1:
-                cycles.append([*stack[stack.index(nxt):], nxt])
-            elif nxt not in state:
+            if nxt not in index:
                 visit(nxt)
-        stack.pop()
-        state[node] = 2
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
 
     for node in sorted(edges):
-        if node not in state:
+        if node not in index:
             visit(node)
-    # A package's __init__ importing its own submodules is how packages work, not a cycle.
-    real = [c for c in cycles if not all(
-        a.startswith(b + ".") or b.startswith(a + ".") for a, b in itertools.pairwise(c))]
-    assert real == []
+    return found
+
+
+def test_no_import_cycles_counting_function_level_imports() -> None:
+    edges = {m: sorted({t for t in (_module(x) for x, _ in found) if t and t != m
+                        and not m.startswith(t + ".")})  # its own package is loaded
+             for m, found in GRAPH.items()}
+    assert _cycles(edges) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycles({"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}) == [["a", "b", "c"]]
+
+
+def _private_reads(path: Path) -> list[str]:
+    out = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Attribute) and node.attr in ("_state", "_acts") and not (
+                isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+            out.append(f"{module_name(path)}:{node.lineno}")
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) \
+                and node.value.attr == "__dict__" and isinstance(node.ctx, ast.Store):
+            out.append(f"{module_name(path)}:{node.lineno} writes __dict__")
+    return out
+
+
+def test_nothing_outside_a_class_reads_its_private_state() -> None:
+    offenders = [hit for path in sorted(ROOT.rglob("*.py")) for hit in _private_reads(path)]
+    assert offenders == []
 
 
 def test_every_error_raised_is_a_crewbook_error() -> None:

@@ -19,8 +19,8 @@ from crewbook.artifacts.graph import (
     ranks,
     report_graph,
     role_matrix,
-    schema_path_graph,
 )
+from crewbook.artifacts.registry import schema_path_graph
 from crewbook.draw import GraphModel
 from crewbook.errors import Problem, SchemaError
 

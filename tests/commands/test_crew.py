@@ -82,3 +82,12 @@ def test_loop_commands(project: Path, cli: Callable[..., Any]) -> None:
     assert "test_command" in json.dumps(res.json)
     res = cli("loop", "step", "--test-command", GREEN, "--json", *p)
     assert res.json["stage"] == "delivery"
+
+
+def test_the_autonomous_command_is_the_loop_command(project: Path,
+                                                   cli: Callable[..., Any]) -> None:
+    """`crewbook autonomous` names the autonomous loop; `crewbook loop` still works."""
+    p = ["--project", str(project)]
+    assert cli("autonomous", "init", "Ship", *p).code == 0
+    assert cli("autonomous", "step", "--json", *p).json["stage"] == "implementation"
+    assert cli("loop", "step", "--json", *p).json["stage"] == "recette"

@@ -14,8 +14,8 @@ import yaml
 import crewbook.formats
 from crewbook.formats import render
 from crewbook.routing import provider_profile_init, task_classify
+from crewbook.routing.home import builtin_presets_folder
 from crewbook.routing.model import Capability, format_models
-from crewbook.routing.presets import builtin_presets_folder
 
 REPO = Path(__file__).resolve().parents[2]
 

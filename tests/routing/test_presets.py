@@ -16,7 +16,7 @@ from crewbook.routing import (
     get_preset,
     provider_presets_list,
 )
-from crewbook.routing.presets import builtin_presets_folder
+from crewbook.routing.home import builtin_presets_folder
 
 FAMILIES = ["claude", "codex", "gemini", "mistral"]
 

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from crewbook.simulate.adapters import Draws
+from crewbook.core.players import Draws
 from crewbook.simulate.model import RandomPolicyFile, RoleBehaviour
 
 

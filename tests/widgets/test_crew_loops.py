@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 import crewbook
+from crewbook.autonomous.form import AutonomousForm
+from crewbook.crew.form import CrewForm
 from crewbook.widgets import Stepper
-from crewbook.widgets.reports import AutonomousAdapter, CrewAdapter, adapter_for
+from crewbook.widgets.proposals import adapter_for
 
 GREEN = f"{shlex.quote(sys.executable)} -c \"print('ok')\""
 TASKS = "# Tasks\n\n## Export\n\n- [ ] 1.1 Add the button\n- [ ] 1.2 Write the file\n"
@@ -28,7 +30,7 @@ def test_crew_loop_steps_to_its_end(project: Path) -> None:
     crewbook.crew_init("goal", scope="story", bar={"test": GREEN}, project=project)
     loop = crewbook.open_crew(project)
     stepper = loop.stepper()
-    assert isinstance(adapter_for(loop), CrewAdapter)
+    assert isinstance(adapter_for(loop), CrewForm)
     assert (stepper.role.value, stepper.verdict.options) == ("analyst", ("done",))
     stepper.role.value = "qa"
     stepper.step_button.click()
@@ -60,7 +62,7 @@ def test_autonomous_loop_steps_and_refuses_a_recette_without_tests(project: Path
     crewbook.loop_init("goal", project=project)
     loop = crewbook.open_autonomous(project)
     stepper = loop.stepper()
-    assert isinstance(adapter_for(loop), AutonomousAdapter)
+    assert isinstance(adapter_for(loop), AutonomousForm)
     stepper.run_count.value = 5
     stepper.run_button.click()
     assert loop.contract().stage == "recette"

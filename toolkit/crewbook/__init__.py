@@ -70,6 +70,9 @@ from .artifacts import (
 # -- comparing designs --------------------------------------------------------------------
 from .compare import Diff, diff_pipelines, diff_profiles, diff_runs, diff_schemas
 
+# -- the Loop protocol --------------------------------------------------------------------
+from .core.loop import Act, Loop, ManualClock, MemoryLedger, Snapshot, Status
+
 # -- the crew loop and the autonomous loop (SPEC D1-D6) ------------------------------
 from .crew import (
     AutonomousLoop,
@@ -121,9 +124,6 @@ from .errors import (
     UsageError,
 )
 from .examples import example_project
-
-# -- the Loop protocol --------------------------------------------------------------------
-from .loop import Act, Loop, ManualClock, MemoryLedger, Snapshot, Status
 
 # -- role pipelines (SPEC B) --------------------------------------------------------------
 from .pipeline import Pipeline, PipelineLoop, load_pipeline, validate_pipeline

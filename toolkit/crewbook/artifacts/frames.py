@@ -56,7 +56,7 @@ def status_frame(status: ChangeStatus) -> pd.DataFrame:
     paths (lists), generates, role_id, n_files (Int64)."""
     import pandas as pd
 
-    from .status import STATUS_ORDER
+    from .model import STATUS_ORDER
 
     df = pd.DataFrame(
         {
@@ -97,7 +97,7 @@ def role_matrix_frame(schema: Schema) -> pd.DataFrame:
     `requires` of its artifact), <NA> elsewhere. Rows in dependency order (Int64)."""
     import pandas as pd
 
-    from .graph import ranks
+    from .ranks import ranks
 
     rank = ranks({a.id: a.requires for a in schema.artifacts})
     position = {a.id: i for i, a in enumerate(schema.artifacts)}

@@ -13,7 +13,7 @@ Imported only by the methods that draw (`Schema.graph_model()` ...), never at im
 from __future__ import annotations
 
 import re
-from collections import defaultdict, deque
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -24,12 +24,13 @@ from ..errors import Problem, SchemaError
 from ..models import is_glob
 from ..sources import read_yaml
 from .checks import find_cycles
+from .ranks import ranks
 
 if TYPE_CHECKING:
 
     from ..report import ValidationReport
     from .registry import SchemaListing
-    from .schema import Schema, Source
+    from .schema import Schema
     from .status import ChangeStatus
 
 #: Node id of the apply gate (artifact ids are kebab-case, so they never contain ':').
@@ -52,35 +53,6 @@ def folder_of(generates: str) -> str | None:
             break
         parts.append(part)
     return "/".join(parts) or None
-
-
-def ranks(requires: Mapping[str, Sequence[str]]) -> dict[str, int | None]:
-    """Longest chain of `requires` above each node (roots 0), in O(nodes + edges).
-
-    Names that are not keys are ignored; nodes on or after a cycle get None.
-    """
-    needs = {node: [d for d in deps if d in requires] for node, deps in requires.items()}
-    users: dict[str, list[str]] = defaultdict(list)
-    waiting = {node: len(deps) for node, deps in needs.items()}
-    for node, deps in needs.items():
-        for dep in deps:
-            users[dep].append(node)
-    rank: dict[str, int | None] = dict.fromkeys(requires)
-    queue = deque(node for node, count in waiting.items() if count == 0)
-    for node in queue:
-        rank[node] = 0
-    while queue:
-        node = queue.popleft()
-        for user in users[node]:
-            current = rank[user]
-            rank[user] = max(current if current is not None else 0, (rank[node] or 0) + 1)
-            waiting[user] -= 1
-            if waiting[user] == 0:
-                queue.append(user)
-    for node, count in waiting.items():
-        if count:
-            rank[node] = None
-    return rank
 
 
 def _gate_rank(rank: Mapping[str, int | None], deps: Sequence[str]) -> int | None:
@@ -288,38 +260,3 @@ def role_matrix(schema: Schema) -> Matrix:
 
     return Matrix(role_matrix_frame(schema), title=f"schema {schema.name}: artifact × role",
                   labels={2: "writes", 1: "reads"}, vmin=0, vmax=2)
-
-
-def _schema_source(folder: Path) -> tuple[Source, Path | None]:
-    """("project", project root) for `_codev/schemas/<name>/`, ("built-in", None) for a
-    shipped schema, else ("file", None)."""
-    from .registry import builtin_folder
-
-    if folder.parent.name == "schemas" and folder.parent.parent.name == "_codev":
-        return "project", folder.parent.parent.parent
-    if folder.parent.resolve() == builtin_folder().resolve():
-        return "built-in", None
-    return "file", None
-
-
-def schema_path_graph(path: Path) -> tuple[GraphModel, tuple[Problem, ...]]:
-    """The drawing of the schema at `path` (a folder or its schema.yaml) and its errors.
-
-    A valid schema draws as `Schema.graph_model()` does; a broken one from its raw data
-    (`broken_schema_graph`). Raises `SchemaError` only when the file holds no YAML mapping
-(unreadable, empty, malformed, or a list).
-    """
-    from .schema import load_schema, schema_file, validate_schema
-
-    file = schema_file(path)
-    source, root = _schema_source(file.parent.resolve())
-    report = validate_schema(file, display_root=root)
-    if report.valid:
-        schema = load_schema(file, source=source, display_root=root)
-        return schema.graph_model(), ()
-    model = report_graph(report)
-    if model is None:
-        raise SchemaError(f"cannot draw {report.subject}: the file holds no YAML mapping "
-                          "to draw from",
-                          report.errors)
-    return model, tuple(report.errors)

@@ -7,7 +7,7 @@ the disk (unique ids, dependencies, cycles, templates) live in `validate.py`.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -148,3 +148,9 @@ class ChangeFile(FileModel):
     skip_specs: bool = Field(
         default=False, description="Skip every artifact whose `generates` starts with `specs/`"
     )
+
+
+#: What one artifact of a change is: made, makeable now, waiting, or skipped.
+ArtifactStatus = Literal["done", "ready", "blocked", "skipped"]
+#: The artifact statuses in display order (`ChangeStatus.counts`, the status frame).
+STATUS_ORDER: tuple[ArtifactStatus, ...] = ("done", "ready", "blocked", "skipped")

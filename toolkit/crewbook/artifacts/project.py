@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from ..core.family import resolve
 from ..errors import ConfigError, ProjectNotFoundError
 from ..models import parse_model
 from ..sources import read_yaml
@@ -50,6 +52,12 @@ def load_config(root: Path) -> ProjectConfig:
     return cast(ProjectConfig, model)
 
 
+#: The modules above this one that `Project`'s shortcuts call, by dotted path (resolved
+#: when called), so that the project, the bottom of the concept, imports none of them.
+_LIST_SCHEMAS = "crewbook.artifacts.registry:list_schemas"
+_GET_SCHEMA = "crewbook.artifacts.registry:get_schema"
+_OPEN_CHANGE = "crewbook.artifacts.change:open_change"
+
 @dataclass(frozen=True, eq=False)
 class Project:
     """A project: `Project(path)` finds `_codev/` at or above `path`."""
@@ -88,26 +96,22 @@ class Project:
 
     def schemas(self) -> SchemaListing:
         """Every schema usable here, with warnings for the others (A5)."""
-        from .registry import list_schemas
-
+        list_schemas: Callable[[Project], SchemaListing] = resolve(_LIST_SCHEMAS)
         return list_schemas(self)
 
     def schema(self, name: str | None = None) -> Schema:
         """The schema `name` (default: the config's `schema:`, else `spec-driven`)."""
-        from .registry import get_schema
-
+        get_schema: Callable[[str, Project], Schema] = resolve(_GET_SCHEMA)
         return get_schema(name or self.config.schema_ or "spec-driven", self)
 
     def change(self, name_or_path: str | Path) -> Change:
         """An existing change, by name or folder."""
-        from .change import open_change
-
+        open_change: Callable[[str | Path, Project], Change] = resolve(_OPEN_CHANGE)
         return open_change(name_or_path, self)
 
     def changes(self) -> list[Change]:
         """Every change folder (those holding a `change.yaml`), by name."""
-        from .change import open_change
-
+        open_change: Callable[[str | Path, Project], Change] = resolve(_OPEN_CHANGE)
         if not self.changes_folder.is_dir():
             return []
         return [

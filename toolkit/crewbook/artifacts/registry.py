@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any
 from ..draw.display import Drawable
 from ..errors import (
     InvalidInputError,
+    Problem,
     SchemaError,
     SchemaNotFoundError,
     did_you_mean,
 )
 from ..models import KEBAB_CASE
 from .project import Project, ProjectLike, project_or_none
-from .schema import Schema, Source, load_schema
+from .schema import Schema, Source, load_schema, schema_file, validate_schema
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -256,3 +257,36 @@ def get_schema(name: str, project: ProjectLike = None) -> Schema:
         f"no schema named {name!r}"
         + (did_you_mean(name, names) or f"; available: {', '.join(names)}")
     )
+
+
+def _schema_source(folder: Path) -> tuple[Source, Path | None]:
+    """("project", project root) for `_codev/schemas/<name>/`, ("built-in", None) for a
+    shipped schema, else ("file", None)."""
+    if folder.parent.name == "schemas" and folder.parent.parent.name == "_codev":
+        return "project", folder.parent.parent.parent
+    if folder.parent.resolve() == builtin_folder().resolve():
+        return "built-in", None
+    return "file", None
+
+
+def schema_path_graph(path: Path) -> tuple[GraphModel, tuple[Problem, ...]]:
+    """The drawing of the schema at `path` (a folder or its schema.yaml) and its errors.
+
+    A valid schema draws as `Schema.graph_model()` does; a broken one from its raw data
+    (`broken_schema_graph`). Raises `SchemaError` only when the file holds no YAML mapping
+(unreadable, empty, malformed, or a list).
+    """
+    from .graph import report_graph
+
+    file = schema_file(path)
+    source, root = _schema_source(file.parent.resolve())
+    report = validate_schema(file, display_root=root)
+    if report.valid:
+        schema = load_schema(file, source=source, display_root=root)
+        return schema.graph_model(), ()
+    model = report_graph(report)
+    if model is None:
+        raise SchemaError(f"cannot draw {report.subject}: the file holds no YAML mapping "
+                          "to draw from",
+                          report.errors)
+    return model, tuple(report.errors)

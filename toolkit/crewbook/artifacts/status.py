@@ -15,6 +15,7 @@ from ..draw.display import Drawable
 from ..errors import Problem
 from ..models import is_glob
 from .checklist import TaskItem, parse_tasks
+from .model import STATUS_ORDER, ArtifactStatus
 from .schema import Schema
 
 if TYPE_CHECKING:
@@ -23,9 +24,7 @@ if TYPE_CHECKING:
     from ..draw.model import GraphModel
     from .change import Change
 
-ArtifactStatus = Literal["done", "ready", "blocked", "skipped"]
 ApplyStatus = Literal["blocked", "ready", "in_progress", "complete"]
-STATUS_ORDER: tuple[ArtifactStatus, ...] = ("done", "ready", "blocked", "skipped")
 
 
 @dataclass(frozen=True)

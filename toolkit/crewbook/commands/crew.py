@@ -169,8 +169,9 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
     p = add("status", cmd_crew_status, "where the crew loop is, read-only (D3)")
     p.add_argument("--full", action="store_true", help="every act, not only the last ones")
 
-    loop = subparsers.add_parser("loop", help="the autonomous loop: plan → implementation → "
-                                 "recette → delivery (D6)",
+    loop = subparsers.add_parser("autonomous", aliases=["loop"],
+                                 help="the autonomous loop: plan → implementation → "
+                                 "recette → delivery (D6); `loop` is its old name",
                                  description="The autonomous build loop (D6).")
     lsub = loop.add_subparsers(dest="loop_command", metavar="COMMAND", required=True)
     add = adder(lsub, common)

@@ -127,9 +127,8 @@ def model_for_path(
     `spec-driven`) is drawn; with `change`, that change's status is drawn instead.
     """
     from ..artifacts.change import open_change
-    from ..artifacts.graph import schema_path_graph
     from ..artifacts.project import Project
-    from ..artifacts.registry import builtin_folder, builtin_names
+    from ..artifacts.registry import builtin_folder, builtin_names, schema_path_graph
     from ..errors import ProjectNotFoundError, SchemaNotFoundError
 
     where = Path(path)

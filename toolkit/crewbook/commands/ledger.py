@@ -188,7 +188,7 @@ def import_command(args: argparse.Namespace) -> int:
     """``crewbook ledger import``: one ledger from other tools' logs; 1 if any could not
     be imported (nothing is written then)."""
     from ..ledger.importers import find_sources, import_events
-    from ..routing.files import write_atomic
+    from ..core.atomic import write_atomic
 
     as_json = getattr(args, "json", False)
     try:

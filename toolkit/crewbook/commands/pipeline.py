@@ -1,5 +1,7 @@
 """``crewbook step PIPELINE.toml --run DIR [--report FILE|-] [--json]``: a pipeline run
-stepped from a shell, one report per call.
+stepped from a shell, one report per call; ``crewbook step FAMILY [SOURCE] --run DIR``
+steps a loop of any family whose ``FAMILY.store`` keeps runs (``delivery TASK.yaml``,
+``crew`` and ``autonomous`` with DIR the project), found through `crewbook.families`.
 
 DIR keeps the run: ``state.json`` (where the run is, its artifacts, the pipeline's
 hash) and ``ledger.jsonl`` (every accepted act; `crewbook.Ledger` format). Without
@@ -21,8 +23,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..core.atomic import write_atomic
+from ..core.loop import Act
 from ..errors import InvalidInputError, LoopRefused
-from ..loop import Act
 from ..pipeline.engine import InvalidPolicy, PipelineLoop, PipelineState, parse_report
 from ._shared import emit_json
 
@@ -39,7 +42,10 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
         description=__doc__.split("\n\n")[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[common] if common is not None else [])
-    p.add_argument("pipeline", metavar="PIPELINE.toml", help="the pipeline file")
+    p.add_argument("pipeline", metavar="PIPELINE.toml|FAMILY",
+                   help="the pipeline file, or a loop family (delivery, crew, autonomous...)")
+    p.add_argument("source", nargs="?", metavar="SOURCE",
+                   help="with a family: what to start a new run from (a task file...)")
     p.add_argument("--run", required=True, metavar="DIR", help="the folder keeping the run")
     p.add_argument("--report", metavar="FILE|-", help="a JSON report to apply ('-': stdin)")
     p.add_argument("--workspace", metavar="DIR", help="the folder ground_references checks")
@@ -76,6 +82,15 @@ def cmd_step(args: argparse.Namespace) -> int:
     """The ``step`` command (see the module docstring)."""
     as_json = bool(getattr(args, "json", False))
     out = _Output(as_json)
+    from ..families import FAMILIES
+
+    if args.pipeline in FAMILIES and args.pipeline != "pipeline":
+        return _step_family(args, out)
+    if args.pipeline == "pipeline":
+        if args.source is None:
+            return out.fail("usage", "name the pipeline file: crewbook step pipeline "
+                            "PIPELINE.toml --run DIR")
+        args.pipeline = args.source
     folder = Path(args.run)
     try:
         saved = _read_state(folder)
@@ -118,6 +133,28 @@ def cmd_step(args: argparse.Namespace) -> int:
     return out.contract(loop, accepted=True)
 
 
+def _step_family(args: argparse.Namespace, out: _Output) -> int:
+    """Step a loop of the family `args.pipeline` kept by its store in `args.run`."""
+    from ..core.family import Declined
+    from ..families import family
+
+    found = family(args.pipeline)
+    if isinstance(found.store, Declined) or isinstance(found.codec, Declined):
+        reason = found.store if isinstance(found.store, Declined) else found.codec
+        return out.fail("not_steppable", f"the {found.name} family keeps no runs for the "
+                        f"command line: {reason}")
+    folder = Path(args.run)
+    loop = found.store.load(folder, args.source)
+    if args.report is None:
+        return out.loop_contract(loop, accepted=None)
+    try:
+        loop.report(found.codec.parse(_read_report(args.report)))
+    except LoopRefused as exc:
+        return out.fail(exc.code, exc.message)
+    found.store.save(loop, folder)
+    return out.loop_contract(loop, accepted=True)
+
+
 def _new_run_id() -> str:
     from ..ledger.writer import new_run_id
 
@@ -135,10 +172,7 @@ def _read_state(folder: Path) -> dict[str, Any]:
 
 
 def _write_state(folder: Path, data: dict[str, Any]) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".{STATE_FILE}.tmp"
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
-    os.replace(tmp, folder / STATE_FILE)
+    write_atomic(folder / STATE_FILE, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def _read_report(source: str) -> Any:
@@ -173,6 +207,29 @@ class _Output:
         else:
             print(render_contract(act, loop.pipeline.id, accepted))
         return 0
+
+    def loop_contract(self, loop: Any, accepted: bool | None) -> int:
+        act = loop.contract()
+        if self.as_json:
+            emit_json({"accepted": accepted, "run": loop.run, "contract": act.to_dict(),
+                       "status": loop.status().to_dict()})
+        else:
+            print(render_act(act, accepted))
+        return 0
+
+
+def render_act(act: Act, accepted: bool | None = None) -> str:
+    """A contract of any loop as ``step FAMILY`` prints it."""
+    lines = [f"accepted; next is act {act.act}"] if accepted else []
+    if act.finished:
+        lines.append(f"{act.loop} loop finished: {act.finished_reason}")
+    else:
+        lines += [f"{act.loop} · act {act.act} · {act.stage or act.role} "
+                  f"(role {act.role}, attempt {act.attempt})",
+                  f"expects: {act.expects or 'a report'}",
+                  "moves: " + (", ".join(act.moves) or "none")]
+        lines += [f"feedback: {f}" for f in act.feedback]
+    return "\n".join(lines)
 
 
 def render_contract(act: Act, pipeline: str, accepted: bool | None = None) -> str:

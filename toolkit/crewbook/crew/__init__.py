@@ -14,6 +14,7 @@ See `docs/crew.md`. Importing this package is light (no pandas, no subprocess st
 
 from __future__ import annotations
 
+from ..autonomous.engine import AutonomousLoop, LoopStep
 from .api import (
     crew_init,
     crew_report,
@@ -24,7 +25,6 @@ from .api import (
     open_autonomous,
     open_crew,
 )
-from .autonomous import AutonomousLoop, LoopStep
 from .backlog import STACK_MODELS, Backlog, Epic, Story
 from .bar import run_command
 from .checks import load_payload

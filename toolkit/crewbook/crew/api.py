@@ -27,12 +27,13 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..artifacts.project import Project, ProjectLike, as_project
+from ..autonomous.engine import AutonomousLoop
+from ..core.atomic import write_atomic
+from ..core.loop import Act, Status, utc_now
 from ..errors import AlreadyExistsError, CrewError, NotFoundError, Problem
 from ..ledger.writer import Ledger
-from ..loop import Act, Status, utc_now
-from .autonomous import AutonomousLoop
-from .backlog import Backlog, slug
-from .checks import load_payload, normalise_bar, pydantic_problems
+from .backlog import Backlog, normalise_bar, slug
+from .checks import load_payload, pydantic_problems
 from .contracts import crew_prompt, write_prompt
 from .engine import CrewLoop, CrewReport, next_axis
 from .model import (
@@ -68,10 +69,7 @@ def _load(path: Path, model: type[M], shown: str, what: str) -> M:
 
 
 def _save(path: Path, state: BaseModel) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(state.model_dump_json(indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, state.model_dump_json(indent=1) + "\n")
 
 
 def _run_id(ledger_path: Path, prefix: str) -> str:

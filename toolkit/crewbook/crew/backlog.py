@@ -27,19 +27,31 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Final, cast
+from typing import Any, Final, cast
+
+from pydantic import ValidationError
 
 from ..artifacts.change import Change, new_change, open_change
 from ..artifacts.checklist import TaskItem, parse_tasks
 from ..artifacts.project import Project
-from ..errors import ChangeNotFoundError, CrewError, Problem, did_you_mean
+from ..errors import ChangeNotFoundError, CrewError, Problem, UnsafePathError, did_you_mean
 from ..models import parse_model
 from ..sources import read_yaml
-from .checks import check_crew_file
-from .model import CREW_FILE, NO_SECTION, STACK_MODELS, WHOLE_EPIC, CrewFile, StackDecl
+from .checks import check_crew_file, pydantic_problems
+from .model import (
+    BAR_NAMES,
+    CREW_FILE,
+    NO_SECTION,
+    STACK_MODELS,
+    WHOLE_EPIC,
+    BarCommand,
+    CrewFile,
+    StackDecl,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -240,4 +252,63 @@ def _stat(path: Path | str) -> tuple[int, int] | None:
     return (st.st_mtime_ns, st.st_size)
 
 
-__all__ = ["STACK_MODELS", "Backlog", "Epic", "Story", "slug", "stories_of", "task_text"]
+__all__ = ["STACK_MODELS", "Backlog", "Epic", "Story", "normalise_bar", "slug", "stories_of",
+           "task_text"]
+
+
+def normalise_bar(bar: Mapping[str, Any] | None, project: Project) -> dict[str, BarCommand]:
+    """The bar as `BarCommand`s: each value a shell string or ``{command, cwd?, stack?,
+    timeout?}``; a ``stack`` fills ``cwd`` (and ``command`` when absent) from the stack.
+    `CrewError` listing every problem; at least one command (D1)."""
+    problems: list[Problem] = []
+    out: dict[str, BarCommand] = {}
+    if not bar:
+        raise CrewError("the bar is empty", [Problem(
+            "bar_empty", "give at least one bar command: bar={'test': 'pytest -q'} (names: "
+            f"{', '.join(BAR_NAMES)}); a crew loop without a mechanical bar is refused",
+            key="bar")])
+    if not isinstance(bar, Mapping):
+        raise CrewError("the bar is not an object", [Problem(
+            "bar_not_object", "bar maps a name (test, lint, typecheck, build) to a command",
+            key="bar")])
+    backlog: Backlog = Backlog(project)
+    for name, value in bar.items():
+        if name not in BAR_NAMES:
+            problems.append(Problem("bar_unknown_name", f"{name!r} is not a bar command name"
+                                    f"{did_you_mean(str(name), BAR_NAMES)}; names: "
+                                    f"{', '.join(BAR_NAMES)}", key=f"bar.{name}"))
+            continue
+        data: dict[str, Any] = {"command": value} if isinstance(value, str) else dict(value) \
+            if isinstance(value, Mapping) else {"command": value}
+        if data.get("stack"):
+            try:
+                stack = backlog.stack(str(data["stack"]))
+            except CrewError as exc:
+                problems += [Problem(p.code, p.message, key=f"bar.{name}.stack")
+                             for p in exc.problems]
+                continue
+            data.setdefault("cwd", stack.cwd)
+            if not data.get("command"):
+                data["command"] = backlog.stack_command(stack, name)
+        try:
+            command = BarCommand.model_validate(data)
+        except ValidationError as exc:
+            problems += [Problem(p.code, p.message, key=f"bar.{name}.{p.key}" if p.key
+                                 else f"bar.{name}") for p in pydantic_problems(exc)]
+            continue
+        if command.cwd is not None:
+            from .bar import confined_cwd
+
+            try:
+                confined_cwd(project.root, command.cwd)
+            except (UnsafePathError, CrewError) as exc:
+                problems.append(Problem("bar_cwd", str(exc).splitlines()[0] if isinstance(
+                    exc, UnsafePathError) else exc.problems[0].message, key=f"bar.{name}.cwd"))
+                continue
+        out[name] = command
+    if len(bar) > len(BAR_NAMES):
+        problems.append(Problem("bar_too_many", f"at most {len(BAR_NAMES)} bar commands",
+                                key="bar"))
+    if problems:
+        raise CrewError("the bar is invalid", problems)
+    return out

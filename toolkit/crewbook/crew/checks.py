@@ -1,14 +1,13 @@
 """The crew concept's rules (D1, D2, D6), each problem a `Problem` naming its key (and the
 file and line for `_codev/crew.yaml`):
 
-- `normalise_bar`: the bar given to `crew_init` (names, at least one command, `cwd`
-  inside the project, a `stack` that exists);
 - `check_crew_file`: `_codev/crew.yaml` beyond its model (a stack declared twice, a
   custom stack with no command, a blank workshop axis);
 - `load_payload`: a report's payload XOR payload_path (a JSON object, at most 4 MiB,
   inside the project: no `..` escape, no symlink leading out);
-- the rules of the crew loop on its ledgers (registered with
-  `crewbook.ledger.conformance`): only qa judges, the roles take turns, ``max_rounds``.
+- `CREW_RULES`, the rules of the crew loop on its ledgers (given to
+  `crewbook.ledger.conformance` by `crewbook.crew.family`): only qa judges, the roles
+  take turns, ``max_rounds``.
 """
 
 from __future__ import annotations
@@ -16,13 +15,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from pydantic import ValidationError
 
 from ..artifacts.project import Project
-from ..errors import CrewError, Problem, UnsafePathError, did_you_mean
-from ..ledger.conformance import Event, LoopRules, register_loop_rules
+from ..errors import CrewError, Problem, UnsafePathError
+from ..ledger.conformance import Event, LoopRules
 from ..sources import parse_json
 from .model import (
     BAR_NAMES,
@@ -31,12 +30,8 @@ from .model import (
     ROLES,
     STACK_MODELS,
     VERDICTS,
-    BarCommand,
     CrewFile,
 )
-
-if TYPE_CHECKING:
-    from .backlog import Backlog
 
 
 def pydantic_problems(exc: ValidationError, shown: str | None = None) -> list[Problem]:
@@ -46,66 +41,6 @@ def pydantic_problems(exc: ValidationError, shown: str | None = None) -> list[Pr
         key = ".".join(str(p) for p in err["loc"]) or None
         out.append(Problem("invalid_value", str(err["msg"]).removeprefix("Value error, "),
                            shown, key=key))
-    return out
-
-
-def normalise_bar(bar: Mapping[str, Any] | None, project: Project) -> dict[str, BarCommand]:
-    """The bar as `BarCommand`s: each value a shell string or ``{command, cwd?, stack?,
-    timeout?}``; a ``stack`` fills ``cwd`` (and ``command`` when absent) from the stack.
-    `CrewError` listing every problem; at least one command (D1)."""
-    problems: list[Problem] = []
-    out: dict[str, BarCommand] = {}
-    if not bar:
-        raise CrewError("the bar is empty", [Problem(
-            "bar_empty", "give at least one bar command: bar={'test': 'pytest -q'} (names: "
-            f"{', '.join(BAR_NAMES)}); a crew loop without a mechanical bar is refused",
-            key="bar")])
-    if not isinstance(bar, Mapping):
-        raise CrewError("the bar is not an object", [Problem(
-            "bar_not_object", "bar maps a name (test, lint, typecheck, build) to a command",
-            key="bar")])
-    from .backlog import Backlog
-
-    backlog: Backlog = Backlog(project)
-    for name, value in bar.items():
-        if name not in BAR_NAMES:
-            problems.append(Problem("bar_unknown_name", f"{name!r} is not a bar command name"
-                                    f"{did_you_mean(str(name), BAR_NAMES)}; names: "
-                                    f"{', '.join(BAR_NAMES)}", key=f"bar.{name}"))
-            continue
-        data: dict[str, Any] = {"command": value} if isinstance(value, str) else dict(value) \
-            if isinstance(value, Mapping) else {"command": value}
-        if data.get("stack"):
-            try:
-                stack = backlog.stack(str(data["stack"]))
-            except CrewError as exc:
-                problems += [Problem(p.code, p.message, key=f"bar.{name}.stack")
-                             for p in exc.problems]
-                continue
-            data.setdefault("cwd", stack.cwd)
-            if not data.get("command"):
-                data["command"] = backlog.stack_command(stack, name)
-        try:
-            command = BarCommand.model_validate(data)
-        except ValidationError as exc:
-            problems += [Problem(p.code, p.message, key=f"bar.{name}.{p.key}" if p.key
-                                 else f"bar.{name}") for p in pydantic_problems(exc)]
-            continue
-        if command.cwd is not None:
-            from .bar import confined_cwd
-
-            try:
-                confined_cwd(project.root, command.cwd)
-            except (UnsafePathError, CrewError) as exc:
-                problems.append(Problem("bar_cwd", str(exc).splitlines()[0] if isinstance(
-                    exc, UnsafePathError) else exc.problems[0].message, key=f"bar.{name}.cwd"))
-                continue
-        out[name] = command
-    if len(bar) > len(BAR_NAMES):
-        problems.append(Problem("bar_too_many", f"at most {len(BAR_NAMES)} bar commands",
-                                key="bar"))
-    if problems:
-        raise CrewError("the bar is invalid", problems)
     return out
 
 
@@ -191,7 +126,7 @@ def load_payload(payload: Any, payload_path: str | os.PathLike[str] | None,
 
 
 
-__all__ = ["check_crew_file", "load_payload", "normalise_bar", "pydantic_problems"]
+__all__ = ["check_crew_file", "load_payload", "pydantic_problems"]
 
 
 # -- the rules of the crew loop, checked on its ledgers --------------------------------------
@@ -230,5 +165,6 @@ def _crew_turns(events: Sequence[Event]) -> list[tuple[int | None, str, str]]:
     return out
 
 
-register_loop_rules(LoopRules("crew", judges=frozenset({"qa"}), roles=frozenset(ROLES),
-                              checks=(_crew_turns,)))
+#: The crew loop's ledger conformance rules (`crewbook.crew.family`).
+CREW_RULES = (LoopRules("crew", judges=frozenset({"qa"}), roles=frozenset(ROLES),
+                        checks=(_crew_turns,)),)

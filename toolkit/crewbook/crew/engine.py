@@ -20,7 +20,7 @@ the story, then the cascade moves on by scope:
 Every accepted report is one act; at ``max_rounds`` acts the loop finishes with
 ``rounds_exhausted`` (``0`` = unlimited, as for ``max_epics``).
 
-The autonomous loop (D6) is in `crewbook.crew.autonomous`.
+The autonomous loop (D6) is in `crewbook.autonomous`.
 """
 
 from __future__ import annotations
@@ -31,11 +31,12 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..artifacts.project import Project
+from ..core.loop import Act, Cap, EventSink, JournalEntry, Loop, Status, Transition, utc_now
+from ..core.measures import MEASURES
 from ..errors import LoopRefused, did_you_mean
-from ..loop import Act, Cap, EventSink, JournalEntry, Loop, Status, Transition, utc_now
+from ..routing.router import Router
 from .backlog import Backlog, Epic, Story, slug, task_text
 from .bar import bar_event, run_bar
-from .contracts import RouteResolver
 from .model import (
     PROMPTS_DIR,
     ROLES,
@@ -53,7 +54,6 @@ if TYPE_CHECKING:
     from ..draw.model import GraphModel
 
 Event = dict[str, Any]
-_MEASURES = ("duration_ms", "tokens_in", "tokens_out", "cost")
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
     ) -> None:
         self.project = project
         self.backlog = Backlog(project)
-        self.routes = RouteResolver(project)
+        self.routes = Router("crew", project)
         self.run_bar = run_bar
         self._save = save
         self._fresh = fresh
@@ -166,6 +166,9 @@ class CrewLoop(Loop[CrewState, CrewReport]):
 
     def transition(self, state: CrewState, report: CrewReport) -> Transition[CrewState]:
         """The next state and events for `report`, or `LoopRefused` (nothing changed)."""
+        if not isinstance(report, CrewReport):
+            raise LoopRefused(f"the crew loop takes a CrewReport, not a "
+                              f"{type(report).__name__}", code="bad_report")
         s = state
         role, verdict = report.role, report.verdict
         if role not in ROLES:
@@ -197,7 +200,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
             "payload": {"act": act, "epic": s.epic, "story": s.story,
                         "task": task.id if task else None, "data": dict(report.payload or {})},
         }
-        for key in _MEASURES:
+        for key in MEASURES:
             value = getattr(report, key)
             if value is not None:
                 event[key] = value
@@ -425,6 +428,12 @@ class CrewLoop(Loop[CrewState, CrewReport]):
         from .graph import crew_graph
 
         return crew_graph(self)
+
+    def trail_rows(self) -> list[dict[str, Any]]:
+        """The accepted acts as acts-frame rows (`Loop.trail_frame`)."""
+        return [{"act": r.act, "ts": r.ts, "role": r.role, "stage": STAGES[r.role],
+                 "move": "verdict" if r.role == "qa" else "report", "verdict": r.verdict,
+                 "version": None, "summary": r.summary} for r in self.view.trail]
 
     def frame(self) -> Any:
         """The accepted acts: act (Int64), ts (UTC), role, verdict (category), summary,

@@ -1,34 +1,25 @@
-"""Graph models of the crew loop's and the autonomous loop's state (imported by the methods
-that draw).
+"""Graph model of the crew loop's state (imported by the method that draws).
 
 Crew loop: the pointer (epic, story, task) as a note, the three roles in their cycle
 (analyst → developer → qa, qa's ``no-go`` back to the developer, dashed), and qa's
 ``go`` to the next story, epic or workshop axis. The expected role is bold and marked
 ``ready``; the roles that already acted on the current story are ``done``; once the
 loop has finished, its finished reason is the bold node.
-
-Autonomous loop: Plan → Implementation → Recette → Delivery with the failed-recette
-arrow back to Implementation; the current phase bold, the passed ones done.
 """
 
 from __future__ import annotations
 
-import itertools
 from typing import TYPE_CHECKING
 
 from ..draw.model import Edge, GraphModel, Node, attrs
-from .model import PHASES, ROLES, STAGES
+from .model import ROLES, STAGES
 
 if TYPE_CHECKING:
-    from .autonomous import AutonomousLoop
     from .engine import CrewLoop
 
 CREW_LEGEND: tuple[tuple[str, str], ...] = (
     ("ready", "expected to report now"), ("done", "acted on this story"),
     ("complete", "finished"),
-)
-PHASE_LEGEND: tuple[tuple[str, str], ...] = (
-    ("ready", "the current phase"), ("done", "passed"), ("complete", "finished"),
 )
 _BACK = attrs(color="#c62828", fontcolor="#c62828")
 _END = attrs(shape="box", peripheries="2", fillcolor="#c8e6c9", color="#2e7d32")
@@ -44,7 +35,7 @@ def crew_graph(loop: CrewLoop) -> GraphModel:
     """The crew loop's state (see the module docstring)."""
     from .backlog import task_text
 
-    s = loop._state
+    s = loop.view
     finished = s.finished_reason is not None
     title = f"crew loop {s.run} · act {s.acts} · scope {s.config.scope}"
     model = GraphModel(f"crew-{s.run}", title=title, legend=CREW_LEGEND)
@@ -80,34 +71,4 @@ def crew_graph(loop: CrewLoop) -> GraphModel:
                             detail=f"after {s.acts} acts (max {s.config.max_rounds or '∞'})",
                             attrs=_CAPPED if reason.endswith("exhausted") else _END))
         model.add_edge(Edge("next", "end", "flow", "finish"))
-    return model
-
-
-def autonomous_graph(loop: AutonomousLoop) -> GraphModel:
-    """The autonomous loop's phases (see the module docstring)."""
-    s = loop._state
-    finished = s.finished_reason is not None
-    model = GraphModel(f"autonomous-{s.run}", title=f"autonomous loop {s.run} · step {s.steps}",
-                       legend=PHASE_LEGEND)
-    index = PHASES.index(s.phase)
-    for rank, phase in enumerate(PHASES):
-        current = not finished and phase == s.phase
-        passed = rank < index or (finished and s.finished_reason == "delivered")
-        detail = None
-        if phase == "recette":
-            detail = f"{s.recettes}/{s.max_recettes or '∞'} runs"
-            if s.last_test is not None:
-                detail += f", last {'pass' if s.last_test.passed else 'fail'}"
-        model.add_node(Node(phase, label=phase, kind="stage", rank=rank, detail=detail,
-                            status="ready" if current else ("done" if passed else None),
-                            emphasis=current))
-    for a, b in itertools.pairwise(PHASES):
-        model.add_edge(Edge(a, b, "flow"))
-    model.add_edge(Edge("recette", "implementation", "flow", "fail", "dashed", attrs=_BACK))
-    if finished:
-        reason = str(s.finished_reason)
-        model.add_node(Node("end", label=reason.replace("_", " "), kind="gate", rank=len(PHASES),
-                            status="complete", emphasis=True,
-                            attrs=_END if reason == "delivered" else _CAPPED))
-        model.add_edge(Edge("delivery" if reason == "delivered" else "recette", "end", "flow"))
     return model

@@ -16,7 +16,6 @@ frozen: an engine makes a new state for every accepted act (`model_copy(update=.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -264,11 +263,6 @@ def format_models() -> dict[str, type[BaseModel]]:
         "crew-state.json": CrewState,
         "crew-loop-state.json": LoopState,
     }
-
-
-def crew_dir(root: Path) -> Path:
-    """`<root>/_codev/crew`."""
-    return root / CREW_DIR
 
 
 def plain(model: BaseModel) -> dict[str, Any]:

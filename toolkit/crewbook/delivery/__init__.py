@@ -20,21 +20,9 @@ drawing is asked for.
 
 from __future__ import annotations
 
-from ..loop import ManualClock
+from ..core.loop import ManualClock
 from .catalogue import Role, RoleCatalogue, builtin_catalogue, load_catalogue
-from .coordinator import CoordinatorLoop
-from .diffstat import (
-    ChangeSummary,
-    FileChange,
-    Unreadable,
-    from_numstat,
-    from_unified_diff,
-    parse_change,
-    read_change,
-)
-from .engine import DeliveryLoop
-from .model import ROLE_IDS, SENSITIVE, Limits, ReviewPolicy, Task, format_models, load_task
-from .reports import (
+from .codec import (
     Answer,
     Built,
     Delegate,
@@ -49,6 +37,18 @@ from .reports import (
     Revise,
     parse_report,
 )
+from .coordinator import CoordinatorLoop
+from .diffstat import (
+    ChangeSummary,
+    FileChange,
+    Unreadable,
+    from_numstat,
+    from_unified_diff,
+    parse_change,
+    read_change,
+)
+from .engine import DeliveryLoop
+from .model import ROLE_IDS, SENSITIVE, Limits, ReviewPolicy, Task, format_models, load_task
 from .review import ReviewDecision, load_review_policy, review_required, sensitive_matches
 from .standard import StandardLoop, replay, start_task
 from .state import Outcome, TaskState

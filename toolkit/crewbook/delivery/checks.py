@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 from ..errors import Problem, did_you_mean
-from ..ledger.conformance import Event, LoopRules, count_cap, register_loop_rules
+from ..ledger.conformance import Event, LoopRules, count_cap
 from ..sources import SourceDoc
 from .model import DEVELOPER, JUDGES, QA, ROLE_IDS, CatalogueFile, Limits, ToolSpec
 
@@ -124,5 +124,3 @@ DELIVERY_RULES: Final = tuple(
               shipping=frozenset({"pull_request", "already_done"}), qa=QA,
               checks=(_caps,))
     for loop in ("standard", "coordinator"))
-for _rules in DELIVERY_RULES:
-    register_loop_rules(_rules)

@@ -33,14 +33,14 @@ Outcomes (C5): ``pull_request``, ``already_done``, ``failed``; decided by the co
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import Any
 
+from ..core.loop import Act, JournalEntry, Transition, check_caps
+from ..core.measures import MEASURES
 from ..errors import InvalidInputError, LoopRefused, did_you_mean
-from ..loop import Act, JournalEntry, Transition, check_caps
-from .engine import DeliveryLoop, Draft, Event, _fmt, path_defect, transition_of
-from .model import ARCHITECT, DEVELOPER, QA, REVIEWER
-from .reports import (
+from .codec import (
     PATHS,
     Answer,
     Delegate,
@@ -53,6 +53,8 @@ from .reports import (
     Revise,
     move_name,
 )
+from .engine import DeliveryLoop, Draft, Event, _fmt, path_defect, transition_of
+from .model import ARCHITECT, DEVELOPER, QA, REVIEWER
 from .state import PendingQuestion, PlanRecord, TaskState, Wait
 
 #: Moves that remain once a global cap (steps, run time) is reached (C4.3).
@@ -76,17 +78,13 @@ class CoordinatorLoop(DeliveryLoop):
     def _launchable(self, role: str) -> bool:
         return role != ARCHITECT
 
-    @property
+    @functools.cached_property
     def _delegations(self) -> tuple[tuple[str, bool, int | None, str], ...]:
         """(role, anytime, launch limit, move) of every role the coordinator may delegate
         to, in catalogue order (worked out once: the task and catalogue are frozen)."""
-        found = self.__dict__.get("_delegations_memo")
-        if found is None:
-            limits = self.task.limits
-            found = self.__dict__["_delegations_memo"] = tuple(
-                (r.id, r.anytime, limits.launch_limit(r.id), f"delegate:{r.id}")
-                for r in self.catalogue if r.id != ARCHITECT)
-        return found
+        limits = self.task.limits
+        return tuple((r.id, r.anytime, limits.launch_limit(r.id), f"delegate:{r.id}")
+                     for r in self.catalogue if r.id != ARCHITECT)
 
     # ------------------------------------------------------------------ stepping
     def transition(self, state: TaskState, report: DeliveryReport) -> Transition[TaskState]:
@@ -339,7 +337,7 @@ def _measure(events: list[Event], report: DeliveryReport) -> None:
     if not events:
         return
     target = next((e for e in events if e.get("kind") != "init"), events[0])
-    for key in ("duration_ms", "tokens_in", "tokens_out", "cost"):
+    for key in MEASURES:
         value = getattr(report, key, None)
         if value is not None:
             target[key] = value

@@ -13,31 +13,33 @@ replayed reports still take the time they say.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
-from ..errors import LoopRefused, did_you_mean
-from ..loop import (
+from ..core.loop import (
     Act,
     Cap,
     EventSink,
     JournalEntry,
     Loop,
-    Router,
+    RouteSource,
     Status,
     Transition,
     Verdict,
     utc_now,
 )
-from ..loop import require_role as _require_role
+from ..core.loop import require_role as _require_role
+from ..core.measures import MEASURES
+from ..errors import LoopRefused, did_you_mean
 from ..models import path_defect as _path_defect
 from .catalogue import RoleCatalogue, load_catalogue
+from .codec import Built, DeliveryReport, Expire, Judgement, Measured, Question, Result
 from .diffstat import ChangeSummary, covering, summary_of
 from .model import ARCHITECT, DEVELOPER, JUDGES, REVIEWER, Task
 from .outcomes import check_gates, path_text, pr_description
-from .reports import Built, DeliveryReport, Expire, Judgement, Measured, Question, Result
 from .review import ReviewDecision, review_required
 from .state import Outcome, Step, TaskState, Wait, freeze
 from .views import agent_contract, loop_status
@@ -49,7 +51,6 @@ if TYPE_CHECKING:
 
 Event = dict[str, Any]
 Draft = dict[str, Any]
-_MEASURES: Final = ("duration_ms", "tokens_in", "tokens_out", "cost")
 #: `crewbook.models.path_defect`, remembered (the same files come back version after version).
 path_defect = lru_cache(maxsize=4096)(_path_defect)
 
@@ -69,7 +70,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         self, task: Task | str, *, catalogue: RoleCatalogue | None = None,
         ledger: EventSink | None = None, run: str | None = None,
         clock: Callable[[], datetime] = utc_now, state: TaskState | None = None, acts: int = 0,
-        router: Router | None = None,
+        router: RouteSource | None = None,
     ) -> None:
         self.task = Task(description=task) if isinstance(task, str) else task
         self.catalogue = catalogue or load_catalogue()
@@ -79,9 +80,9 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
             = (None, None, None)
         self._decisions: dict[tuple[Any, ...], ReviewDecision] = {}
         if router is None:
-            from ..routing.router import Router as RoutingRouter
+            from ..routing.router import Router
 
-            router = RoutingRouter("delivery")
+            router = Router("delivery")
         super().__init__(state or TaskState(holder=ARCHITECT), ledger=ledger, run=run,
                          clock=clock, acts=acts, router=router)
 
@@ -130,16 +131,12 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         caps += [Cap(name, launches.get(r, 0), limit) for r, name, limit in self._launch_caps]
         return caps
 
-    @property
+    @functools.cached_property
     def _launch_caps(self) -> tuple[tuple[str, str, int | None], ...]:
         """(role, cap name, launch limit) of every launchable role (the task is frozen)."""
-        found = self.__dict__.get("_launch_caps_memo")
-        if found is None:
-            limits = self.task.limits
-            found = self.__dict__["_launch_caps_memo"] = tuple(
-                (r, f"{r} launches", limits.launch_limit(r))
-                for r in self.catalogue.ids if self._launchable(r))
-        return found
+        limits = self.task.limits
+        return tuple((r, f"{r} launches", limits.launch_limit(r))
+                     for r in self.catalogue.ids if self._launchable(r))
 
     def _launchable(self, role: str) -> bool:
         return True
@@ -193,7 +190,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
                 code="wait_expired")
         base: Event = {"role": role, "stage": self.catalogue.role(role).stage,
                        "attempt": w.launch, "ts": at.isoformat()}
-        for key in _MEASURES:
+        for key in MEASURES:
             value = getattr(report, key)
             if value is not None:
                 base[key] = value
@@ -442,6 +439,12 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
     def status(self) -> Status:
         """Where the task is: holder, counters, caps, outcome, gates, the journal."""
         return loop_status(self)
+
+    def trail_rows(self) -> list[dict[str, Any]]:
+        """The trail's steps as acts-frame rows (`Loop.trail_frame`)."""
+        return [{"act": s.act, "ts": s.at.isoformat(), "role": s.actor, "stage": None,
+                 "move": s.move, "verdict": s.verdict, "version": s.version,
+                 "summary": s.summary} for s in self.view.trail]
 
     def path_frame(self) -> pd.DataFrame:
         """The trail, one row per accepted act: ``act`` (Int64), ``at`` (datetime, UTC),

@@ -65,7 +65,7 @@ def _detail(step: Step) -> str:
 
 def path_graph(loop: DeliveryLoop) -> GraphModel:
     """The path `loop`'s task has taken so far (see the module docstring)."""
-    s = loop._state
+    s = loop.view
     task = loop.task
     title = f"{loop.mode} task {task.id} · act {loop.acts}"
     if s.outcome is not None:

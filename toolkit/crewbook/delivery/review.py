@@ -37,7 +37,6 @@ from ..sources import read_yaml
 from .diffstat import ChangeSummary, Unreadable
 from .model import (
     CATEGORY_LABELS,
-    POLICY_FILE,
     ReviewMode,
     ReviewPolicy,
 )
@@ -297,10 +296,3 @@ def load_review_policy(path: Path | str) -> ReviewPolicy | Unreadable:
         return Unreadable("; ".join(str(p) for p in problems))
     assert isinstance(model, ReviewPolicy)
     return model
-
-
-def project_review_policy(project: Path | str) -> ReviewPolicy | Unreadable:
-    """``<project>/_codev/review.yaml`` when it exists, else the default policy."""
-    path = Path(project) / POLICY_FILE
-    return load_review_policy(path) if path.exists() else ReviewPolicy()
-

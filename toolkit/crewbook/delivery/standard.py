@@ -16,12 +16,10 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from ..core.loop import Act, JournalEntry, Transition
+from ..core.measures import MEASURES
 from ..errors import LoopRefused
-from ..loop import Act, JournalEntry, Transition
-from .coordinator import CoordinatorLoop
-from .engine import DeliveryLoop, Draft, Event, _fmt, transition_of
-from .model import ARCHITECT, DEVELOPER, QA, REVIEWER, Task
-from .reports import (
+from .codec import (
     Answer,
     Delegate,
     DeliveryReport,
@@ -34,6 +32,9 @@ from .reports import (
     move_name,
     parse_report,
 )
+from .coordinator import CoordinatorLoop
+from .engine import DeliveryLoop, Draft, Event, _fmt, transition_of
+from .model import ARCHITECT, DEVELOPER, QA, REVIEWER, Task
 from .state import PlanRecord, TaskState, Wait, freeze
 
 #: What the platform tells each role it launches.
@@ -108,7 +109,7 @@ class StandardLoop(DeliveryLoop):
         event: Event = {"kind": "plan", "role": ARCHITECT, "stage": "plan", "version": 0,
                         "attempt": w.launch, "summary": summary, "ts": at.isoformat(),
                         "payload": {"act": act, "criteria": list(criteria), "path": "full"}}
-        for key in ("duration_ms", "tokens_in", "tokens_out", "cost"):
+        for key in MEASURES:
             if getattr(report, key) is not None:
                 event[key] = getattr(report, key)
         events.append(event)

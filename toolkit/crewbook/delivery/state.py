@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from ..loop import JournalEntry, Verdict
+from ..core.loop import JournalEntry, Verdict
 from .diffstat import ChangeSummary
 from .review import ReviewDecision
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from ..loop import Act, Status
+from ..core.loop import Act, Status
 from .model import ARCHITECT, DEVELOPER, QA, REVIEWER
 from .state import TaskState, Wait
 
@@ -45,7 +45,7 @@ def agent_contract(loop: DeliveryLoop, s: TaskState, w: Wait) -> Act:
              REVIEWER: ("judgement", "question"), ARCHITECT: ("plan",)}.get(
                  w.role, ("result", "question"))
     return Act(
-        loop.kind, loop._acts + 1, w.role, stage=role.stage, receives=tuple(receives),
+        loop.kind, loop.acts + 1, w.role, stage=role.stage, receives=tuple(receives),
         expects=expects, budget=budget, attempt=w.launch, moves=moves,
         feedback=tuple(feedback), journal=s.journal, route=loop.route_for(w.role),
         details={"task": loop.task.id, "version": w.version, "since": w.since.isoformat(),
@@ -58,12 +58,12 @@ def agent_contract(loop: DeliveryLoop, s: TaskState, w: Wait) -> Act:
 
 def loop_status(loop: DeliveryLoop) -> Status:
     """Where the task is: holder, counters, caps, outcome, gates, the journal."""
-    s = loop._state
+    s = loop.view
     o = s.outcome
     w = s.wait if s.wait is not None and s.holder == s.wait.role else None
     decision = loop.review_decision(s)
     return Status(
-        loop.kind, loop._acts, s.holder, s.previous, o is not None,
+        loop.kind, loop.acts, s.holder, s.previous, o is not None,
         o.kind if o else None,
         counters={"steps": s.steps, "version": s.version, "revisions": s.revisions,
                   "sent_back": s.sent_back, **{f"{r} launches": n

@@ -13,7 +13,7 @@ from typing import Any
 
 import graphviz
 
-from .display import fallback_card, filter_bundle, safe_repr, svg_box, wide_note
+from .cards import fallback_card, filter_bundle, safe_repr, svg_box, wide_note
 from .dot import dot_parts
 from .model import GraphModel
 from .render import render_svg
@@ -52,11 +52,6 @@ def to_graphviz(model: GraphModel) -> Drawing:
         edge_attr=_plain(parts.edge_attrs),
         body=[f"\t{line}\n" for line in parts.body],
     )
-
-
-def to_source(dot_text: str) -> graphviz.Source:
-    """A `graphviz.Source` for DOT text (rendering and saving through the graphviz package)."""
-    return graphviz.Source(dot_text)
 
 
 def _plain(values: dict[str, str]) -> dict[str, str]:

@@ -11,27 +11,40 @@ says why, how to install Graphviz, and the DOT source in a `<details>` block.
 
 from __future__ import annotations
 
-import base64
 import html
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import DotNotFoundError, InvalidInputError
+from ..errors import InvalidInputError
+from .cards import (
+    BOX_STYLE,
+    WIDE,
+    fallback_card,
+    filter_bundle,
+    inline_svg,
+    safe_repr,
+    svg_box,
+    svg_size,
+    wide_note,
+)
 from .dot import to_dot
 from .mermaid import to_mermaid
 from .model import GraphModel
-from .render import INSTALL_HINTS, render, render_svg
+from .render import render, render_svg
 from .settings import options
 
 if TYPE_CHECKING:
     import graphviz
 
+__all__ = ["BOX_STYLE", "SAVE_FORMATS", "WIDE", "Drawable", "drawing_bundle", "fallback_card",
+           "filter_bundle", "inline_svg", "mimebundle", "prepare", "safe_repr", "save",
+           "svg_box", "svg_size", "wide_note"]
+
 #: File extensions `save` understands, and what it writes for each.
 SAVE_FORMATS = {".dot": "DOT text", ".gv": "DOT text", ".mmd": "mermaid text",
                 ".svg": "SVG (needs dot)", ".png": "PNG (needs dot)", ".pdf": "PDF (needs dot)"}
-_PROLOG = re.compile(r"\A(?:\s*<\?xml[^>]*\?>|\s*<!DOCTYPE[^>]*>|\s*<!--.*?-->)*\s*", re.S)
+
 
 
 def prepare(
@@ -64,92 +77,12 @@ def save(model: GraphModel, path: Path | str) -> Path:
     return target
 
 
-_SIZE = re.compile(r'<svg\b[^>]*?\swidth="([\d.]+)(pt|px)?"[^>]*?\sheight="([\d.]+)(pt|px)?"', re.S)
-#: CSS of the box a drawing sits in: at most the cell's width and 80% of the window's
-#: height, scrolled beyond (a wide or tall drawing stays at 1:1, legible).
-BOX_STYLE = "overflow:auto;max-width:100%;max-height:80vh;border:0"
-
-
-def svg_size(svg: str) -> tuple[float, float] | None:
-    """(width, height) of an SVG made by `dot`, in CSS pixels (1 pt = 4/3 px), or None."""
-    found = _SIZE.search(svg)
-    if found is None:
-        return None
-    scale = 4 / 3 if found.group(2) in (None, "pt") else 1.0
-    return float(found.group(1)) * scale, float(found.group(3)) * scale
-
-
-def inline_svg(svg: str, zoom: float = 1.0) -> str:
-    """The SVG as an `<img>` with a data URI, at its own size times `zoom`.
-
-    An `<img>` rather than inline `<svg>`: JupyterLab sanitises the HTML of notebooks
-    it does not trust (any notebook opened from disk), and strips inline SVG down to
-    its text; an image with a data URI survives, and keeps the drawing's ids apart
-    from the page's. The width is set in pixels (never squeezed to the cell): a wide
-    drawing scrolls in its `svg_box` instead of shrinking to unreadable text.
-    """
-    data = base64.b64encode(_PROLOG.sub("", svg, count=1).encode("utf-8")).decode("ascii")
-    size = svg_size(svg)
-    width = f" width='{round(size[0] * zoom)}'" if size else ""
-    style = "max-width:none" if size else "max-width:100%"
-    return (f"<img alt='drawing'{width} style='{style}' "
-            f"src='data:image/svg+xml;base64,{data}'>")
-
-
-def svg_box(svg: str, zoom: float = 1.0, *, inline: bool = False) -> str:
-    """The drawing in a scrolling box (`BOX_STYLE`): an `<img>` (survives untrusted
-    notebooks), or with `inline=True` the `<svg>` itself, scaled by `zoom`, so that node
-    tooltips work (for widgets, whose HTML is not sanitised)."""
-    if not inline:
-        body = inline_svg(svg, zoom)
-    else:
-        body = _PROLOG.sub("", svg, count=1)
-        size = svg_size(body)
-        if size is not None:
-            body = re.sub(r'(<svg\b[^>]*?\s)width="[^"]*"', rf'\g<1>width="{size[0] * zoom:.0f}px"',
-                          body, count=1, flags=re.S)
-            body = re.sub(r'(<svg\b[^>]*?\s)height="[^"]*"',
-                          rf'\g<1>height="{size[1] * zoom:.0f}px"', body, count=1, flags=re.S)
-    return f"<div class='crewbook-drawing' style='{BOX_STYLE}'>{body}</div>"
-
-
-def fallback_card(dot_text: str | None, error: BaseException | None = None) -> str:
-    """The HTML shown instead of a drawing: why, how to install Graphviz, the DOT source."""
-    if error is None or isinstance(error, DotNotFoundError):
-        hints = " · ".join(f"<code>{html.escape(h)}</code>" for h in INSTALL_HINTS)
-        why = (f"<p><b>No drawing</b>: the Graphviz <code>{html.escape(options.dot_program)}"
-               f"</code> program was not found on PATH. Install it ({hints}) and run the cell "
-               "again; meanwhile, here is the DOT source (paste it into any Graphviz viewer).</p>")
-    else:
-        why = (f"<p><b>No drawing</b>: {html.escape(type(error).__name__)}: "
-               f"{html.escape(str(error))}</p>")
-    source = ""
-    if dot_text is not None:
-        source = (f"<details><summary>DOT source ({dot_text.count(chr(10))} lines)</summary>"
-                  f"<pre style='white-space:pre-wrap'>{html.escape(dot_text)}</pre></details>")
-    return ("<div class='crewbook-nodraw' style='border:1px solid #b0bec5;border-radius:4px;"
-            f"padding:0.4em 0.8em;margin:0.4em 0'>{why}{source}</div>")
-
-
 def _note(model: GraphModel) -> str:
     if not model.note:
         return ""
     return (f"<p style='color:#607d8b;font-size:90%'>{html.escape(model.note)}; expand a group "
             "with <code>.graph(expand=[...])</code>, draw all with <code>collapse=False</code>, "
             "or set <code>crewbook.draw.options.collapse_threshold</code>.</p>")
-
-
-#: Drawings wider than this (CSS px) get a line saying how to see them whole.
-WIDE = 1000
-
-
-def wide_note(svg: str) -> str:
-    """A line under a drawing wider than `WIDE`: it is at 1:1, scroll or zoom it."""
-    size = svg_size(svg)
-    if size is None or size[0] <= WIDE:
-        return ""
-    return (f"<p style='color:#607d8b;font-size:90%'>{size[0]:,.0f} px wide, shown at 1:1: "
-            "scroll it, or zoom it with <code>crewbook.widgets.DrawingView(obj)</code>.</p>")
 
 
 def drawing_bundle(model: GraphModel | None) -> tuple[str, str | None]:
@@ -164,27 +97,6 @@ def drawing_bundle(model: GraphModel | None) -> tuple[str, str | None]:
     except Exception as exc:  # a display must never raise
         return fallback_card(dot_text, exc), None
     return f"{svg_box(svg)}{wide_note(svg)}{_note(prepared)}", svg
-
-
-def safe_repr(obj: object) -> str:
-    """`repr(obj)`, or a plain one when that fails."""
-    try:
-        return repr(obj)
-    except Exception:
-        return f"<{type(obj).__name__} object>"
-
-
-def filter_bundle(
-    bundle: dict[str, str], include: Iterable[str] | None, exclude: Iterable[str] | None
-) -> dict[str, str]:
-    """Keep the mime types IPython asked for."""
-    if include is not None:
-        wanted = set(include)
-        bundle = {k: v for k, v in bundle.items() if k in wanted}
-    if exclude is not None:
-        unwanted = set(exclude)
-        bundle = {k: v for k, v in bundle.items() if k not in unwanted}
-    return bundle
 
 
 def mimebundle(obj: object, model_of: Any, html_of: Any) -> dict[str, str]:

@@ -27,8 +27,15 @@ if TYPE_CHECKING:
     from .importers import import_runs
     from .otlp import to_otlp, write_otlp
     from .plots import plot_rounds, plot_timeline
-    from .reader import LedgerWarning, frame_events, read_ledger, to_parquet, validate_ledger
-    from .speckit import import_speckit_runs, speckit_events
+    from .reader import (
+        LedgerWarning,
+        frame_events,
+        import_speckit_runs,
+        read_ledger,
+        to_parquet,
+        validate_ledger,
+    )
+    from .speckit import speckit_events
     from .writer import Ledger
 
 #: Public name → the module that defines it.
@@ -38,7 +45,7 @@ _WHERE = {
     "LedgerWarning": "reader", "read_ledger": "reader", "to_parquet": "reader",
     "frame_events": "reader",
     "validate_ledger": "reader",
-    "import_speckit_runs": "speckit", "speckit_events": "speckit",
+    "import_speckit_runs": "reader", "speckit_events": "speckit",
     "import_runs": "importers", "to_otlp": "otlp", "write_otlp": "otlp",
     "rework": "analyses", "run_outcomes": "analyses", "timeline": "analyses",
     "usage_by_role": "analyses", "verdict_funnel": "analyses",

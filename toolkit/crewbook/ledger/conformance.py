@@ -20,12 +20,13 @@ code                     what it flags
                          run's caps allow (C4.3, B6)
 =======================  ==================================================================
 
-The delivery, pipeline and crew packages register the rules of their loops
-(standard, coordinator, pipeline, crew) when they are imported (``import crewbook``
-does); spec-kit runs are checked against spec-kit's own rules here: each report
-answers the step started last, by the same kind of actor, and spec-kit gives no
-verdicts. A loop kind nobody registered (the autonomous loop, a loop from another
-tool) gets the generic rules only: add its rules with `register_loop_rules`.
+Each loop family gives its rules (``FAMILY.rules`` in its ``family.py``); they are
+found through the family registry (`crewbook.families`) for the loop kinds a ledger
+holds, so nothing registers at import. Spec-kit runs are checked against spec-kit's
+own rules here: each report answers the step started last, by the same kind of
+actor, and spec-kit gives no verdicts. A loop kind no family describes (a loop from
+another tool) gets the generic rules only: add its rules with `register_loop_rules`
+(rules registered so win over a family's).
 
 `check_conformance(source)` returns a problems frame: ``run`` (category), ``seq``
 (Int64; NA for a problem of the whole run), ``code`` (category), ``message`` (str).
@@ -80,7 +81,10 @@ class LoopRules:
     checks: tuple[RunCheck, ...] = ()
 
 
-LOOP_RULES: dict[str, LoopRules] = {}
+#: Rules registered by hand (`register_loop_rules`), by loop kind; spec-kit's are here.
+LOOP_RULES: dict[str, LoopRules] = {"spec-kit": LoopRules(
+    "spec-kit", judges=frozenset(), roles=frozenset({"agent", "human", "shell", "engine"}),
+    turns="act")}
 
 
 def register_loop_rules(rules: LoopRules) -> None:
@@ -88,9 +92,19 @@ def register_loop_rules(rules: LoopRules) -> None:
     LOOP_RULES[rules.loop] = rules
 
 
-register_loop_rules(LoopRules(
-    "spec-kit", judges=frozenset(), roles=frozenset({"agent", "human", "shell", "engine"}),
-    turns="act"))
+def rules_for(loop: str) -> LoopRules | None:
+    """The rules runs of loop kind `loop` are checked against: registered ones, else
+    those of the family whose engines write that kind (`crewbook.families`)."""
+    found = LOOP_RULES.get(loop)
+    if found is not None:
+        return found
+    from ..core.family import Declined
+    from ..families import family_of_kind
+
+    family = family_of_kind(loop)
+    if family is None or isinstance(family.rules, Declined):
+        return None
+    return next((r for r in family.rules() if r.loop == loop), None)
 
 
 def check_conformance(
@@ -100,7 +114,7 @@ def check_conformance(
     """The problems of every run of `source` (a ledger frame, or what `read_ledger`
     reads) against the rules of its loop; an empty frame when every run conforms.
 
-    `rules` replaces the registered rules (`LOOP_RULES`) for this call. Lines that
+    `rules` replaces the registered and the families' rules (`rules_for`) for this call. Lines that
     are not valid events are not checked here (`validate_ledger` reports them).
     """
     import pandas as pd
@@ -119,7 +133,6 @@ def check_conformance(
     if missing:
         raise UsageError(f"the frame has no column {', '.join(missing)}; pass a frame from "
                          "crewbook.read_ledger")
-    table = rules if rules is not None else LOOP_RULES
     found: list[tuple[str, int | None, str, str]] = []
     columns = [c for c in ("run", "seq", "ts", "loop", "kind", "role", "stage", "verdict",
                            "attempt", "version", "payload") if c in frame.columns]
@@ -131,7 +144,7 @@ def check_conformance(
     for run, events in by_run.items():
         loop = str(events[0]["loop"])
         found += [(run, seq, code, msg) for seq, code, msg in _generic(events)]
-        loop_rules = table.get(loop)
+        loop_rules = rules.get(loop) if rules is not None else rules_for(loop)
         if loop_rules is not None:
             found += [(run, seq, code, msg) for seq, code, msg in _of_loop(events, loop_rules)]
     out = pd.DataFrame(found, columns=list(CONFORMANCE_COLUMNS))

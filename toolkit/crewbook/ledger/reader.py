@@ -319,3 +319,22 @@ def to_parquet(frame: pd.DataFrame, path: Path | str) -> Path:
     table = pa.Table.from_pandas(out, preserve_index=False)
     pq.write_table(table, path)
     return path
+
+
+def import_speckit_runs(path: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+                        *, errors: Literal["raise", "skip"] = "raise") -> pd.DataFrame:
+    """spec-kit runs as a ledger frame (same columns and dtypes as `read_ledger`).
+
+    `path` is a run folder, a ``.specify/workflows/runs`` folder, a project root, or
+    a list of these.
+    """
+    from .speckit import find_speckit_runs
+
+    items = [path] if isinstance(path, str | os.PathLike) else list(path)
+    runs = [run for item in items for run in find_speckit_runs(item)]
+    if not runs:
+        shown = ", ".join(str(i) for i in items)
+        raise LedgerError("no spec-kit run found", [Problem(
+            "speckit_no_run", "no folder holding log.jsonl and state.json (looked in the "
+            "folder, in .specify/workflows/runs/ and in workflows/runs/)", shown)])
+    return read_ledger(runs, errors=errors)

@@ -33,12 +33,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 
-import pandas as pd
 from pydantic import ValidationError
 
 from ..errors import LedgerError, Problem
@@ -62,25 +60,6 @@ def find_speckit_runs(path: str | os.PathLike[str]) -> list[Path]:
             if found:
                 return found
     return []
-
-
-def import_speckit_runs(path: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
-                        *, errors: Literal["raise", "skip"] = "raise") -> pd.DataFrame:
-    """spec-kit runs as a ledger frame (same columns and dtypes as `read_ledger`).
-
-    `path` is a run folder, a ``.specify/workflows/runs`` folder, a project root, or
-    a list of these.
-    """
-    from .reader import read_ledger
-
-    items = [path] if isinstance(path, str | os.PathLike) else list(path)
-    runs = [run for item in items for run in find_speckit_runs(item)]
-    if not runs:
-        shown = ", ".join(str(i) for i in items)
-        raise LedgerError("no spec-kit run found", [Problem(
-            "speckit_no_run", "no folder holding log.jsonl and state.json (looked in the "
-            "folder, in .specify/workflows/runs/ and in workflows/runs/)", shown)])
-    return read_ledger(runs, errors=errors)
 
 
 def speckit_events(run_dir: str | os.PathLike[str]) -> list[LedgerEvent]:

@@ -11,7 +11,7 @@ Importing this package loads pydantic models only: jsonschema, pandas and graphv
 are imported by the functions that need them.
 """
 
-from ..loop import Act, Cap, JournalEntry, MemoryLedger, Snapshot, Status, Verdict
+from ..core.loop import Act, Cap, JournalEntry, MemoryLedger, Snapshot, Status, Verdict
 from .engine import PipelineLoop
 from .kinds import ArtifactKind
 from .model import DONE, ESCALATED, PipelineFile, StageSpec, TransitionSpec

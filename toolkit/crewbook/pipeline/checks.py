@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Problem, UnsafePathError, did_you_mean
-from ..ledger.conformance import Event, LoopRules, register_loop_rules
+from ..ledger.conformance import Event, LoopRules
 from ..models import contained, path_defect
 from ..sources import SourceDoc
 from .kinds import FILE_WRITTEN, ArtifactKind, unknown_kind_message
@@ -310,4 +310,5 @@ def _pipeline_rules(events: Sequence[Event]) -> list[tuple[int | None, str, str]
     return out
 
 
-register_loop_rules(LoopRules("pipeline", turns="stage", checks=(_pipeline_rules,)))
+#: The pipeline loop's ledger conformance rules (`crewbook.pipeline.family`).
+PIPELINE_RULES = (LoopRules("pipeline", turns="stage", checks=(_pipeline_rules,)),)

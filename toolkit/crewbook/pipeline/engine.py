@@ -37,25 +37,25 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..errors import ArtifactNotFoundError, LoopRefused, UsageError
-from ..loop import (
+from ..core.loop import (
     Act,
     Cap,
     EventSink,
     JournalEntry,
     Loop,
-    Router,
+    RouteSource,
     Status,
     Transition,
     Verdict,
     utc_now,
 )
+from ..core.measures import MEASURES
+from ..errors import ArtifactNotFoundError, LoopRefused, UsageError
 from .model import DONE, ESCALATED, TransitionSpec
 from .plan import DEFAULT_MAX_RETRIES, StagePlan, effective_retries, json_copy
 from .rules import admit, field_value, holds
 from .rules import failures as work_failures
 from .state import (
-    _MEASURES,
     InvalidPolicy,
     PipelineReport,
     PipelineState,
@@ -104,7 +104,7 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
         self, pipeline: Pipeline, workspace: str | Path | None = None, *,
         ledger: EventSink | None = None, run: str | None = None,
         clock: Callable[[], datetime] = utc_now, invalid: InvalidPolicy = "retry",
-        state: PipelineState | None = None, acts: int = 0, router: Router | None = None,
+        state: PipelineState | None = None, acts: int = 0, router: RouteSource | None = None,
     ) -> None:
         if invalid not in ("retry", "refuse"):
             raise UsageError(f"invalid must be 'retry' or 'refuse', not {invalid!r}")
@@ -115,9 +115,9 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
         start = pipeline.model.start
         initial = state or PipelineState(stage=start, path=(start,))
         if router is None:
-            from ..routing.router import Router as RoutingRouter
+            from ..routing.router import Router
 
-            router = RoutingRouter("pipeline")
+            router = Router("pipeline")
         super().__init__(initial, ledger=ledger, run=run, clock=clock, acts=acts, router=router)
 
     # ------------------------------------------------------------------ reading
@@ -243,7 +243,7 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
                               code="invalid_artifact")
         attempt = state.attempts.get(stage_id, 0) + 1
         base: Event = {"role": stage_id, "stage": stage_id, "attempt": attempt}
-        for key in _MEASURES:
+        for key in MEASURES:
             value = getattr(report, key)
             if value is not None:
                 base[key] = value
@@ -384,6 +384,19 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
         return Transition(_freeze(d), events)
 
     # ------------------------------------------------------------------ views
+    def trail_rows(self) -> list[dict[str, Any]]:
+        """The stage reports of this run as acts-frame rows (`Loop.trail_frame`)."""
+        from .frames import acts, ledger_frame
+
+        events = ledger_frame(self.ledger)
+        when = dict(zip(events["seq"].tolist(), events["ts"].tolist(), strict=True)) \
+            if len(events) else {}
+        return [{"act": r["act"], "ts": when.get(r["seq"]), "role": r["stage"],
+                 "stage": r["stage"], "move": "report", "verdict": r["verdict"],
+                 "version": r["version"], "summary": r["summary"]}
+                for r in acts(events).astype(object).where(lambda f: f.notna(), None)
+                .to_dict("records")]
+
     def acts_frame(self) -> pd.DataFrame:
         """This run's reports as a DataFrame (see `crewbook.pipeline.frames.acts`)."""
         from .frames import acts, ledger_frame

@@ -41,7 +41,7 @@ _TERMINAL = {
 def state_graph(pipeline: Pipeline, run: PipelineLoop | None = None) -> GraphModel:
     """The state diagram of `pipeline`; with `run`, where that run stands."""
     topo = pipeline.topology
-    state = run._state if run is not None else None
+    state = run.view if run is not None else None
     rank = topo.rank()
     last = max(rank.values(), default=0) + 1
     title = f"pipeline {pipeline.id}"
@@ -103,7 +103,7 @@ def state_graph(pipeline: Pipeline, run: PipelineLoop | None = None) -> GraphMod
 def flow_graph(pipeline: Pipeline, run: PipelineLoop | None = None) -> GraphModel:
     """Which stage produces and needs which artifact; with `run`, the versions so far."""
     topo = pipeline.topology
-    state = run._state if run is not None else None
+    state = run.view if run is not None else None
     rank = topo.rank()
     model = GraphModel(f"{pipeline.id}-flow", title=f"artifact flow · pipeline {pipeline.id}")
     kinds = {p.name: p.kind for s in topo.stages.values() for p in s.produces}

@@ -13,9 +13,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.loop import EventSink, utc_now
 from ..draw.display import Drawable
 from ..errors import PipelineError, Problem, StageNotFoundError, did_you_mean, problems_html
-from ..loop import EventSink, utc_now
 from ..models import parse_model
 from ..report import ValidationReport
 from ..sources import MAX_TOML_BYTES, parse_toml, read_text

@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from ..core.loop import JournalEntry, Verdict
+from ..core.measures import MEASURES
 from ..errors import LoopRefused, did_you_mean
-from ..loop import JournalEntry, Verdict
 
 InvalidPolicy = Literal["retry", "refuse"]
 
@@ -37,7 +38,6 @@ class Steer:
 
 
 PipelineReport = StageReport | Steer
-_MEASURES = ("tokens_in", "tokens_out", "cost", "duration_ms")
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ def parse_report(data: Mapping[str, Any]) -> PipelineReport:
         raise LoopRefused("a report is a JSON object", code="bad_report")
     if "steer" in data:
         return _steer(data)
-    allowed = {"stage", "artifacts", "writes", "summary", *_MEASURES}
+    allowed = {"stage", "artifacts", "writes", "summary", *MEASURES}
     unknown = sorted(set(data) - allowed)
     if unknown:
         raise LoopRefused(f"unknown report key {unknown[0]!r}"
@@ -102,7 +102,7 @@ def parse_report(data: Mapping[str, Any]) -> PipelineReport:
     if summary is not None and not isinstance(summary, str):
         raise LoopRefused("'summary' is text", code="bad_report")
     measures: dict[str, Any] = {}
-    for key in _MEASURES:
+    for key in MEASURES:
         value = data.get(key)
         if value is not None:
             ok = isinstance(value, int | float) if key == "cost" else isinstance(value, int)

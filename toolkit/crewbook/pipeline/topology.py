@@ -4,7 +4,6 @@ transitions close a loop. Shared by the checks, the engine and the drawings."""
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .model import DONE, PipelineFile, StageSpec, TransitionSpec
@@ -118,8 +117,3 @@ class Topology:
         """A drawing rank per stage: its depth, unreachable stages after the rest."""
         last = max(self.depth.values(), default=-1) + 1
         return {s: self.depth.get(s, last) for s in self.order}
-
-
-def stage_index(stages: Sequence[StageSpec], stage_id: str) -> int:
-    """The index of the first stage with `stage_id` (for locating problems)."""
-    return next(i for i, s in enumerate(stages) if s.id == stage_id)

@@ -18,7 +18,8 @@ from __future__ import annotations
 from ..errors import PresetNotFoundError, RoutingError, TaskNotFoundError
 from .active import ActiveProfile, RoleRoute, provider_profile_show
 from .axes import COMPLEXITIES, EFFORTS, LOOP_ROLES, TIERS
-from .graph import ProfileComparison, RoutingMatrix, compare_profiles
+from .comparison import compare_profiles
+from .graph import ProfileComparison, RoutingMatrix
 from .home import crewbook_home
 from .presets import Preset, PresetListing, get_preset, provider_presets_list
 from .profiles import ProfileInit, provider_profile_init

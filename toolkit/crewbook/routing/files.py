@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -45,16 +43,3 @@ def dump_yaml(data: dict[str, Any], header: str = "") -> str:
     body = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
     lines = "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines())
     return lines + body
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` all at once: a crash never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

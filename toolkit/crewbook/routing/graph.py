@@ -20,16 +20,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..draw.matrix import Matrix, content_uuid, inline_styles, text_colour
-from ..errors import UsageError
 from .axes import EFFORTS, TIERS, Effort, Tier
+from .checks import check_settings
+from .files import load_model
 from .frames import cells_frame, short_source
-from .model import Capability
+from .home import builtin_presets_folder
+from .model import Capability, PresetFile
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .active import ActiveProfile, RoleRoute
-    from .presets import Preset
+    from .active import RoleRoute
     from .routes import TaskRoute
 
 #: Light, distinct fills (ColorBrewer Set3, then Pastel1) for models, readable with black text.
@@ -50,11 +51,10 @@ SEP = " · "
 def _preset_models() -> dict[str, int]:
     """The models of the built-in presets, each with its own palette slot (family by
     family, in file order), so that they never share a colour."""
-    from .presets import _builtin_presets
-
     slots: dict[str, int] = {}
-    for preset in _builtin_presets():
-        for model in preset.models:
+    for path in sorted(builtin_presets_folder().glob("*.yaml")):
+        file = load_model(path, PresetFile, path.name, "preset", check_settings)
+        for model in dict.fromkeys(file.matrix.cell(t, e).model for t in TIERS for e in EFFORTS):
             slots.setdefault(model, len(slots))
     return slots
 
@@ -258,30 +258,8 @@ def task_table(routes: Sequence[TaskRoute], *, title: str = "") -> RoutingMatrix
 
 # -- comparison --------------------------------------------------------------------------
 
-Comparable = Any  # Preset | ActiveProfile | str (a family name)
-
-
 def _key(cap: Capability | None) -> tuple[str, str | None, int | None] | None:
     return cap.route_key if cap is not None else None
-
-
-def _cells_of(item: Comparable) -> tuple[str, dict[tuple[Tier, Effort], Capability | None]]:
-    from .active import ActiveProfile
-    from .presets import Preset, get_preset
-
-    if isinstance(item, str):
-        item = get_preset(item)
-    if isinstance(item, Preset):
-        return item.family, {(t, e): item.cell(t, e) for t in TIERS for e in EFFORTS}
-    if isinstance(item, ActiveProfile):
-        name = "profile" + (f" ({item.family})" if item.family else "")
-        if item.project is not None and any(x.scope == "project" for x in item.layers):
-            name = "project " + name
-        return name, {k: r.capability for k, r in item.cells().items()}
-    raise UsageError(
-        f"cannot compare a {type(item).__name__}: give a family name, a Preset or an "
-        "ActiveProfile (provider_profile_show())"
-    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -368,21 +346,3 @@ class ProfileComparison:
 
     def _repr_html_(self) -> str:
         return self.matrix()._repr_html_()
-
-
-def compare_profiles(*items: Preset | ActiveProfile | str) -> ProfileComparison:
-    """Two or more profiles or families side by side (`compare_profiles("claude", "codex")`,
-    `compare_profiles(provider_profile_show(), "claude")`); differences from the first
-    are framed."""
-    if len(items) < 2:
-        raise UsageError("compare_profiles needs at least two profiles or families")
-    names: list[str] = []
-    cells = []
-    for item in items:
-        name, c = _cells_of(item)
-        base, n = name, 2
-        while name in names:
-            name, n = f"{base} ({n})", n + 1
-        names.append(name)
-        cells.append(c)
-    return ProfileComparison(tuple(names), tuple(cells))

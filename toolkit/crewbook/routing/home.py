@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from importlib import resources
 from pathlib import Path
 
 ENV_VAR = "CREWBOOK_HOME"
@@ -53,3 +54,8 @@ def display_home_path(path: Path) -> str:
         return f"~/{path.resolve().relative_to(Path.home().resolve()).as_posix()}"
     except (ValueError, RuntimeError):
         return str(path)
+
+
+def builtin_presets_folder() -> Path:
+    """Where the built-in presets are shipped (``crewbook/routing/presets/``)."""
+    return Path(str(resources.files("crewbook.routing").joinpath("presets")))

@@ -13,7 +13,6 @@ import html
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -22,7 +21,7 @@ from ..models import KEBAB_CASE
 from .axes import EFFORTS, TIERS, Effort, Tier
 from .checks import check_settings
 from .files import load_model
-from .home import custom_presets_folder, display_home_path
+from .home import builtin_presets_folder, custom_presets_folder, display_home_path
 from .model import PresetCell, PresetFile
 
 if TYPE_CHECKING:
@@ -38,11 +37,6 @@ FAMILY_ALIASES: dict[str, str] = {
     "google": "gemini",
     "mistralai": "mistral",
 }
-
-
-def builtin_presets_folder() -> Path:
-    """Where the built-in presets are shipped."""
-    return Path(str(resources.files(__package__).joinpath("presets")))
 
 
 @dataclass(frozen=True, eq=False)

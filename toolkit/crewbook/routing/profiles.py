@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..artifacts.project import Project, ProjectLike, as_project
+from ..core.atomic import write_atomic
 from ..errors import AlreadyExistsError, Problem, RoutingError, did_you_mean
 from .axes import (
     EFFORTS,
@@ -31,7 +32,7 @@ from .axes import (
     TIERS,
     Scope,
 )
-from .files import dump_yaml, load_model, write_atomic
+from .files import dump_yaml, load_model
 from .home import display_home_path, global_profile_path
 from .model import DefaultsFile, ProfileFile
 from .presets import Preset, get_preset

@@ -1,57 +1,141 @@
-"""`Router`: the route every loop contract carries (`Act.route`).
+"""`Router`: the one route resolver every loop uses (`Act.route`), returning a `Route`.
 
 A loop asks its router for the route of the role that acts next: the tier and effort
 of that role (role defaults of the loop family, project profile before global, then
 crewbook's defaults), and the concrete capability of that cell (model and native
 effort) when a profile exists. A role routing does not know (a pipeline stage) gets the
-route of an unclassified task. Routes are a suggestion, never imposed (D9), and each
-role is resolved once per router, so stepping a loop stays fast.
+route of an unclassified task. For the crew and autonomous loops (family ``crew``) a
+route may follow the class of the current task (`route(role, change, task)`, as
+routing's own `task_route_show` says). Routes are a suggestion, never imposed (D9).
+
+Each route is resolved once and remembered until one of the routing files changes: the
+global profile, and for a project its profile and task classes (their size and
+modification time are checked, a few `stat` calls per route read), so stepping a loop
+stays fast and a profile edited in another cell or process is seen at the next act.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from typing import Any, TypedDict
 
-from ..artifacts.project import ProjectLike
+from ..artifacts.checklist import TaskItem
+from ..artifacts.project import Project, ProjectLike
 from ..errors import plural
 from .active import ActiveProfile, provider_profile_show
 from .axes import LOOP_ROLES
+from .home import global_profile_path
+from .profiles import project_profile_path
+from .task_classes import tasks_path
 
-__all__ = ["Router"]
+__all__ = ["Route", "Router"]
+
+
+class Route(TypedDict, total=False):
+    """What a contract's route says: ``role``, ``tier``, ``effort``, ``model`` (None
+    without a profile), ``native`` and ``native_text`` (the model's own effort setting),
+    ``source`` (where the tier and effort came from). Crew routes also carry ``via``
+    (``role default`` or ``task class``), ``task``, ``setting``, ``source_path``,
+    ``family``, ``hint`` (why there is no model) and ``suggestion`` (always True: D9)."""
+
+    role: str
+    tier: str
+    effort: str
+    model: str | None
+    native: Any
+    native_text: str | None
+    source: str | None
+    via: str
+    task: str | None
+    setting: Any
+    source_path: str | None
+    family: str | None
+    hint: str | None
+    suggestion: bool
 
 
 class Router:
-    """Role → route for the loops of one family (``crew``, ``delivery``, ``pipeline``...).
+    """Role → `Route` for the loops of one family (``crew``, ``delivery``, ``pipeline``...).
 
     ``Router("delivery")`` reads the profiles of the project found from the current
-    folder (or `project`) on first use; `profile` pins an `ActiveProfile` instead.
-    Calling it returns ``{"role", "tier", "effort", "model", "native", "native_text",
-    "source"}`` (``model`` None without a profile), or None for no role.
+    folder (or `project`) on first use; `profile` pins an `ActiveProfile` instead (then
+    nothing is re-read). Calling it returns the role's route, or None for no role.
     """
 
     def __init__(self, family: str, project: ProjectLike = None, *,
                  profile: ActiveProfile | None = None) -> None:
         self.family = family
         self._project = project
+        self._pinned = profile is not None
         self._profile = profile
-        self._routes: dict[str, dict[str, Any]] = {}
+        self._routes: dict[str, Route] = {}
+        self._memo: dict[tuple[Any, ...], Route] = {}
+        self._classes: Any = None
+        self._key: tuple[Any, ...] | None = None
+        self._paths: tuple[str, ...] | None = None  # found on first use: building is free
+
+    @property
+    def project(self) -> Project | None:
+        """The project this router reads, when it was given one."""
+        return self._project if isinstance(self._project, Project) else None
 
     @property
     def profile(self) -> ActiveProfile:
-        """The active profile (read once)."""
+        """The active profile (read once, and again after its files change)."""
+        self._fresh()
         if self._profile is None:
             self._profile = provider_profile_show(self._project)
         return self._profile
 
-    def __call__(self, role: str | None) -> dict[str, Any] | None:
+    def _fresh(self) -> None:
+        """Forget every route when a routing file changed since the last look."""
+        if self._pinned:
+            return
+        if self._paths is None:
+            paths = [global_profile_path()]
+            if isinstance(self._project, Project):
+                paths += [project_profile_path(self._project), tasks_path(self._project)]
+            self._paths = tuple(str(p) for p in paths)
+        key: list[tuple[int, int] | None] = []
+        for path in self._paths:
+            try:
+                st = os.stat(path)
+            except OSError:
+                key.append(None)
+            else:
+                key.append((st.st_mtime_ns, st.st_size))
+        files = tuple(key)
+        if files != self._key:
+            self._routes.clear()
+            self._memo.clear()
+            self._profile = self._classes = None
+            self._key = files
+
+    def __call__(self, role: str | None) -> Route | None:
         if role is None:
             return None
+        if self.family == "crew":
+            return self.route(role)
+        self._fresh()
         route = self._routes.get(role)
         if route is None:
-            route = self._routes[role] = self._resolve(role)
+            route = self._routes[role] = self._resolve_family(role)
         return route
 
-    def _resolve(self, role: str) -> dict[str, Any]:
+    def route(self, role: str, change: str | None = None, task: TaskItem | None = None,
+              *, classified: bool = True) -> Route:
+        """The route of `role` on `task` of `change`: the task's class when it was
+        classified (and `classified`), else the role's default (crew routes)."""
+        self._fresh()
+        use_class = classified and task is not None and change is not None \
+            and self.project is not None
+        memo_key = (role, change, task.id if task else None, use_class)
+        found = self._memo.get(memo_key)
+        if found is None:
+            found = self._memo[memo_key] = self._resolve(role, change, task, use_class)
+        return found
+
+    def _resolve_family(self, role: str) -> Route:
         profile = self.profile
         source: str
         if role in LOOP_ROLES.get(self.family, ()):
@@ -71,5 +155,46 @@ class Router:
             "source": source,
         }
 
+    def _resolve(self, role: str, change: str | None, task: TaskItem | None,
+                 use_class: bool) -> Route:
+        profile = self.profile
+        if use_class and task is not None and change is not None and self.project is not None:
+            from .routes import route_for
+            from .task_classes import TaskRef, load_task_classes, stored_class
+
+            if self._classes is None:
+                self._classes = load_task_classes(self.project)
+            ref = TaskRef(task.id, change, task)
+            cls = stored_class(self._classes, ref)
+            if cls is not None:
+                r = route_for(ref, cls, profile)
+                cap = r.capability
+                return {
+                    "role": role, "via": "task class", "task": task.id, "tier": r.tier,
+                    "effort": r.effort, "model": cap.model if cap else None,
+                    "setting": cap.setting if cap else None,
+                    "native": cap.native if cap else None,
+                    "native_text": cap.native_text if cap else None,
+                    "source": r.source, "source_path": r.source_path,
+                    "family": profile.family, "hint": r.hint, "suggestion": True,
+                }
+        default = self._memo.get((role, None, None, False))
+        if default is not None:
+            return {**default, "task": task.id if task else None}
+        rr = profile.role(role, "crew")
+        cap = rr.capability
+        default = {
+            "role": role, "via": "role default", "task": None,
+            "tier": rr.tier, "effort": rr.effort, "model": cap.model if cap else None,
+            "setting": cap.setting if cap else None, "native": cap.native if cap else None,
+            "native_text": cap.native_text if cap else None,
+            "source": rr.cell.source, "source_path": rr.cell.where,
+            "family": profile.family, "hint": None if cap else profile.hint,
+            "suggestion": True,
+        }
+        self._memo[(role, None, None, False)] = default
+        return {**default, "task": task.id if task else None}
+
     def __repr__(self) -> str:
-        return f"<Router {self.family}: {plural(len(self._routes), 'role')} resolved>"
+        count = len(self._routes) + len(self._memo)
+        return f"<Router {self.family}: {plural(count, 'route')} resolved>"

@@ -16,8 +16,9 @@ from typing import Any
 from ..artifacts.change import Change, open_change
 from ..artifacts.checklist import TaskItem
 from ..artifacts.project import Project
+from ..core.atomic import write_atomic
 from ..errors import Problem, RoutingError, TaskNotFoundError, did_you_mean
-from .files import dump_yaml, load_model, write_atomic
+from .files import dump_yaml, load_model
 from .model import TASK_ID, TaskClass, TaskClassesFile
 
 TASKS_FILE = "_codev/routing/tasks.yaml"

@@ -11,15 +11,15 @@ seed.
 Importing this package is light: numpy, pandas and matplotlib load when used.
 """
 
+from ..core.players import Player
 from .engine import STUCK, UNFINISHED, Simulated, replay_run, run_reports, simulate, sweep
 from .executors import InlineExecutor
-from .factories import PipelineFactory, TaskFactory
+from .factories import __getattr__ as __getattr__  # PipelineFactory, TaskFactory (families)
 from .frames import outcome_mix, summarise
 from .model import RandomPolicyFile, RoleBehaviour, ScriptedPolicyFile
 from .plots import plot_cost, plot_outcome_mix, plot_simulated_rounds
 from .policies import (
     CallablePolicy,
-    Player,
     Policy,
     RandomPolicy,
     ReplayPolicy,

@@ -33,8 +33,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, overload
 
+from ..core.loop import Loop
 from ..errors import LoopRefused, SimulationError
-from ..loop import Loop
 from .executors import chunks, default_executor, workers_of
 from .factories import as_factory
 from .policies import Policy, SimClock, as_policy
@@ -133,7 +133,7 @@ def _rng(seed: int, index: int) -> Any:
 
 def play(spec: RunSpec, index: int, loop: Loop[Any, Any] | None = None) -> RunResult:
     """Play run `index` of `spec` (on `loop` when given, else a fresh one)."""
-    from .adapters import adapter_for
+    from .lookup import players_of
 
     if loop is None:
         loop = spec.factory(**dict(spec.settings))
@@ -195,7 +195,7 @@ def play(spec: RunSpec, index: int, loop: Loop[Any, Any] | None = None) -> RunRe
 
         assert isinstance(sink, _Collect)
         lines = [LedgerEvent.model_validate(e).to_line() for e in sink.events]
-    return RunResult(index, str(reason), finished, loop.acts, adapter_for(loop).rounds(loop),
+    return RunResult(index, str(reason), finished, loop.acts, players_of(loop).rounds(loop),
                      sum(refused.values()), tokens_in, tokens_out, round(cost, 6), duration,
                      dict(attempts), dict(refused), lines, accepted)
 

@@ -145,6 +145,10 @@ class RandomPolicyFile(FileModel):
                                             description="Role or stage id → its behaviour.")
     coordinator: CoordinatorBehaviour = Field(default_factory=CoordinatorBehaviour)
 
+    def default_behaviour(self) -> RoleBehaviour:
+        """How a role this policy does not name behaves (the defaults)."""
+        return RoleBehaviour()
+
 
 class ScriptedPolicyFile(FileModel):
     """``policy: scripted``: the reports to play, in order, as JSON data."""

@@ -22,15 +22,16 @@ module-level function to travel to another process.
 from __future__ import annotations
 
 import inspect
-import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.loop import Act, Loop
+from ..core.players import Player
 from ..errors import LoopRefused, SimulationError, did_you_mean
-from ..loop import Act, Loop
+from .lookup import codec_of, players_of
 from .model import RandomPolicyFile, ScriptedPolicyFile, parse_policy, read_policy_file
 
 if TYPE_CHECKING:
@@ -68,20 +69,6 @@ class SimClock:
         return f"<SimClock {self.now.isoformat()}>"
 
 
-class Player:
-    """Plays one run: gives a report per contract and hears what became of it."""
-
-    def act(self, contract: Act) -> Any:
-        """The report for `contract`, or None to give up (the run ends ``unfinished``)."""
-        raise NotImplementedError
-
-    def accepted(self, contract: Act, report: Any) -> None:
-        """`report` was accepted."""
-
-    def refused(self, contract: Act, report: Any, error: LoopRefused) -> None:
-        """`report` was refused (the engine counted it)."""
-
-
 class Policy:
     """Base of every policy: a `Player` per run (see the module docstring)."""
 
@@ -107,9 +94,7 @@ class Policy:
 # ------------------------------------------------------------------ scripted and replay
 def parse_for(loop: Loop[Any, Any], data: Mapping[str, Any]) -> Any:
     """A report for `loop` from JSON data, with the loop's own ``parse_report``."""
-    from .adapters import adapter_for
-
-    return adapter_for(loop).parse(data)
+    return codec_of(loop).parse(data)
 
 
 class _ListPlayer(Player):
@@ -226,9 +211,7 @@ class ReplayPolicy(Policy):
                 return _ListPlayer([r for r, _ in recording], loop, clock,
                                    [t for _, t in recording])
             return _ListPlayer(recording, loop)
-        from .adapters import adapter_for
-
-        reports, times = adapter_for(loop).from_events(recording, loop)
+        reports, times = codec_of(loop).from_events(recording, loop)
         return _ListPlayer(reports, loop, clock, times)
 
     def __repr__(self) -> str:
@@ -312,14 +295,10 @@ class RandomPolicy(Policy):
 
     def start(self, loop: Loop[Any, Any], rng: np.random.Generator, clock: SimClock,
               index: int = 0) -> Player:
-        from .adapters import adapter_for
-
-        return adapter_for(loop).random_player(self.spec, loop, rng, clock)
+        return players_of(loop).random_player(self.spec, loop, rng, clock)
 
     def check(self, loop: Loop[Any, Any]) -> None:
-        from .adapters import adapter_for
-
-        adapter = adapter_for(loop)
+        adapter = players_of(loop)
         known = adapter.roles(loop)
         problems = []
         for role in self.spec.roles:
@@ -410,13 +389,3 @@ def as_policy(policy: Policy | Callable[..., Any] | Mapping[str, Any] | str | os
         return CallablePolicy(policy)
     raise SimulationError(f"a policy is a Policy, a callable, policy data or a policy.yaml "
                           f"path, not {type(policy).__name__}")
-
-
-def to_json(report: Any) -> Any:
-    """A report as JSON-ready data (for ``--json`` and display)."""
-    from dataclasses import asdict, is_dataclass
-
-    if is_dataclass(report) and not isinstance(report, type):
-        data = {k: v for k, v in asdict(report).items() if v not in (None, (), [], {})}
-        return {"type": type(report).__name__, **json.loads(json.dumps(data, default=str))}
-    return report

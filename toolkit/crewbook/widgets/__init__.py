@@ -6,7 +6,7 @@ imports it (``loop.stepper()`` imports it when called).
 from __future__ import annotations
 
 from .ledger_explorer import LedgerExplorer
-from .reports import Draft, Scripted, happy_path, register_adapter
+from .proposals import Draft, Scripted, happy_path, register_adapter
 from .schema_explorer import SchemaExplorer
 from .stepper import Stepper
 from .view import DrawingView

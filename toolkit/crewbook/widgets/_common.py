@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import html
 import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import ipywidgets as w
@@ -100,8 +100,3 @@ def last_events(ledger: Any, n: int) -> list[dict[str, Any]]:
         frame = read()
         return [dict(r) for r in frame.tail(n).to_dict("records")]
     return []
-
-
-def options_of(values: Iterable[Any]) -> list[str]:
-    """Sorted distinct texts of `values` (missing values left out)."""
-    return sorted({cell(v) for v in values} - {"–"})

@@ -24,10 +24,10 @@ from typing import Any
 
 import ipywidgets as w
 
+from ..core.loop import Act, Snapshot
 from ..errors import LoopRefused
-from ..loop import Act, Snapshot
 from ._common import drawing_html, error_html, guarded, last_events, note_html, table_html
-from .reports import (
+from .proposals import (
     Draft,
     Policy,
     Scripted,

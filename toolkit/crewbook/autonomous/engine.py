@@ -17,13 +17,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..artifacts.project import Project
+from ..core.loop import Act, Cap, EventSink, Loop, Status, Transition, utc_now
+from ..crew.backlog import Backlog
+from ..crew.bar import bar_event, run_command
+from ..crew.engine import Event, left
+from ..crew.model import PHASE_ROLES, LoopState, plain
 from ..errors import CrewError, LoopRefused
-from ..loop import Act, Cap, EventSink, Loop, Status, Transition, utc_now
-from .backlog import Backlog
-from .bar import bar_event, run_command
-from .contracts import RouteResolver
-from .engine import Event, left
-from .model import PHASE_ROLES, LoopState, plain
+from ..routing.router import Router
 
 if TYPE_CHECKING:
     from ..draw.model import GraphModel
@@ -50,7 +50,7 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
     ) -> None:
         self.project = project
         self.backlog = Backlog(project)
-        self.routes = RouteResolver(project)
+        self.routes = Router("crew", project)
         self._save = save
         super().__init__(state, ledger=ledger, run=state.run, clock=clock, acts=state.steps,
                          router=self.routes)
@@ -92,6 +92,9 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
 
     def transition(self, state: LoopState, step: LoopStep) -> Transition[LoopState]:
         """The next phase and its events (pure)."""
+        if not isinstance(step, LoopStep):
+            raise LoopRefused(f"the autonomous loop takes a LoopStep, not a "
+                              f"{type(step).__name__}", code="bad_report")
         s = state
         n = s.steps + 1
         ts = self.clock().isoformat()
@@ -185,6 +188,25 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
             details={"run": s.run, "goal": s.goal, "phase": s.phase,
                      "last_test": plain(s.last_test) if s.last_test else None},
         )
+
+    def trail_rows(self) -> list[dict[str, Any]]:
+        """The phase acts of this run (plan, implementation, recette verdicts, delivery)
+        from its ledger, as acts-frame rows (`Loop.trail_frame`)."""
+        reader = getattr(self.ledger, "frame", None) or getattr(self.ledger, "read", None)
+        if reader is None:
+            raise CrewError(f"cannot read the events of a {type(self.ledger).__name__}")
+        events = reader()
+        rows = []
+        for e in events.astype(object).where(events.notna(), None).to_dict("records"):
+            if e.get("run") != self._state.run or e.get("kind") not in (
+                    "plan", "report", "verdict"):
+                continue
+            payload = e.get("payload") or {}
+            rows.append({"act": payload.get("act"), "ts": e.get("ts"), "role": e.get("role"),
+                         "stage": e.get("stage"), "move": e.get("kind"),
+                         "verdict": e.get("verdict"), "version": None,
+                         "summary": e.get("summary")})
+        return rows
 
     def graph_model(self) -> GraphModel:
         """Plan → Implementation → Recette → Delivery, the current phase highlighted."""

@@ -8,29 +8,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from crewbook.core.examples import example_of
+from crewbook.core.form import Draft, GenericForm, field_kind, read_value, show_value
+from crewbook.core.loop import Act, Loop, Status, Transition
 from crewbook.delivery import Built, Delegate, Judgement, Plan
+from crewbook.delivery.form import DeliveryForm
 from crewbook.errors import InvalidInputError, LoopRefused
-from crewbook.loop import Act, Loop, Status, Transition
-from crewbook.widgets.reports import (
-    DeliveryAdapter,
-    Draft,
-    GenericAdapter,
-    PipelineAdapter,
-    Scripted,
-    adapter_for,
-    example_of,
-    field_kind,
-    happy_path,
-    propose,
-    read_value,
-    show_value,
-)
+from crewbook.pipeline.form import PipelineForm
+from crewbook.widgets.proposals import Scripted, adapter_for, happy_path, propose
 
 
-def test_each_loop_kind_has_its_adapter(pipeline_loop: Any, coordinator_loop: Any) -> None:
-    assert isinstance(adapter_for(pipeline_loop), PipelineAdapter)
-    assert isinstance(adapter_for(coordinator_loop), DeliveryAdapter)
-    assert isinstance(adapter_for(object()), GenericAdapter)
+def test_each_loop_kind_has_its_family_form(pipeline_loop: Any, coordinator_loop: Any) -> None:
+    assert isinstance(adapter_for(pipeline_loop), PipelineForm)
+    assert isinstance(adapter_for(coordinator_loop), DeliveryForm)
+    assert isinstance(adapter_for(object()), GenericForm)
 
 
 def test_the_happy_path_finishes_every_loop_well(any_loop: Any) -> None:
@@ -47,7 +38,7 @@ def test_the_happy_path_finishes_every_loop_well(any_loop: Any) -> None:
 
 
 def test_pipeline_verdict_choices_come_from_the_transitions(pipeline_loop: Any) -> None:
-    adapter = PipelineAdapter()
+    adapter = PipelineForm()
     for _ in range(4):
         act = pipeline_loop.contract()
         assert adapter.verdicts(pipeline_loop, act) == ()
@@ -68,7 +59,7 @@ def test_pipeline_draft_round_trip(pipeline_loop: Any) -> None:
     act = pipeline_loop.contract()
     report = {"stage": "analyst", "artifacts": {"analysis": {"summary": "s"}},
               "summary": "did it", "duration_ms": 5}
-    adapter = PipelineAdapter()
+    adapter = PipelineForm()
     draft = adapter.to_draft(pipeline_loop, act, report)
     assert draft.role == "analyst"
     assert draft.fields["duration_ms"] == 5
@@ -76,7 +67,7 @@ def test_pipeline_draft_round_trip(pipeline_loop: Any) -> None:
 
 
 def test_delivery_drafts_round_trip(coordinator_loop: Any) -> None:
-    adapter = DeliveryAdapter()
+    adapter = DeliveryForm()
     act = coordinator_loop.contract()
     plan = Plan(("a", "b"), summary="p", duration_ms=60_000)
     draft = adapter.to_draft(coordinator_loop, act, plan)
@@ -93,7 +84,7 @@ def test_delivery_drafts_round_trip(coordinator_loop: Any) -> None:
 
 
 def test_delivery_verdicts_are_the_roles(coordinator_loop: Any) -> None:
-    adapter = DeliveryAdapter()
+    adapter = DeliveryForm()
     for report in (Plan(("a",)), Delegate("developer", "x"), Built(("a.py",)),
                    Delegate("qa", "check")):
         coordinator_loop.report(report)
@@ -109,7 +100,7 @@ def test_delivery_verdicts_are_the_roles(coordinator_loop: Any) -> None:
 def test_a_bad_delivery_field_is_refused_by_name(coordinator_loop: Any) -> None:
     act = coordinator_loop.contract()
     with pytest.raises(LoopRefused, match="no key 'criterio'") as refused:
-        DeliveryAdapter().build(coordinator_loop, act,
+        DeliveryForm().build(coordinator_loop, act,
                                 Draft(move="plan", fields={"criterio": ("a",)}))
     assert refused.value.code == "bad_report"
 

@@ -1,4 +1,4 @@
-"""Artifacts made from JSON Schemas, and the adapters' lookup."""
+"""Artifacts made from JSON Schemas, and the lookup of a loop's codec and players."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from crewbook.core.examples import example_of
+from crewbook.core.loop import Act, Loop, Status, Transition
 from crewbook.errors import LoopRefused, SimulationError
-from crewbook.loop import Act, Loop, Status, Transition
 from crewbook.pipeline import load_pipeline
+from crewbook.pipeline.codec import templates
 from crewbook.simulate import ScriptedPolicy, simulate
-from crewbook.simulate.adapters import Adapter, adapter_for, example_of, templates
+from crewbook.simulate.lookup import Fallback, codec_of, players_of
 
 from .conftest import PIPELINE
 
@@ -45,7 +47,7 @@ def test_the_seed_pipeline_gets_a_valid_artifact_per_stage() -> None:
 
 
 class Counter(Loop[int, int]):
-    """A loop with no adapter: counts to 3."""
+    """A loop no family describes: counts to 3."""
 
     kind = "counter"
     copy_state = False
@@ -64,7 +66,8 @@ class Counter(Loop[int, int]):
 
 
 def test_any_loop_runs_with_report_objects() -> None:
-    assert type(adapter_for(Counter(0))) is Adapter
+    assert type(codec_of(Counter(0))) is Fallback
+    assert type(players_of(Counter(0))) is Fallback
     frame = simulate(lambda: Counter(0), ScriptedPolicy([1, 2, 1, 1]), n=2, seed=0)
     assert list(frame["finished_reason"].astype(str)) == ["three", "three"]
     assert list(frame["refused.bad_step"]) == [1, 1]

@@ -12,18 +12,24 @@ agents: findings), `Question` (any agent). In standard mode the architect report
 `Plan` like any agent. The platform reports `Expire` when a wait passes its deadline.
 
 Every report may carry measures (``duration_ms``, ``tokens_in``, ``tokens_out``,
-``cost``); ``duration_ms`` moves the task's own time (see `crewbook.loop.ManualClock`).
-`parse_report` reads any of them from JSON data.
+``cost``); ``duration_ms`` moves the task's own time (see `crewbook.core.clock.ManualClock`).
+`parse_report` reads any of them from JSON data, `serialize_report` writes it, and
+`DeliveryCodec` also rebuilds them from the ledger events of a run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Literal
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Literal
 
+from ..core.measures import measures_of
 from ..errors import LoopRefused, did_you_mean
 from .diffstat import ChangeSummary
+
+if TYPE_CHECKING:
+    from ..core.loop import Loop
 
 DeliveryPath = Literal["full", "already-done", "quick-fix"]
 PATHS: tuple[str, ...] = ("full", "already-done", "quick-fix")
@@ -212,3 +218,79 @@ def parse_report(data: Mapping[str, Any]) -> DeliveryReport:
     except TypeError as exc:
         raise LoopRefused(f"{key} {name!r}: {exc}", code="bad_report") from None
     return report
+
+
+def serialize_report(report: Any) -> dict[str, Any]:
+    """`report` as the JSON data `parse_report` reads back (default values left out)."""
+    name = move_name(report)
+    if name not in _MOVE_TYPES and name not in _AGENT_TYPES:
+        known = ", ".join([*_MOVE_TYPES, *_AGENT_TYPES])
+        raise LoopRefused(f"a delivery report is one of {known}, not {type(report).__name__}",
+                          code="bad_report")
+    data: dict[str, Any] = {("move" if name in _MOVE_TYPES else "report"): name}
+    for f in fields(report):
+        value = getattr(report, f.name)
+        if value == f.default:
+            continue
+        if isinstance(value, ChangeSummary):  # kept as it is: parse_report takes it back
+            data[f.name] = value
+            continue
+        data[f.name] = list(value) if isinstance(value, tuple) else value
+    return data
+
+
+class DeliveryCodec:
+    """Delivery reports as plain mappings, and back from a run's ledger events."""
+
+    parse = staticmethod(parse_report)
+    serialize = staticmethod(serialize_report)
+
+    def from_events(self, events: Sequence[Mapping[str, Any]], loop: Loop[Any, Any]
+                    ) -> tuple[list[Any], list[datetime | None]]:
+        """The moves and reports that wrote `events` (times: when each act started)."""
+        reports: list[Any] = []
+        times: list[datetime | None] = []
+        for e in events:
+            kind, role, p = e.get("kind"), e.get("role"), e.get("payload") or {}
+            m = measures_of(e)
+            report: Any = None
+            when = e.get("ts")
+            if kind == "plan":
+                criteria = tuple(p.get("criteria") or ())
+                if p.get("revision"):
+                    report = Revise(criteria, path=p.get("path"),
+                                    files=tuple(p.get("files") or ()), **m)
+                else:
+                    report = Plan(criteria, path=p.get("path") or "full",
+                                  files=tuple(p.get("files") or ()),
+                                  summary=str(e.get("summary") or ""), **m)
+            elif kind == "act" and p.get("by") == "architect":
+                report = Delegate(str(role), str(e.get("summary") or "continue"),
+                                  fixes=tuple(p.get("fixes") or ()), focus=bool(p.get("focus")),
+                                  **m)
+            elif kind == "report" and role == "developer":
+                report = Built(tuple(p.get("files") or ()), head=p.get("head"), **m)
+            elif kind == "report" and role is not None:
+                report = Result(str(role), str(e.get("summary") or ""),
+                                tuple(p.get("findings") or ()), **m)
+            elif kind == "verdict":
+                report = Judgement(str(role), str(e.get("verdict")), e.get("version"),
+                                   tuple(p.get("findings") or ()), **m)
+            elif kind == "question":
+                report = Question(str(role), str(e.get("summary") or "?"), **m)
+            elif kind == "answer":
+                report = Answer(str(p.get("decision") or "go on"), str(p.get("reason") or "-"),
+                                **m)
+            elif kind == "error" and p.get("reason") == "wait_expired":
+                report = Expire()
+            elif kind == "finish" and role == "architect":
+                if e.get("verdict") == "failed":
+                    report = Fail(str(e.get("summary") or "failed"), **m)
+                else:
+                    report = Finalise(**m)
+            if report is not None:
+                reports.append(report)
+                if isinstance(when, datetime):  # the act's time includes its own duration
+                    when = when - timedelta(milliseconds=m.get("duration_ms") or 0)
+                times.append(when if isinstance(when, datetime) else None)
+        return reports, times

@@ -1,0 +1,97 @@
+"""The autonomous family's codec: a `LoopStep` to and from plain mappings (the recette's
+test run as a `BarRun`'s JSON data), and back from the events of an autonomous run."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from ..crew.model import BarRun
+from ..errors import LoopRefused, did_you_mean
+from .engine import LoopStep
+
+if TYPE_CHECKING:
+    from ..core.loop import Loop
+
+__all__ = ["AutonomousCodec", "parse_step", "serialize_step"]
+
+_KEYS = ("test", "summary", "details")
+
+
+def parse_step(data: Mapping[str, Any]) -> LoopStep:
+    """A `LoopStep` from ``{"summary"?, "details"?, "test"?}`` (``test``: a `BarRun`'s
+    data); `LoopRefused` (``bad_report``) naming the bad key."""
+    if not isinstance(data, Mapping):
+        raise LoopRefused("an autonomous step is a JSON object", code="bad_report")
+    unknown = sorted(set(data) - set(_KEYS))
+    if unknown:
+        raise LoopRefused(f"an autonomous step has no key {unknown[0]!r}"
+                          + (did_you_mean(unknown[0], _KEYS) or f"; keys: {', '.join(_KEYS)}"),
+                          code="bad_report")
+    details = data.get("details") or {}
+    if not isinstance(details, Mapping):
+        raise LoopRefused("'details' is a JSON object", code="bad_report")
+    test = data.get("test")
+    if isinstance(test, Mapping):
+        try:
+            test = BarRun.model_validate(dict(test))
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise LoopRefused(f"'test' is a bar run: {where}: {first['msg']}",
+                              code="bad_report") from None
+    return LoopStep(test=test, summary=str(data.get("summary") or ""), details=dict(details))
+
+
+def serialize_step(step: LoopStep) -> dict[str, Any]:
+    """The JSON data `parse_step` reads back."""
+    data: dict[str, Any] = {}
+    if step.test is not None:
+        data["test"] = step.test.model_dump() if isinstance(step.test, BarRun) else step.test
+    if step.summary:
+        data["summary"] = step.summary
+    if step.details:
+        data["details"] = dict(step.details)
+    return data
+
+
+def _run_of(event: Mapping[str, Any]) -> BarRun:
+    p = event.get("payload") or {}
+    return BarRun(name=str(event.get("stage") or "test"), command=str(p.get("command") or ""),
+                  cwd=str(p.get("cwd") or "."), exit_code=p.get("exit_code"),
+                  timed_out=bool(p.get("timed_out")),
+                  duration_ms=int(event.get("duration_ms") or 0),
+                  output_bytes=int(p.get("output_bytes") or 0),
+                  truncated=bool(p.get("truncated")), tail=str(p.get("tail") or ""))
+
+
+class AutonomousCodec:
+    """Autonomous steps as plain mappings, and back from a run's ledger events."""
+
+    parse = staticmethod(parse_step)
+    serialize = staticmethod(serialize_step)
+
+    def from_events(self, events: Sequence[Mapping[str, Any]], loop: Loop[Any, Any]
+                    ) -> tuple[list[Any], list[datetime | None]]:
+        """One step per phase act: the plan, each implementation, each recette (its test
+        run rebuilt from the ``bar`` event), the delivery."""
+        reports: list[Any] = []
+        times: list[datetime | None] = []
+        run: BarRun | None = None
+        for e in events:
+            kind, stage = e.get("kind"), e.get("stage")
+            step: LoopStep | None = None
+            if kind == "bar":
+                run = _run_of(e)
+            elif kind == "plan" or (kind == "report" and stage in ("implementation", "delivery")):
+                step = LoopStep(summary=str(e.get("summary") or ""))
+            elif kind == "verdict" and stage == "recette" and run is not None:
+                step, run = LoopStep(test=run), None
+            if step is not None:
+                reports.append(step)
+                when = e.get("ts")
+                times.append(when if isinstance(when, datetime) else None)
+        return reports, times

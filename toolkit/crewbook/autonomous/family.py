@@ -1,0 +1,50 @@
+"""The autonomous family (SPEC D6) described once for the front ends: ``FAMILY``.
+
+Kinds: ``autonomous``. The loop lives in a project (``_codev/crew/loop.json``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..core.family import Declined, LoopFamily
+from .codec import AutonomousCodec
+from .form import AutonomousForm
+from .players import AutonomousPlayers
+
+
+class _Store:
+    """The project's autonomous loop (`open_autonomous`); every step saves it."""
+
+    def load(self, folder: Path, source: Any = None) -> Any:
+        """The autonomous loop of the project at `folder`."""
+        from ..crew.api import open_autonomous
+
+        return open_autonomous(folder)
+
+    def save(self, loop: Any, folder: Path) -> None:
+        """Nothing to do: the loop saves itself after each step."""
+
+
+def _rules() -> tuple[Any, ...]:
+    from .rules import AUTONOMOUS_RULES
+
+    return AUTONOMOUS_RULES
+
+
+def _graph(loop: Any) -> Any:
+    from .graph import autonomous_graph
+
+    return autonomous_graph(loop)
+
+
+FAMILY = LoopFamily(
+    name="autonomous", kinds=("autonomous",),
+    summary="the autonomous loop: plan, implementation, recette, delivery (SPEC D6)",
+    engine=Declined("an autonomous loop lives in a project; simulate it with a factory of "
+                    "your own (a function building an AutonomousLoop)"),
+    codec=AutonomousCodec(), players=AutonomousPlayers(), form=AutonomousForm(),
+    rules=_rules, store=_Store(), graph=_graph,
+    frames=Declined("its four phases are its status; read its ledger for the acts"),
+)

@@ -1,0 +1,14 @@
+"""The bottom layer every loop family stands on (docs/architecture.md):
+
+- `loop`: the Loop protocol (`Loop`, `Act`, `Status`, `Snapshot`, `Cap`, `Verdict`,
+  `Transition`, `check_caps`, `require_role`);
+- `clock`: `utc_now` and `ManualClock`; `sinks`: `EventSink`, `MemoryLedger`;
+- `measures`: the measures tuple; `atomic`: `write_atomic`; `examples`: `example_of`
+  (an instance of a JSON Schema); `paths`: `path_in` (a path a glob matches);
+- `form`: the Stepper's `Draft` and `FormSpec`; `players`: simulate's `Player`, `Draws`;
+- `family`: `LoopFamily`, what a family says about itself (`crewbook.families` finds them).
+
+It imports no concept and no front end.
+"""
+
+from __future__ import annotations

@@ -1,0 +1,55 @@
+"""The one clock of crewbook: `utc_now` (the default) and `ManualClock`, which moves only
+when told, so notebooks, simulations and tests run hours of work in milliseconds."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Final
+
+from ..errors import UsageError
+
+__all__ = ["EPOCH", "ManualClock", "utc_now"]
+
+
+#: When every `ManualClock` starts by default: 2025-03-01 09:00 UTC.
+EPOCH: Final = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
+
+
+class ManualClock:
+    """A clock that moves only when told (`advance`, `set`): for notebooks, simulations
+    and tests. Calling it returns the current time."""
+
+    def __init__(self, start: datetime | str = EPOCH) -> None:
+        self.now = _aware(datetime.fromisoformat(start) if isinstance(start, str) else start)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, delta: timedelta | None = None, *, hours: float = 0, minutes: float = 0,
+                seconds: float = 0) -> datetime:
+        """Move forward by `delta` (or hours/minutes/seconds); return the new time."""
+        step = (delta or timedelta()) + timedelta(hours=hours, minutes=minutes, seconds=seconds)
+        if step < timedelta():
+            raise UsageError("a clock only moves forward")
+        self.now += step
+        return self.now
+
+    def set(self, when: datetime | str) -> datetime:
+        """Jump to `when` (not earlier than now)."""
+        target = _aware(datetime.fromisoformat(when) if isinstance(when, str) else when)
+        if target < self.now:
+            raise UsageError(f"a clock only moves forward: {target} is before {self.now}")
+        self.now = target
+        return self.now
+
+    def __repr__(self) -> str:
+        return f"ManualClock({self.now.isoformat()!r})"
+
+
+def _aware(when: datetime) -> datetime:
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+
+
+def utc_now() -> datetime:
+    """The default clock."""
+    return datetime.now(UTC)

@@ -1,0 +1,53 @@
+"""The crew family (SPEC D1–D5) described once for the front ends: ``FAMILY``.
+
+Kinds: ``crew``. The loop lives in a project (``_codev/crew/``): its store opens it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..core.family import Declined, LoopFamily
+from .codec import CrewCodec
+from .form import CrewForm
+from .players import CrewPlayers
+
+
+class _Store:
+    """The project's crew loop (`open_crew`); every accepted act saves it."""
+
+    def load(self, folder: Path, source: Any = None) -> Any:
+        """The crew loop of the project at `folder`."""
+        from .api import open_crew
+
+        return open_crew(folder)
+
+    def save(self, loop: Any, folder: Path) -> None:
+        """Nothing to do: the loop saves itself after each accepted act."""
+
+
+def _rules() -> tuple[Any, ...]:
+    from .checks import CREW_RULES
+
+    return CREW_RULES
+
+
+def _graph(loop: Any) -> Any:
+    from .graph import crew_graph
+
+    return crew_graph(loop)
+
+
+def _frames(loop: Any) -> Any:
+    return loop.frame()
+
+
+FAMILY = LoopFamily(
+    name="crew", kinds=("crew",),
+    summary="the crew loop: analyst, developer and qa take turns over a backlog (SPEC D1-D5)",
+    engine=Declined("a crew loop lives in a project; simulate it with a factory of your own "
+                    "(functools.partial of a function building a CrewLoop)"),
+    codec=CrewCodec(), players=CrewPlayers(), form=CrewForm(), rules=_rules, store=_Store(),
+    graph=_graph, frames=_frames,
+)

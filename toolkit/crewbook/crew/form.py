@@ -1,0 +1,52 @@
+"""The crew family's form spec for the Stepper: a `CrewReport` (role, verdict among the
+role's, summary, payload, measures) as a `Draft` and back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.form import Draft, as_mapping
+from ..core.loop import Act
+from ..core.measures import MEASURES
+from ..errors import InvalidInputError
+from .engine import CrewReport
+from .model import VERDICTS
+
+__all__ = ["CrewForm"]
+
+
+class CrewForm:
+    """The crew loop: a `CrewReport` (role, verdict among the role's, summary, payload)."""
+
+    def verdicts(self, loop: Any, act: Act) -> tuple[str, ...]:
+        """The verdicts the expected role may give (D2)."""
+        return tuple(VERDICTS.get(act.role or "", ()))
+
+    def to_draft(self, loop: Any, act: Act, report: Any) -> Draft:
+        """A `CrewReport` or its JSON data as a draft."""
+        data = as_mapping(report)
+        fields_ = {"summary": data.get("summary") or "",
+                   "payload": dict(data.get("payload") or {})}
+        fields_.update({k: data[k] for k in MEASURES if data.get(k) is not None})
+        return Draft(role=data.get("role", act.role), verdict=data.get("verdict"),
+                     verdicts=self.verdicts(loop, act), fields=fields_)
+
+    def build(self, loop: Any, act: Act, draft: Draft) -> Any:
+        """The `CrewReport` (the loop refuses a wrong role or verdict itself)."""
+        values = dict(draft.fields)
+        payload = values.get("payload") or None
+        if payload is not None and not isinstance(payload, dict):
+            raise InvalidInputError("field 'payload' is a JSON object, e.g. "
+                                    '{"findings": ["..."]}')
+        return CrewReport(str(draft.role or act.role or ""), str(draft.verdict or ""),
+                          str(values.get("summary") or ""), payload,
+                          **{k: values[k] for k in MEASURES if values.get(k) is not None})
+
+    def propose(self, loop: Any, act: Act) -> Draft:
+        """The role's positive verdict (``done``, ``go``) with a summary."""
+        if act.finished or act.role is None:
+            return Draft()
+        verdicts = self.verdicts(loop, act)
+        return Draft(role=act.role, verdict=verdicts[0] if verdicts else None,
+                     verdicts=verdicts, fields={"summary": f"{act.stage or act.role} done",
+                                                "payload": {}})

@@ -1,0 +1,51 @@
+"""The delivery family (SPEC C) described once for the front ends: ``FAMILY``.
+
+Kinds: ``standard`` (the fallback mode: each agent reports in turn) and ``coordinator``
+(the architect stays on and delegates). Routing calls this family ``delivery`` too. A
+source is a task (``.yaml``) or a `Task`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.family import LoopFamily
+from .codec import DeliveryCodec
+from .factory import factory_for
+from .form import DeliveryForm
+from .players import DeliveryPlayers
+from .store import DeliveryStore
+
+
+class _Engine:
+    """Loop factories for delivery tasks."""
+
+    def factory_for(self, source: Any) -> Any:
+        """A `TaskFactory` for a `Task` or a ``.yaml`` path, else None."""
+        return factory_for(source)
+
+
+def _rules() -> tuple[Any, ...]:
+    from .checks import DELIVERY_RULES
+
+    return DELIVERY_RULES
+
+
+def _graph(loop: Any) -> Any:
+    from .graph import path_graph
+
+    return path_graph(loop)
+
+
+def _frames(loop: Any) -> Any:
+    return loop.path_frame()
+
+
+FAMILY = LoopFamily(
+    name="delivery", kinds=("standard", "coordinator"),
+    summary="delivery roles on one task, standard or coordinator mode (SPEC C)",
+    engine=_Engine(), codec=DeliveryCodec(), players=DeliveryPlayers(), form=DeliveryForm(),
+    rules=_rules,
+    store=DeliveryStore(),
+    graph=_graph, frames=_frames,
+)

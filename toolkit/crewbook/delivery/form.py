@@ -1,0 +1,80 @@
+"""The delivery family's form spec for the Stepper: moves (``plan``, ``delegate:qa``…) and
+agent reports (``built``, ``judgement``…) as `Draft`s, built back with `parse_report`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..core.form import Draft, GenericForm, as_mapping, defaults_of, field_kind, jsonable
+from ..core.loop import Act
+from .codec import MOVES, move_name, parse_report
+from .players import happy_report, role_verdicts
+
+__all__ = ["DeliveryForm"]
+
+_VERDICT_REPORTS = ("judgement",)
+
+
+class DeliveryForm:
+    """The standard and coordinator loops: moves (``plan``, ``delegate:qa``…) and agent
+    reports (``built``, ``judgement``…), built with `crewbook.delivery.parse_report`."""
+
+    def verdicts(self, loop: Any, act: Act) -> tuple[str, ...]:
+        """The verdicts of the acting role (`role_verdicts`)."""
+        return role_verdicts(loop, act)
+
+    def _moves(self, act: Act) -> tuple[str, ...]:
+        return act.moves
+
+    def to_draft(self, loop: Any, act: Act, report: Any) -> Draft:
+        """A report object (`Plan`, `Judgement`…) or its JSON data as a draft."""
+        if isinstance(report, Mapping):
+            data = dict(report)
+            name = str(data.pop("move", None) or data.pop("report", None) or "")
+        else:
+            name = move_name(report)
+            data = as_mapping(report)
+        role = data.pop("role", None)
+        verdict = data.pop("verdict", None)
+        move = f"{name}:{role}" if name == "delegate" and role else name
+        hidden = {k: data.pop(k) for k in list(data) if field_kind(data[k]) == "json"
+                  and not jsonable(data[k])}
+        defaults = defaults_of(report) if not isinstance(report, Mapping) else {}
+        shown = {k: v for k, v in data.items()
+                 if not (k in defaults and v == defaults[k] and v in (None, (), ""))
+                 or k in _ALWAYS}
+        return Draft(move=move, role=role if name != "delegate" else None,
+                     verdict=None if verdict is None else str(verdict),
+                     moves=self._moves(act), verdicts=self.verdicts(loop, act),
+                     fields=shown, hidden=hidden)
+
+    def build(self, loop: Any, act: Act, draft: Draft) -> Any:
+        """The report object, through `parse_report` (refusals name the bad key)."""
+        move = draft.move or (act.moves[0] if act.moves else "")
+        name, _, target = move.partition(":")
+        data: dict[str, Any] = {("move" if name in MOVES else "report"): name}
+        role = target or draft.role
+        if role and name not in ("plan", "revise", "answer", "finalise", "fail", "expire"):
+            data["role"] = role
+        if name == "built" and role == "developer":
+            data.pop("role")
+        if draft.verdict is not None and name in _VERDICT_REPORTS:
+            data["verdict"] = draft.verdict
+        for key, value in draft.fields.items():
+            data[key] = list(value) if isinstance(value, tuple) else value
+        data.update(draft.hidden)
+        return parse_report(data)
+
+    def propose(self, loop: Any, act: Act) -> Draft:
+        """The happy path (`DeliveryPlayers.happy`) as a draft."""
+        if act.finished:
+            return Draft(moves=act.moves)
+        report = happy_report(loop, act, self.verdicts(loop, act))
+        if report is None:
+            return GenericForm().propose(loop, act)
+        return self.to_draft(loop, act, report)
+
+
+_ALWAYS = ("criteria", "files", "instructions", "findings", "summary", "reason",
+           "decision", "text", "fixes", "duration_ms")

@@ -1,0 +1,69 @@
+"""The registry of loop families: family name → the dotted path of its ``FAMILY``.
+
+Front ends (`crewbook.widgets`, `crewbook.simulate`, `crewbook step FAMILY`) and the
+ledger's conformance rules ask here instead of importing a family package. Nothing
+registers at import time and nothing is imported until a family is asked for, so
+``import crewbook`` stays light. Adding a family is its folder plus one line below.
+
+Family names and the ledger kinds (``loop`` values) of their engines:
+
+- ``pipeline``: ``pipeline`` (a role pipeline of stages, SPEC B);
+- ``delivery``: ``standard`` and ``coordinator`` (delivery roles, SPEC C);
+- ``crew``: ``crew`` (the crew loop, SPEC D1–D5);
+- ``autonomous``: ``autonomous`` (the autonomous loop, SPEC D6).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+from .core.family import resolve
+from .errors import NotFoundError, did_you_mean
+
+if TYPE_CHECKING:
+    from .core.family import LoopFamily
+
+__all__ = ["FAMILIES", "families", "family", "family_of", "family_of_kind"]
+
+#: Family name → ``"module:attribute"`` of its `LoopFamily`.
+FAMILIES: Final[dict[str, str]] = {
+    "pipeline": "crewbook.pipeline.family:FAMILY",
+    "delivery": "crewbook.delivery.family:FAMILY",
+    "crew": "crewbook.crew.family:FAMILY",
+    "autonomous": "crewbook.autonomous.family:FAMILY",
+}
+
+_LOADED: dict[str, LoopFamily] = {}
+
+
+def family(name: str) -> LoopFamily:
+    """The family called `name` (imported on first use)."""
+    found = _LOADED.get(name)
+    if found is None:
+        if name not in FAMILIES:
+            raise NotFoundError(f"no loop family {name!r}{did_you_mean(name, FAMILIES)}; "
+                                f"families: {', '.join(FAMILIES)}")
+        found = _LOADED[name] = resolve(FAMILIES[name])
+    return found
+
+
+def families() -> list[LoopFamily]:
+    """Every registered family, in registry order."""
+    return [family(name) for name in FAMILIES]
+
+
+_BY_KIND: dict[str, LoopFamily | None] = {}
+
+
+def family_of_kind(kind: str) -> LoopFamily | None:
+    """The family whose engines write ledger kind `kind` (a loop's ``kind``), or None."""
+    if kind in _BY_KIND:
+        return _BY_KIND[kind]
+    found = next((f for f in families() if kind in f.kinds), None)
+    _BY_KIND[kind] = found
+    return found
+
+
+def family_of(loop: Any) -> LoopFamily | None:
+    """The family of `loop` (by its ``kind``), or None for a loop no family describes."""
+    return family_of_kind(str(getattr(loop, "kind", "")))

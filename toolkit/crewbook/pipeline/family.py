@@ -1,0 +1,49 @@
+"""The pipeline family (SPEC B) described once for the front ends: ``FAMILY``.
+
+Kinds: ``pipeline``. A source is a pipeline file (``.toml``) or a `Pipeline`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.family import Declined, LoopFamily
+from .codec import PipelineCodec
+from .factory import factory_for
+from .form import PipelineForm
+from .players import PipelinePlayers
+
+
+class _Engine:
+    """Loop factories for pipeline files."""
+
+    def factory_for(self, source: Any) -> Any:
+        """A `PipelineFactory` for a `Pipeline` or a ``.toml`` path, else None."""
+        return factory_for(source)
+
+
+def _rules() -> tuple[Any, ...]:
+    from .checks import PIPELINE_RULES
+
+    return PIPELINE_RULES
+
+
+def _graph(loop: Any) -> Any:
+    from .graph import state_graph
+
+    return state_graph(loop.pipeline, loop)
+
+
+def _frames(loop: Any) -> Any:
+    return loop.acts_frame()
+
+
+FAMILY = LoopFamily(
+    name="pipeline", kinds=("pipeline",),
+    summary="a role pipeline: stages hand artifacts on along transitions (SPEC B)",
+    engine=_Engine(), codec=PipelineCodec(), players=PipelinePlayers(), form=PipelineForm(),
+    rules=_rules,
+    store=Declined("a pipeline run is kept by `crewbook step PIPELINE.toml --run DIR` "
+                   "(state.json beside its ledger), which also checks the file's hash"),
+    graph=_graph, frames=_frames,
+)

@@ -1,0 +1,91 @@
+"""What the Stepper's form proposes, and for which loop: the form spec of the loop's
+family, asked of the registry (`crewbook.families`), and the policies.
+
+The form spec (`crewbook.core.form.FormSpec`) of a loop is, in order: one registered for
+its ``kind`` with `register_adapter` (a loop of your own), its family's ``form``, else
+`GenericForm` (the report is the plain mapping ``{"move", "role", "verdict", **fields}``).
+
+A *policy* proposes the next report: `happy_path` (the form spec's proposal), or
+`Scripted(reports)`, which proposes ``reports[loop.acts]`` (so a rewind replays the
+script from the restored act) and falls back to the happy path after its end. Any
+callable ``(loop, act) -> report | Draft | None`` is a policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ..core.family import Declined
+from ..core.form import (
+    FIELD_KINDS,
+    Draft,
+    FormSpec,
+    GenericForm,
+    field_kind,
+    read_value,
+    show_value,
+)
+from ..core.loop import Act
+from ..families import family_of
+
+__all__ = ["FIELD_KINDS", "Draft", "FormSpec", "GenericForm", "Policy", "Scripted",
+           "adapter_for", "field_kind", "happy_path", "propose", "read_value",
+           "register_adapter", "show_value"]
+
+#: Form specs registered by hand, by loop kind (they win over a family's).
+_REGISTERED: dict[str, FormSpec] = {}
+
+
+def register_adapter(kind: str, adapter: FormSpec) -> None:
+    """Use the form spec `adapter` for loops whose ``kind`` is `kind`."""
+    _REGISTERED[kind] = adapter
+
+
+def adapter_for(loop: Any) -> FormSpec:
+    """The form spec of `loop` (see the module docstring)."""
+    kind = str(getattr(loop, "kind", ""))
+    found = _REGISTERED.get(kind)
+    if found is not None:
+        return found
+    family = family_of(loop)
+    if family is not None and not isinstance(family.form, Declined):
+        return family.form
+    return GenericForm()
+
+
+Policy = Callable[[Any, Act], Any]
+
+
+def happy_path(loop: Any, act: Act) -> Draft:
+    """The form spec's proposal: the report that moves the loop forward."""
+    return adapter_for(loop).propose(loop, act)
+
+
+class Scripted:
+    """Propose ``reports[loop.acts]``, then the happy path once the script has run out."""
+
+    def __init__(self, reports: Sequence[Any]) -> None:
+        self.reports = list(reports)
+
+    def __call__(self, loop: Any, act: Act) -> Any:
+        at = int(getattr(loop, "acts", 0))
+        if at < len(self.reports):
+            return self.reports[at]
+        return happy_path(loop, act)
+
+    def __repr__(self) -> str:
+        return f"<Scripted {len(self.reports)} reports>"
+
+
+def propose(loop: Any, act: Act, policy: Policy | None = None) -> Draft:
+    """The draft `policy` (default `happy_path`) proposes for `act`."""
+    adapter = adapter_for(loop)
+    proposal = (policy or happy_path)(loop, act)
+    if isinstance(proposal, Draft):
+        return replace(proposal, moves=proposal.moves or act.moves,
+                       verdicts=proposal.verdicts or adapter.verdicts(loop, act))
+    if proposal is None:
+        return adapter.propose(loop, act)
+    return adapter.to_draft(loop, act, proposal)

@@ -244,7 +244,7 @@ def compute_status(change: Change, schema: Schema) -> ChangeStatus:
     tasks: list[TaskItem] = []
     tracked = folder / tracks
     if tracked.is_file() and _inside(tracked, folder):
-        tasks = parse_tasks(tracked.read_text("utf-8", errors="replace"))
+        tasks = parse_tasks(tracked.read_text("utf-8", errors="replace"), change.flavour)
     done = sum(t.done for t in tasks)
     if apply_missing:
         state: ApplyStatus = "blocked"
@@ -260,6 +260,6 @@ def compute_status(change: Change, schema: Schema) -> ChangeStatus:
         artifacts=tuple(states[a] for a in schema.order),
         apply=ApplyState(state, done, len(tasks), apply_missing, tracks),
         tasks=tuple(tasks),
-        problems=tuple(problems),
+        problems=change.warnings + tuple(problems),
         skip_specs=change.file.skip_specs,
     )

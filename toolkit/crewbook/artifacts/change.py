@@ -30,6 +30,12 @@ from .schema import Schema
 
 from .status import ChangeStatus, compute_status
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .archive import ArchivePreview
+    from .specs import DeltaSpec
+
 
 @dataclass(frozen=True, eq=False)
 class Change:
@@ -56,6 +62,31 @@ class Change:
     def status(self) -> ChangeStatus:
         """Where the change stands: per-artifact state, apply gate, task progress (A6)."""
         return compute_status(self, self.schema())
+
+    def deltas(self) -> dict[str, DeltaSpec]:
+        """Its spec deltas, `specs/<capability>/spec.md`, by capability (A9)."""
+        from .specs import read_deltas
+
+        return read_deltas(self.folder, self.project.root)
+
+    def requirements(self) -> pd.DataFrame:
+        """One row per requirement its deltas add, modify, remove or rename."""
+        from .specs import requirements_frame
+
+        return requirements_frame(list(self.deltas().values()), {"change": self.name})
+
+    def validate_deltas(self) -> list[Problem]:
+        """Every problem of its deltas, as `openspec validate` checks them (A9)."""
+        from .delta_checks import delta_problems
+
+        return delta_problems(self)
+
+    def archive_preview(self) -> ArchivePreview:
+        """The main specs archiving it would produce, and why it would be refused;
+        writes nothing."""
+        from .archive import preview_archive
+
+        return preview_archive(self)
 
     def __repr__(self) -> str:
         where = self.project.relative(self.folder)

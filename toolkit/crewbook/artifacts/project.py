@@ -15,10 +15,13 @@ from ..sources import read_yaml
 from .model import ProjectConfig
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from .change import Change
     from .openspec import ArchivedChange, ChangeScan
     from .registry import SchemaListing
     from .schema import Schema
+    from .specs import MainSpec
     from .status import ChangeStatus
 
 CODEV = "_codev"
@@ -179,6 +182,26 @@ class Project:
         from .openspec import archived_changes
 
         return archived_changes(self)
+
+    def specs(self) -> dict[str, MainSpec]:
+        """The main specs, `specs/<capability>/spec.md`, by capability (A9)."""
+        from .specs import read_main_specs
+
+        return read_main_specs(self.specs_folder, self.root)
+
+    def requirements(self) -> pd.DataFrame:
+        """One row per requirement of the main specs: capability, requirement, op,
+        scenarios, normative, file, line."""
+        from .specs import requirements_frame
+
+        return requirements_frame(list(self.specs().values()))
+
+    def history(self, *, git: bool = True) -> pd.DataFrame:
+        """Every change, active and archived: dates, task progress, artifacts present,
+        and the first and last git commit touching it (see `history.COLUMNS`)."""
+        from .history import project_history
+
+        return project_history(self, git=git)
 
     def status(self, change: str | Path) -> ChangeStatus:
         """The state of a change (A6)."""

@@ -125,7 +125,9 @@ def test_broken_change_listed_with_others(osproj: Path, cli: Callable[..., Any])
     assert [c["change"] for c in doc["changes"]] == ["add-a", "add-b"]
     assert any("bad/.openspec.yaml" in (p["path"] or "") for p in doc["problems"])
     text = cli("--project", osproj, "status")
-    assert "Change add-a" in text.out and "Change add-b" in text.out and "bad" in text.out
+    assert "Change add-a" in text.out
+    assert "Change add-b" in text.out
+    assert "bad" in text.out
 
 
 def test_status_of_openspec_project_exits_zero_when_fine(osproj: Path,

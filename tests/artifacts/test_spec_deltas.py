@@ -197,9 +197,11 @@ def test_preview_applies_in_openspec_order_and_writes_nothing(tmp_path: Path) ->
         ("Login", "modified"), ("Sessions", "renamed"), ("Two factor", "added"),
         ("Logout", "removed")]
     text = preview.diff(40)
-    assert "before" in text and "> ### Requirement: Two factor" in text
+    assert "before" in text
+    assert "> ### Requirement: Two factor" in text
     dot = preview.dot()
-    assert "Two factor" in dot and "auth" in dot
+    assert "Two factor" in dot
+    assert "auth" in dot
     assert "<table" in preview._repr_html_()
     assert repr(preview).startswith("<ArchivePreview 'change-x': ok")
 
@@ -228,14 +230,16 @@ def test_archive_refuses_invalid_deltas_and_writes_nothing(tmp_path: Path) -> No
 def test_archive_moves_change_and_updates_spec(tmp_path: Path, cli: Callable[..., Any]) -> None:
     project_with(tmp_path, GOOD)
     dry = cli("--project", tmp_path, "archive", "change-x", "--dry-run", "--json")
-    assert dry.code == 0 and dry.json["ok"] is True
+    assert dry.code == 0
+    assert dry.json["ok"] is True
     assert (tmp_path / "openspec" / "changes" / "change-x").is_dir()
     done = cli("--project", tmp_path, "archive", "change-x")
     assert done.code == 0, done.err
     archived = Project(tmp_path).archived()
     assert [a.name for a in archived] == ["change-x"]
     spec = (tmp_path / "openspec" / "specs" / "auth" / "spec.md").read_text()
-    assert "### Requirement: Sessions" in spec and "Logout" not in spec
+    assert "### Requirement: Sessions" in spec
+    assert "Logout" not in spec
     assert Project(tmp_path).changes() == []
 
 

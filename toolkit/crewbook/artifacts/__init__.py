@@ -26,8 +26,8 @@ from ..report import ValidationReport
 from .archive import ArchivePreview, archive_change, preview_archive
 from .audit import validate_change, validate_project
 from .change import Change, change_status, new_change, open_change
-from .history import project_history
 from .checklist import TaskItem, parse_tasks
+from .history import project_history
 from .instructions import Instructions, RoleListing, instructions, list_roles
 from .project import Project, find_project_root
 from .registry import SchemaListing, SchemaWarning, get_schema, list_schemas
@@ -61,9 +61,9 @@ __all__ = [
     "open_change",
     "parse_delta",
     "parse_spec",
+    "parse_tasks",
     "preview_archive",
     "project_history",
-    "parse_tasks",
     "validate_change",
     "validate_project",
     "validate_schema",

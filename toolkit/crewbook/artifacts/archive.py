@@ -148,7 +148,7 @@ def apply_delta(before: str | None, delta: DeltaSpec, change: str
             refuse(f"RENAMED {new!r}: already exists in the main spec", line)
             continue
         block = blocks.pop(old)
-        head, *rest = block.raw.split("\n")
+        _head, *rest = block.raw.split("\n")
         raw = "\n".join([f"### Requirement: {new}", *rest])
         blocks[new] = Requirement(new, raw, block.file, block.line)
         renamed_from[old] = new
@@ -342,7 +342,7 @@ def _cut(text: str, width: int) -> str:
 
 def archive_name(change: Change, today: dt.date | None = None) -> str:
     """`YYYY-MM-DD-<name>`, the folder the change moves to (UTC date)."""
-    day = today or dt.datetime.now(dt.timezone.utc).date()
+    day = today or dt.datetime.now(dt.UTC).date()
     return f"{day.isoformat()}-{change.name}"
 
 

@@ -27,7 +27,6 @@ from .model import ChangeFile
 from .project import Project, ProjectLike, as_project, find_project_root
 from .registry import get_schema
 from .schema import Schema
-
 from .status import ChangeStatus, compute_status
 
 if TYPE_CHECKING:

@@ -81,9 +81,9 @@ def check_delta(delta: DeltaSpec, main: MainSpec | None) -> list[Problem]:
         problems.append(_p("rename_unpaired", f"RENAMED {side}: {name!r} has no matching "
                            f"{other}: line; write each rename as a FROM: line followed by its "
                            "TO: line", f, line))
-    for name, section, line in delta.orphans:
-        where = f"under `## {section}`" if section else "above the first `## ` section"
-        problems.append(_p("requirement_outside_delta", f"requirement {name!r} is {where}, "
+    for orphan, under, line in delta.orphans:
+        where = f"under `## {under}`" if under else "above the first `## ` section"
+        problems.append(_p("requirement_outside_delta", f"requirement {orphan!r} is {where}, "
                            "not in a delta section, so it is ignored; move it under `## ADDED "
                            "Requirements` (or MODIFIED, REMOVED, RENAMED)", f, line, "warning"))
     if not delta.count:
@@ -96,7 +96,7 @@ def check_delta(delta: DeltaSpec, main: MainSpec | None) -> list[Problem]:
                                "`## ADDED Requirements`, or move notes outside specs/", f))
     seen: dict[str, set[str]] = {op: set() for op in ("ADDED", "MODIFIED", "REMOVED")}
     for req in delta.added + delta.modified:
-        op = req.op or "ADDED"
+        op: str = req.op or "ADDED"
         if req.key in seen[op]:
             problems.append(_p("duplicate_requirement", f"{req.key!r} appears twice in {op}",
                                f, req.line))
@@ -183,7 +183,7 @@ def _against_main(delta: DeltaSpec, main: MainSpec | None) -> list[Problem]:
 def unread_delta_files(specs_dir: Path) -> list[Path]:
     """Markdown files under specs/ holding delta sections that archive never reads
     (anything but `<capability>/spec.md`)."""
-    found = []
+    found: list[Path] = []
     if not specs_dir.is_dir():
         return found
     for file in sorted(specs_dir.rglob("*.md")):

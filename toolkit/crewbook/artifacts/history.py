@@ -55,7 +55,7 @@ def git_dates(project: Project) -> dict[str, tuple[dt.datetime, dt.datetime]]:
     prefix = rel.rstrip("/") + "/"
     for line in out.stdout.splitlines():
         if line.startswith("@"):
-            when = dt.datetime.fromtimestamp(int(line[1:]), tz=dt.timezone.utc)
+            when = dt.datetime.fromtimestamp(int(line[1:]), tz=dt.UTC)
             continue
         if not line.startswith(prefix) or when is None:
             continue

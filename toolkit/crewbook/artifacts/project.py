@@ -88,9 +88,11 @@ class Project:
 
     def __init__(self, path: Path | str | None = None) -> None:
         given = Path(path).resolve() if path is not None else None
+        root: Path
+        layout: Layout
+        notes: tuple[Problem, ...]
         if given is not None and given.name in (CODEV, OPENSPEC) and given.is_dir():
-            root, layout, notes = given.parent, cast(Layout, "codev" if given.name == CODEV
-                                                     else "openspec"), ()
+            root, layout, notes = given.parent, "codev" if given.name == CODEV else "openspec", ()
         else:
             root, layout, notes = locate_project(path)
         object.__setattr__(self, "root", root)

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from ..errors import NotFoundError, did_you_mean
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -137,8 +139,9 @@ class Requirement:
         return bool(_NORMATIVE.search(self.text))
 
 
-def requirement_blocks(lines: list[str], mask: list[bool], first_line: int, file: str, op: Op | None,
-            skipped: list[tuple[str, int]] | None = None) -> list[Requirement]:
+def requirement_blocks(lines: list[str], mask: list[bool], first_line: int, file: str,
+                       op: Op | None, skipped: list[tuple[str, int]] | None = None
+                       ) -> list[Requirement]:
     """The `### Requirement:` blocks of a section body (lines numbered from first_line)."""
     blocks: list[Requirement] = []
     i = 0
@@ -183,7 +186,8 @@ class MainSpec:
         for req in self.requirements:
             if req.key == requirement_key(name):
                 return req
-        raise KeyError(name)
+        raise NotFoundError(f"spec {self.capability!r} has no requirement {name!r}"
+                            + did_you_mean(name, self.names()))
 
     def names(self) -> list[str]:
         """Requirement names, in file order."""

@@ -112,7 +112,7 @@ def _delta(change: str, cap: str, reqs: dict[str, list[str]], rnd: random.Random
         if rnd.random() < 0.15 and keep:
             keep = keep[:-1]  # drops a scenario the main spec has: invalid
         parts.append("## MODIFIED Requirements\n\n" + _requirement(target, rnd,
-                                                                   keep + ["new case"]))
+                                                                   [*keep, "new case"]))
     others = [r for r in existing if not any(r in p for p in parts)]
     if rnd.random() < 0.2 and others:
         parts.append(f"## REMOVED Requirements\n\n### Requirement: {others[0]}\n"

@@ -56,7 +56,7 @@ class Change:
 
     def schema(self) -> Schema:
         """The change's schema, resolved in its project (project before built-in)."""
-        return get_schema(self.schema_name, self.project)
+        return self.project.cached_schema(self.schema_name)
 
     def status(self) -> ChangeStatus:
         """Where the change stands: per-artifact state, apply gate, task progress (A6)."""
@@ -171,7 +171,7 @@ def open_change(change: str | Path | Change, project: ProjectLike = None) -> Cha
                 )
             )
         )
-    name = folder.resolve().name
+    name = folder.name if folder.name not in ("", ".", "..") else folder.resolve().name
     if not strict:
         from .openspec import read_metadata
 
@@ -179,10 +179,10 @@ def open_change(change: str | Path | Change, project: ProjectLike = None) -> Cha
         if not openspec_meta.is_file():  # OpenSpec: no metadata, the project's default
             return Change(name, folder, proj, ChangeFile.model_validate({"schema": default}),
                           flavour="openspec")
-        shown = proj.relative(openspec_meta)
-        meta, problems = read_metadata(openspec_meta, shown, default)
+        meta, problems = read_metadata(openspec_meta, lambda: proj.relative(openspec_meta),
+                                       default)
         if meta is None:
-            raise ConfigError(f"{shown} is invalid", problems)
+            raise ConfigError(f"{proj.relative(openspec_meta)} is invalid", problems)
         return Change(name, folder, proj, meta, tuple(problems), flavour="openspec")
     doc = read_yaml(
         folder / "change.yaml",

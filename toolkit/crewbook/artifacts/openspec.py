@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import yaml
 
 from ..errors import ConfigError, CrewbookError, Problem
 from ..models import KEBAB_CASE
@@ -106,12 +109,15 @@ def load_openspec_config(folder: Path) -> tuple[ProjectConfig, tuple[Problem, ..
     return ProjectConfig.model_validate(kept), tuple(problems + warnings)
 
 
-def read_metadata(file: Path, display: str, default_schema: str
+def read_metadata(file: Path, display: str | Callable[[], str], default_schema: str
                   ) -> tuple[ChangeFile | None, list[Problem]]:
     """A change's `.openspec.yaml` as a `ChangeFile` (None when it cannot be used) and
     its problems: unused keys (`goal`, `risk_level`...) are warnings; `created` may be
     a YAML date; a missing `schema` falls back to the project's default, as in OpenSpec."""
-    doc, problems = _mapping(file, display)
+    quick = _quick_metadata(file, default_schema)
+    if quick is not None:
+        return quick, []
+    doc, problems = _mapping(file, display if isinstance(display, str) else display())
     if doc is None:
         return None, problems
     data: dict[str, Any] = dict(doc.data)
@@ -141,6 +147,36 @@ def read_metadata(file: Path, display: str, default_schema: str
         return None, problems
     return ChangeFile.model_validate({"schema": schema, "created": created,
                                       "skip_specs": skip, "description": description}), problems
+
+
+def _quick_metadata(file: Path, default_schema: str) -> ChangeFile | None:
+    """The common case read with libyaml and no positions: a small mapping holding only
+    keys crewbook uses, with the right types. None sends the caller to the full reader,
+    which locates every problem (file, line, key)."""
+    try:
+        if file.stat().st_size > 4096:
+            return None
+        data = yaml.load(file.read_bytes(), Loader=_FAST_LOADER)
+    except (OSError, yaml.YAMLError):
+        return None
+    if not isinstance(data, dict) or not set(data) <= set(METADATA_USED):
+        return None
+    schema = data.get("schema", default_schema)
+    created = data.get("created")
+    if isinstance(created, dt.date) and not isinstance(created, dt.datetime):
+        created = created.isoformat()
+    if not (isinstance(schema, str) and KEBAB_CASE.match(schema)
+            and (created is None or (isinstance(created, str)
+                 and re.fullmatch(r"\d{4}-\d{2}-\d{2}", created)))
+            and isinstance(data.get("skip_specs", False), bool)
+            and isinstance(data.get("description", ""), str)):
+        return None
+    return ChangeFile.model_construct(  # every field was checked just above
+        schema_=schema, created=created, skip_specs=data.get("skip_specs", False),
+        description=data.get("description"))
+
+
+_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)

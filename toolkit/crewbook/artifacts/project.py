@@ -162,6 +162,20 @@ class Project:
 
         return get_schema(name or self.config.schema_ or "spec-driven", self)
 
+    def cached_schema(self, name: str) -> Schema:
+        """`schema(name)`, read once per project object while its `schema.yaml` is
+        unchanged (computing the status of 1,000 changes reads it once, not 1,000 times)."""
+        from .registry import get_schema
+
+        try:
+            stamp: int | None = (self.schemas_folder / name / "schema.yaml").stat().st_mtime_ns
+        except OSError:
+            stamp = None
+        cache: dict[tuple[str, int | None], Schema] = self.__dict__.setdefault("_schemas", {})
+        if (name, stamp) not in cache:
+            cache[(name, stamp)] = get_schema(name, self)
+        return cache[(name, stamp)]
+
     def change(self, name_or_path: str | Path) -> Change:
         """An existing change, by name or folder."""
         from .change import open_change

@@ -76,6 +76,7 @@ def make_openspec_project(root: Path | str, n_changes: int = 20, *, seed: int = 
 
 def _change(folder: Path, name: str, caps: dict[str, dict[str, list[str]]],
             rnd: random.Random, created: dt.date) -> None:
+    folder.mkdir(parents=True, exist_ok=True)  # may stay empty: OpenSpec lists it too
     meta = f"schema: spec-driven\ncreated: {created.isoformat()}\n"
     if rnd.random() < 0.3:
         meta += f"goal: improve {name}\nrisk_level: low\naffected_areas: [api, ui]\n"

@@ -80,12 +80,12 @@ class Change:
 
         return delta_problems(self)
 
-    def archive_preview(self) -> ArchivePreview:
+    def archive_preview(self, *, today: dt.date | None = None) -> ArchivePreview:
         """The main specs archiving it would produce, and why it would be refused;
-        writes nothing."""
+        writes nothing (`today`: the archive date, by default today in UTC)."""
         from .archive import preview_archive
 
-        return preview_archive(self)
+        return preview_archive(self, today=today)
 
     def __repr__(self) -> str:
         where = self.project.relative(self.folder)

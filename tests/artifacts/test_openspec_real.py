@@ -37,7 +37,8 @@ def test_invalid_real_changes_are_reported_with_file_and_line() -> None:
     project = Project(REAL / "openspec_repo")
     problems = project.change("add-skill-cli-auto-approval").validate_deltas()
     dropped = [p for p in problems if p.code == "scenario_dropped"]
-    assert dropped and all(p.line and p.path and p.path.endswith("spec.md") for p in dropped)
+    assert dropped
+    assert all(p.line and (p.path or "").endswith("spec.md") for p in dropped)
     assert "Trae adapter formatting" in dropped[0].message
     assert project.change("fix-cli-local-date-semantics").validate_deltas() == []
 
@@ -63,7 +64,8 @@ def test_requirements_frames_of_real_specs() -> None:
     project = Project(REAL / "openspec_repo")
     df = project.requirements()
     assert set(df["capability"]) == {p.name for p in (project.specs_folder).iterdir()}
-    assert df["line"].notna().all() and (df["scenarios"] >= 0).all()
+    assert df["line"].notna().all()
+    assert (df["scenarios"] >= 0).all()
     assert df["file"].str.startswith("openspec/specs/").all()
     deltas = project.change("suppress-telemetry-notice-in-json").requirements()
     assert list(deltas["op"].astype(str)) == ["MODIFIED"]

@@ -19,7 +19,6 @@ import difflib
 import html
 import json
 import os
-import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from ..errors import InvalidInputError, Problem
 from .delta_checks import delta_problems, missing_scenarios
 from .openspec import ARCHIVE
 from .specs import (
+    REQUIREMENT_HEADER,
     DeltaSpec,
     Requirement,
     fence_mask,
@@ -39,6 +39,7 @@ from .specs import (
     requirement_blocks,
     requirement_key,
     requirements_frame,
+    requirements_section,
     spec_files,
     split_lines,
 )
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
     from .project import Project
 
 PENDING_PREFIX = ".crewbook-pending-"
-_REQ_HEADER = re.compile(r"^###\s*Requirement:\s*(.+)\s*$", re.IGNORECASE)
 
 
 class ArchiveRefused(InvalidInputError):
@@ -119,20 +119,16 @@ def apply_delta(before: str | None, delta: DeltaSpec, change: str
     text = before if before is not None else _skeleton(delta.capability, change,
                                                                delta.purpose)
     lines = split_lines(text)
-    mask = fence_mask(lines)
-    start = next((i for i, ln in enumerate(lines)
-                  if not mask[i] and re.match(r"^##\s+Requirements\s*$", ln, re.IGNORECASE)),
-                 None)
-    if start is None:
+    section = requirements_section(lines, fence_mask(lines))
+    if section is None:
         pre, header, body_lines, after = text.rstrip(), "## Requirements", [], []
     else:
-        end = next((i for i in range(start + 1, len(lines))
-                    if not mask[i] and re.match(r"^##\s+", lines[i])), len(lines))
+        start, end = section
         pre, header = "\n".join(lines[:start]), lines[start]
         body_lines, after = lines[start + 1:end], lines[end:]
     body_mask = fence_mask(body_lines)
     first_req = next((i for i, ln in enumerate(body_lines)
-                      if not body_mask[i] and _REQ_HEADER.match(ln)), len(body_lines))
+                      if not body_mask[i] and REQUIREMENT_HEADER.match(ln)), len(body_lines))
     preamble = "\n".join(body_lines[:first_req]).rstrip()
     original = requirement_blocks(body_lines, body_mask, 1, f, None)
     blocks: dict[str, Requirement] = {}

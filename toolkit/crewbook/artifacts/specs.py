@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 Op = Literal["ADDED", "MODIFIED", "REMOVED", "RENAMED"]
 OPS: tuple[Op, ...] = ("ADDED", "MODIFIED", "REMOVED", "RENAMED")
 
-_REQUIREMENT = re.compile(r"^###\s*Requirement:\s*(.+)\s*$", re.IGNORECASE)
+REQUIREMENT_HEADER = re.compile(r"^###\s*Requirement:\s*(.+)\s*$", re.IGNORECASE)
 _SECTION = re.compile(r"^##\s+(.+)$")
 _SCENARIO = re.compile(r"^####\s+")
 _SCENARIO_END = re.compile(r"^#{1,4}\s")
@@ -149,20 +149,20 @@ def requirement_blocks(lines: list[str], mask: list[bool], first_line: int, file
     def note(index: int) -> None:
         if skipped is not None and not mask[index]:
             h3 = _H3.match(lines[index])
-            if h3 and not _REQUIREMENT.match(lines[index]):
+            if h3 and not REQUIREMENT_HEADER.match(lines[index]):
                 skipped.append((h3.group(1).strip(), first_line + index))
 
     while i < len(lines):
-        while i < len(lines) and (mask[i] or not _REQUIREMENT.match(lines[i])):
+        while i < len(lines) and (mask[i] or not REQUIREMENT_HEADER.match(lines[i])):
             note(i)
             i += 1
         if i >= len(lines):
             break
-        m = _REQUIREMENT.match(lines[i])
+        m = REQUIREMENT_HEADER.match(lines[i])
         assert m is not None
         start, buf = i, [lines[i]]
         i += 1
-        while i < len(lines) and (mask[i] or not (_REQUIREMENT.match(lines[i])
+        while i < len(lines) and (mask[i] or not (REQUIREMENT_HEADER.match(lines[i])
                                                    or _SECTION.match(lines[i]))):
             note(i)
             buf.append(lines[i])
@@ -194,7 +194,7 @@ class MainSpec:
         return [r.key for r in self.requirements]
 
 
-def _requirements_section(lines: list[str], mask: list[bool]) -> tuple[int, int] | None:
+def requirements_section(lines: list[str], mask: list[bool]) -> tuple[int, int] | None:
     """(header index, end index) of `## Requirements`, or None."""
     start = next((i for i, line in enumerate(lines)
                   if not mask[i] and re.match(r"^##\s+Requirements\s*$", line, re.IGNORECASE)),
@@ -210,7 +210,7 @@ def parse_spec(text: str, capability: str, file: str = "spec.md") -> MainSpec:
     """A main spec's requirements (those under `## Requirements`)."""
     lines = split_lines(text)
     mask = fence_mask(lines)
-    section = _requirements_section(lines, mask)
+    section = requirements_section(lines, mask)
     if section is None:
         return MainSpec(capability, file, text, (), False)
     start, end = section
@@ -273,7 +273,7 @@ def parse_delta(text: str, capability: str, file: str = "spec.md") -> DeltaSpec:
             for i, line in enumerate(body):
                 if bmask[i]:
                     continue
-                if m := (_REQUIREMENT.match(line) or _REMOVED_BULLET.match(line)):
+                if m := (REQUIREMENT_HEADER.match(line) or _REMOVED_BULLET.match(line)):
                     removed.append((requirement_key(m.group(1)), first + i))
         else:
             pending: tuple[str, int] | None = None
@@ -302,7 +302,7 @@ def parse_delta(text: str, capability: str, file: str = "spec.md") -> DeltaSpec:
             continue
         if section is not None and section.lower() in titles:
             continue
-        if m := _REQUIREMENT.match(line):
+        if m := REQUIREMENT_HEADER.match(line):
             orphans.append((requirement_key(m.group(1)), section, i + 1))
     purpose = None
     for n, (index, title) in enumerate(heads):

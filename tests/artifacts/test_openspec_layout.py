@@ -172,3 +172,30 @@ def test_history_frame(osproj: Path) -> None:
     assert df.loc[0, "cycle_days"] == 8
     assert str(df["created"].dtype) == "datetime64[ns]"
     assert df.loc[1, "tasks_total"] == 3
+
+
+def test_history_has_git_dates_under_both_names(osproj: Path, monkeypatch: Any) -> None:
+    """The first and last commit touching a change count its archive folder too."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+
+    def git(*args: str, when: str) -> None:
+        env = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when, "GIT_AUTHOR_NAME": "t",
+               "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+               "GIT_COMMITTER_EMAIL": "t@example.org", "HOME": str(osproj)}
+        subprocess.run(["git", "-C", str(osproj), *args], check=True, capture_output=True,
+                       env={**env, "PATH": __import__("os").environ["PATH"]})
+
+    git("init", "-q", when="2026-01-01T00:00:00+00:00")
+    git("add", "-A", when="2026-01-01T00:00:00+00:00")
+    git("commit", "-qm", "one", when="2026-01-02T10:00:00+00:00")
+    write(osproj / "openspec" / "changes" / "add-a" / "design.md", "# d\n")
+    git("add", "-A", when="2026-01-01T00:00:00+00:00")
+    git("commit", "-qm", "two", when="2026-01-05T10:00:00+00:00")
+    df = Project(osproj).history().set_index("change")
+    assert str(df.loc["add-a", "git_first"]) == "2026-01-02 10:00:00+00:00"
+    assert str(df.loc["add-a", "git_last"]) == "2026-01-05 10:00:00+00:00"
+    assert str(df.loc["old-one", "git_first"]) == "2026-01-02 10:00:00+00:00"

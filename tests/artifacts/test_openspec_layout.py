@@ -199,3 +199,11 @@ def test_history_has_git_dates_under_both_names(osproj: Path, monkeypatch: Any) 
     assert str(df.loc["add-a", "git_first"]) == "2026-01-02 10:00:00+00:00"
     assert str(df.loc["add-a", "git_last"]) == "2026-01-05 10:00:00+00:00"
     assert str(df.loc["old-one", "git_first"]) == "2026-01-02 10:00:00+00:00"
+
+
+def test_a_root_folder_named_openspec_is_a_root(tmp_path: Path) -> None:
+    """A clone of OpenSpec's repository is a folder `openspec/` holding `openspec/`."""
+    write(tmp_path / "openspec" / "openspec" / "changes" / "c" / "proposal.md", "# p\n")
+    project = Project(tmp_path / "openspec")
+    assert project.root == (tmp_path / "openspec").resolve()
+    assert [c.name for c in project.changes()] == ["c"]

@@ -95,7 +95,7 @@ def test_archive_preview_matches_openspec_archive(tmp_path: Path, sample: str) -
     with no delta at all, archives it with a warning: crewbook is stricter there)."""
     root = tmp_path / "p"
     if sample == "generated":
-        make_openspec_project(root, 12, seed=4)
+        make_openspec_project(root, 8, seed=4)
     else:
         shutil.copytree(REAL / sample, root)
     names = [c.name for c in Project(root).changes()]

@@ -91,7 +91,10 @@ class Project:
         root: Path
         layout: Layout
         notes: tuple[Problem, ...]
-        if given is not None and given.name in (CODEV, OPENSPEC) and given.is_dir():
+        is_layout_folder = (given is not None and given.name in (CODEV, OPENSPEC)
+                            and given.is_dir() and not (given / CODEV).is_dir()
+                            and not (given / OPENSPEC).is_dir())
+        if given is not None and is_layout_folder:
             root, layout, notes = given.parent, "codev" if given.name == CODEV else "openspec", ()
         else:
             root, layout, notes = locate_project(path)

@@ -17,7 +17,8 @@ Modules: `model` (the file models), `checks` (schema rules), `frames` (DataFrame
 `graph` (drawings), `schema`, `registry`, `project`, `change`, `status`, `checklist`,
 `step_roles`, `instructions`, `audit`; for OpenSpec's files `openspec` (config,
 metadata, scan, archive folder), `specs` (parsing), `delta_checks` (validation),
-`archive` (preview and archive), `history`.
+`archive` (preview and archive) and `archive_view` (what a preview shows), `history`,
+`synthetic` (generated OpenSpec projects).
 """
 
 from __future__ import annotations

@@ -67,5 +67,8 @@ def test_requirements_frames_of_real_specs() -> None:
     assert df["line"].notna().all()
     assert (df["scenarios"] >= 0).all()
     assert df["file"].str.startswith("openspec/specs/").all()
-    deltas = project.change("suppress-telemetry-notice-in-json").requirements()
-    assert list(deltas["op"].astype(str)) == ["MODIFIED"]
+    change = project.change("suppress-telemetry-notice-in-json")
+    assert list(change.requirements()["op"].astype(str)) == ["MODIFIED"]
+    scenarios = change.scenarios()
+    assert list(scenarios["requirement"].unique()) == ["First-run telemetry notice"]
+    assert len(project.scenarios()) == int(df["scenarios"].sum())

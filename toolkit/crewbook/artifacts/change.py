@@ -74,6 +74,12 @@ class Change:
 
         return requirements_frame(list(self.deltas().values()), {"change": self.name})
 
+    def scenarios(self) -> pd.DataFrame:
+        """One row per scenario of the requirements its deltas add or modify."""
+        from .specs import scenarios_frame
+
+        return scenarios_frame(list(self.deltas().values()))
+
     def validate_deltas(self) -> list[Problem]:
         """Every problem of its deltas, as `openspec validate` checks them (A9)."""
         from .delta_checks import delta_problems

@@ -215,6 +215,13 @@ class Project:
 
         return requirements_frame(list(self.specs().values()))
 
+    def scenarios(self) -> pd.DataFrame:
+        """One row per scenario of the main specs: capability, requirement, scenario,
+        file, line."""
+        from .specs import scenarios_frame
+
+        return scenarios_frame(list(self.specs().values()))
+
     def history(self, *, git: bool = True) -> pd.DataFrame:
         """Every change, active and archived: dates, task progress, artifacts present,
         and the first and last git commit touching it (see `history.COLUMNS`)."""

@@ -234,7 +234,8 @@ class Project:
         return self.change(change).status()
 
     def __repr__(self) -> str:
-        return f"<Project {self.root.name!r} ({self.layout}) at {self.root}>"
+        layout = " (openspec)" if self.layout == "openspec" else ""
+        return f"<Project {self.root.name!r}{layout} at {self.root}>"
 
     def _repr_html_(self) -> str:
         changes = ", ".join(c.name for c in self.changes()) or "none yet"

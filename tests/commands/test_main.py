@@ -75,7 +75,7 @@ def test_exit_2_outside_any_project(tmp_path: Path, monkeypatch, cli) -> None:
     assert result.code == 2
     error = result.json["error"]
     assert error["type"] == "ProjectNotFoundError"
-    assert "no `_codev/` folder" in error["message"]
+    assert "no `_codev/` or `openspec/` folder" in error["message"]
     assert error["problems"] == []
 
 

@@ -9,26 +9,36 @@
   `ChangeStatus` (per-artifact state, apply gate, task checklist).
 - `instructions(artifact, change)` and `list_roles()`: what an agent gets (A7, A10).
 - `validate_project`, `validate_change`: every problem of a whole project or change.
+- OpenSpec projects open in place (`openspec/`): `parse_spec` / `parse_delta` (A9 spec
+  deltas as frames), `preview_archive` / `archive_change` (archive, previewed or done),
+  `project_history` (every change, active and archived, with its dates).
 
 Modules: `model` (the file models), `checks` (schema rules), `frames` (DataFrames),
 `graph` (drawings), `schema`, `registry`, `project`, `change`, `status`, `checklist`,
-`step_roles`, `instructions`, `audit`.
+`step_roles`, `instructions`, `audit`; for OpenSpec's files `openspec` (config,
+metadata, scan, archive folder), `specs` (parsing), `delta_checks` (validation),
+`archive` (preview and archive) and `archive_view` (what a preview shows), `history`,
+`synthetic` (generated OpenSpec projects).
 """
 
 from __future__ import annotations
 
 from ..report import ValidationReport
+from .archive import ArchivePreview, archive_change, preview_archive
 from .audit import validate_change, validate_project
 from .change import Change, change_status, new_change, open_change
 from .checklist import TaskItem, parse_tasks
+from .history import project_history
 from .instructions import Instructions, RoleListing, instructions, list_roles
 from .project import Project, find_project_root
 from .registry import SchemaListing, SchemaWarning, get_schema, list_schemas
 from .schema import Schema, load_schema, validate_schema
+from .specs import parse_delta, parse_spec
 from .status import ApplyState, ArtifactState, ChangeStatus
 
 __all__ = [
     "ApplyState",
+    "ArchivePreview",
     "ArtifactState",
     "Change",
     "ChangeStatus",
@@ -40,6 +50,7 @@ __all__ = [
     "SchemaWarning",
     "TaskItem",
     "ValidationReport",
+    "archive_change",
     "change_status",
     "find_project_root",
     "get_schema",
@@ -49,7 +60,11 @@ __all__ = [
     "load_schema",
     "new_change",
     "open_change",
+    "parse_delta",
+    "parse_spec",
     "parse_tasks",
+    "preview_archive",
+    "project_history",
     "validate_change",
     "validate_project",
     "validate_schema",

@@ -47,9 +47,15 @@ def change_problems(folder: Path, root: Path | None) -> list[Problem]:
         change = open_change(folder, Project(root) if root else None)
         status = change.status()
         problems.extend(status.problems)
+        if change.flavour == "openspec":  # codev's specs/ may hold any file names
+            from .delta_checks import delta_problems  # A9: deltas under specs/ only
+
+            problems.extend(delta_problems(change))
 
     problems: list[Problem] = []
     shown = folder / "change.yaml"
+    if not shown.is_file():
+        shown = folder / ".openspec.yaml" if (folder / ".openspec.yaml").is_file() else folder
     display = Project(root).relative(shown) if root else str(shown)
     return errors_of(load, display) + problems
 
@@ -57,6 +63,8 @@ def change_problems(folder: Path, root: Path | None) -> list[Problem]:
 def project_problems(root: Path) -> list[Problem]:
     project = Project(root)
     problems = errors_of(lambda: project.config)
+    if not problems:
+        problems += list(project.warnings)
     for folder in (
         sorted(project.schemas_folder.glob("*/")) if project.schemas_folder.is_dir() else []
     ):
@@ -64,16 +72,17 @@ def project_problems(root: Path) -> list[Problem]:
             problems += validate_schema(folder, display_root=root).problems
     listing = list_schemas(project)
     problems += [
-        Problem(w.code, w.message, path=f"{CODEV}/schemas/{w.schema}", severity="warning")
+        Problem(w.code, w.message, path=f"{project.folder_name}/schemas/{w.schema}",
+                severity="warning")
         for w in listing.warnings
         if w.code == "schema_unusable" and w.error is None
     ]
     if not problems or all(p.path != f"{CODEV}/config.yaml" for p in problems):
         problems += config_targets(project, listing)
-    if project.changes_folder.is_dir():
-        for folder in sorted(project.changes_folder.iterdir()):
-            if (folder / "change.yaml").is_file():
-                problems += change_problems(folder, root)
+    scan = project.scan()
+    problems += list(scan.problems)
+    for change in scan.changes:
+        problems += change_problems(change.folder, project.root)
     return problems
 
 
@@ -85,7 +94,8 @@ def config_targets(project: Project, listing: SchemaListing) -> list[Problem]:
         return []
     artifacts = {a.id for schema in listing for a in schema.artifacts} | {"apply"}
     roles = set(builtin_role_ids()) | {r for schema in listing for r in schema.roles()}
-    doc = read_yaml(project.codev / "config.yaml", display_path=f"{CODEV}/config.yaml")
+    doc = read_yaml(project.codev / "config.yaml",
+                    display_path=f"{project.folder_name}/config.yaml")
     found = []
     for section, known, what in (("rules", artifacts, "artifact"), ("roles", roles, "role")):
         for key in getattr(config, section):

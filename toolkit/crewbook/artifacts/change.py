@@ -1,7 +1,8 @@
 """Changes: create one (A8) and compute where it stands (A6, A9).
 
 A change is a folder `_codev/changes/<name>/` whose `change.yaml` records its schema,
-so changing the project's default never affects changes in progress.
+so changing the project's default never affects changes in progress. OpenSpec's
+changes (`openspec/changes/<name>/`, metadata in `.openspec.yaml` or none) open too.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import yaml
 
@@ -18,6 +19,7 @@ from ..errors import (
     ChangeNotFoundError,
     ConfigError,
     InvalidInputError,
+    Problem,
 )
 from ..models import KEBAB_CASE, parse_model
 from ..sources import read_yaml
@@ -25,12 +27,13 @@ from .model import ChangeFile
 from .project import Project, ProjectLike, as_project, find_project_root
 from .registry import get_schema
 from .schema import Schema
+from .status import ChangeStatus, compute_status
 
 if TYPE_CHECKING:
+    import pandas as pd
 
-    pass
-
-from .status import ChangeStatus, compute_status
+    from .archive import ArchivePreview
+    from .specs import DeltaSpec
 
 
 @dataclass(frozen=True, eq=False)
@@ -41,6 +44,10 @@ class Change:
     folder: Path
     project: Project
     file: ChangeFile
+    #: What its metadata says that crewbook does not use (OpenSpec keys), as warnings.
+    warnings: tuple[Problem, ...] = ()
+    #: Whose task checkbox rules apply: crewbook's, or OpenSpec's for its changes.
+    flavour: Literal["codev", "openspec"] = "codev"
 
     @property
     def schema_name(self) -> str:
@@ -49,11 +56,42 @@ class Change:
 
     def schema(self) -> Schema:
         """The change's schema, resolved in its project (project before built-in)."""
-        return get_schema(self.schema_name, self.project)
+        return self.project.cached_schema(self.schema_name)
 
     def status(self) -> ChangeStatus:
         """Where the change stands: per-artifact state, apply gate, task progress (A6)."""
         return compute_status(self, self.schema())
+
+    def deltas(self) -> dict[str, DeltaSpec]:
+        """Its spec deltas, `specs/<capability>/spec.md`, by capability (A9)."""
+        from .specs import read_deltas
+
+        return read_deltas(self.folder, self.project.root)
+
+    def requirements(self) -> pd.DataFrame:
+        """One row per requirement its deltas add, modify, remove or rename."""
+        from .specs import requirements_frame
+
+        return requirements_frame(list(self.deltas().values()), {"change": self.name})
+
+    def scenarios(self) -> pd.DataFrame:
+        """One row per scenario of the requirements its deltas add or modify."""
+        from .specs import scenarios_frame
+
+        return scenarios_frame(list(self.deltas().values()))
+
+    def validate_deltas(self) -> list[Problem]:
+        """Every problem of its deltas, as `openspec validate` checks them (A9)."""
+        from .delta_checks import delta_problems
+
+        return delta_problems(self)
+
+    def archive_preview(self, *, today: dt.date | None = None) -> ArchivePreview:
+        """The main specs archiving it would produce, and why it would be refused;
+        writes nothing (`today`: the archive date, by default today in UTC)."""
+        from .archive import preview_archive
+
+        return preview_archive(self, today=today)
 
     def __repr__(self) -> str:
         where = self.project.relative(self.folder)
@@ -119,7 +157,10 @@ def open_change(change: str | Path | Change, project: ProjectLike = None) -> Cha
     else:
         proj = as_project(project)
         folder = proj.changes_folder / str(change)
-    if not (folder / "change.yaml").is_file():
+    strict = (folder / "change.yaml").is_file()
+    openspec_meta = folder / ".openspec.yaml"
+    in_place = proj.layout == "openspec" and folder.is_dir() and folder.name != "archive"
+    if not (strict or openspec_meta.is_file() or in_place):
         existing = (
             [p.name for p in proj.changes_folder.iterdir()] if proj.changes_folder.is_dir() else []
         )
@@ -137,6 +178,19 @@ def open_change(change: str | Path | Change, project: ProjectLike = None) -> Cha
                 )
             )
         )
+    name = folder.name if folder.name not in ("", ".", "..") else folder.resolve().name
+    if not strict:
+        from .openspec import read_metadata
+
+        default = proj.config.schema_ or "spec-driven"
+        if not openspec_meta.is_file():  # OpenSpec: no metadata, the project's default
+            return Change(name, folder, proj, ChangeFile.model_validate({"schema": default}),
+                          flavour="openspec")
+        meta, problems = read_metadata(openspec_meta, lambda: proj.relative(openspec_meta),
+                                       default)
+        if meta is None:
+            raise ConfigError(f"{proj.relative(openspec_meta)} is invalid", problems)
+        return Change(name, folder, proj, meta, tuple(problems), flavour="openspec")
     doc = read_yaml(
         folder / "change.yaml",
         error_cls=ConfigError,
@@ -146,9 +200,7 @@ def open_change(change: str | Path | Change, project: ProjectLike = None) -> Cha
     problems = list(doc.problems) + problems
     if problems:
         raise ConfigError(f"{proj.relative(folder / 'change.yaml')} is invalid", problems)
-    return Change(
-        name=folder.resolve().name, folder=folder, project=proj, file=cast(ChangeFile, model)
-    )
+    return Change(name=name, folder=folder, project=proj, file=cast(ChangeFile, model))
 
 
 def change_status(change: str | Path | Change, project: ProjectLike = None) -> ChangeStatus:

@@ -4,8 +4,10 @@ folder against its schema; `ChangeStatus` is what it returns (frames, drawing, t
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import html
+import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -181,12 +183,79 @@ _COLOUR = {"done": "#2e7d32", "ready": "#1565c0", "blocked": "#c62828", "skipped
 
 
 def _inside(path: Path, root: Path) -> bool:
-    return path.resolve().is_relative_to(root.resolve())
+    """Whether `path` (below `root` by its name) stays inside `root` once links are
+    followed; only resolved when a part of it below `root` is a symlink (fast path)."""
+    here = path
+    while here != root and here != here.parent:
+        if here.is_symlink():
+            return path.resolve().is_relative_to(root.resolve())
+        here = here.parent
+    return here == root or path.resolve().is_relative_to(root.resolve())
 
 
-def match_outputs(folder: Path, generates: str) -> tuple[list[str], list[str]]:
+MAX_SCANNED = 20_000
+
+
+def scan_files(folder: Path) -> dict[str, bool] | None:
+    """Every file below `folder` by relative POSIX path, True when it is a symlink;
+    None when the folder holds a symlinked folder or too many entries (callers then
+    use `glob`, which follows links, with the containment check)."""
+    found: dict[str, bool] = {}
+    stack = [(str(folder), "")]
+    while stack:
+        path, prefix = stack.pop()
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            continue
+        for entry in entries:
+            rel = prefix + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                stack.append((entry.path, rel + "/"))
+            elif entry.is_symlink():
+                if entry.is_dir():
+                    return None
+                found[rel] = True
+            else:
+                found[rel] = False
+            if len(found) + len(stack) > MAX_SCANNED:
+                return None
+    return found
+
+
+def _glob_match(pattern: list[str], parts: list[str]) -> bool:
+    """`glob.glob(recursive=True)` semantics on path parts: `**` spans folders, and a
+    name starting with `.` matches only a pattern part starting with `.`."""
+    if not pattern:
+        return not parts
+    head = pattern[0]
+    if head == "**":
+        if _glob_match(pattern[1:], parts):
+            return True
+        return bool(parts) and not parts[0].startswith(".") and _glob_match(pattern, parts[1:])
+    if not parts or (parts[0].startswith(".") and not head.startswith(".")):
+        return False
+    return fnmatch.fnmatchcase(parts[0], head) and _glob_match(pattern[1:], parts[1:])
+
+
+def match_outputs(folder: Path, generates: str, files: dict[str, bool] | None = None
+                  ) -> tuple[list[str], list[str]]:
     """Files of `folder` matching `generates` (a path or a glob with `*`, `**`, `?`,
-    `[...]`), and the matches rejected because they lead outside the folder."""
+    `[...]`), and the matches rejected because they lead outside the folder. `files`
+    (from `scan_files`) answers without touching the disk again for plain files."""
+    if files is not None and ".." not in generates.split("/"):
+        pattern = [p for p in generates.split("/") if p not in ("", ".")]
+        if is_glob(generates):
+            hits = sorted(rel for rel in files if _glob_match(pattern, rel.split("/")))
+        else:
+            rel = "/".join(pattern)
+            hits = [rel] if rel in files else []
+        found = [rel for rel in hits if not files[rel]]
+        linked = [rel for rel in hits if files[rel]]
+        if not linked:
+            return found, []
+        more, rejected = match_outputs(folder, generates)
+        return sorted(set(found) | set(more)), rejected
     if is_glob(generates):
         candidates = sorted(glob.glob(generates, root_dir=folder, recursive=True))
     else:
@@ -211,6 +280,7 @@ def compute_status(change: Change, schema: Schema) -> ChangeStatus:
     problems: list[Problem] = []
     satisfied: set[str] = set()
     states: dict[str, ArtifactState] = {}
+    files = scan_files(folder)
     for art_id in schema.order:
         art = schema.artifact(art_id)
         role_id = art.role.id if art.role else None
@@ -218,7 +288,7 @@ def compute_status(change: Change, schema: Schema) -> ChangeStatus:
             states[art_id] = ArtifactState(art_id, "skipped", (), (), art.generates, role_id)
             satisfied.add(art_id)
             continue
-        found, rejected = match_outputs(folder, art.generates)
+        found, rejected = match_outputs(folder, art.generates, files)
         for rel in rejected:
             problems.append(
                 Problem(
@@ -243,7 +313,7 @@ def compute_status(change: Change, schema: Schema) -> ChangeStatus:
     tasks: list[TaskItem] = []
     tracked = folder / tracks
     if tracked.is_file() and _inside(tracked, folder):
-        tasks = parse_tasks(tracked.read_text("utf-8", errors="replace"))
+        tasks = parse_tasks(tracked.read_text("utf-8", errors="replace"), change.flavour)
     done = sum(t.done for t in tasks)
     if apply_missing:
         state: ApplyStatus = "blocked"
@@ -259,6 +329,6 @@ def compute_status(change: Change, schema: Schema) -> ChangeStatus:
         artifacts=tuple(states[a] for a in schema.order),
         apply=ApplyState(state, done, len(tasks), apply_missing, tracks),
         tasks=tuple(tasks),
-        problems=tuple(problems),
+        problems=change.warnings + tuple(problems),
         skip_specs=change.file.skip_specs,
     )

@@ -1,5 +1,5 @@
 """Commands on artifact schemas and changes (SPEC A): schemas, status, new change,
-instructions, roles and example."""
+instructions, roles, example and archive."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from ..artifacts.change import new_change, open_change
 from ..artifacts.instructions import instructions, list_roles
 from ..artifacts.project import as_project
 from ..artifacts.registry import list_schemas
+from ..errors import CrewbookError, Problem
 from ..examples import example_names, example_project
 from ._shared import adder, emit, project_arg
 
@@ -21,16 +22,43 @@ def cmd_schemas(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    if args.change is None:  # every change of the project, one status each
-        statuses = [change.status() for change in as_project(project_arg(args)).changes()]
-        text = "\n\n".join(str(s) for s in statuses) or (
-            "No changes yet; create one with `crewbook new change NAME`."
-        )
-        emit(args, {"changes": [s.to_dict() for s in statuses]}, text)
-    else:
-        statuses = [open_change(args.change, project_arg(args)).status()]
-        emit(args, statuses[0].to_dict(), str(statuses[0]))
-    return 1 if any(p.severity == "error" for s in statuses for p in s.problems) else 0
+    if args.change is not None:
+        status = open_change(args.change, project_arg(args)).status()
+        emit(args, status.to_dict(), str(status))
+        return 1 if any(p.severity == "error" for p in status.problems) else 0
+    # every change of the project: a broken one is reported, never hides the others
+    project = as_project(project_arg(args))
+    scan = project.scan()
+    statuses, problems = [], list(project.warnings) + list(scan.problems)
+    for change in scan.changes:
+        try:
+            statuses.append(change.status())
+        except CrewbookError as exc:
+            problems += list(getattr(exc, "problems", ())) or [
+                Problem("status_failed", f"change {change.name!r}: {exc}",
+                        path=project.relative(change.folder))]
+    texts = [str(s) for s in statuses]
+    if not statuses and not problems:
+        texts.append(f"No changes yet in {project.relative(project.changes_folder)}/; create "
+                     "one with `crewbook new change NAME`.")
+    texts += [str(p) for p in problems]
+    emit(args, {"layout": project.layout, "changes": [s.to_dict() for s in statuses],
+                "problems": [p.to_dict() for p in problems]}, "\n\n".join(texts))
+    errors = [p for s in statuses for p in s.problems] + problems
+    return 1 if any(p.severity == "error" for p in errors) else 0
+
+
+def cmd_archive(args: argparse.Namespace) -> int:
+    from ..artifacts.archive import archive_change, preview_archive
+
+    change = open_change(args.change, project_arg(args))
+    if args.dry_run:
+        preview = preview_archive(change)
+        emit(args, preview.to_dict(), f"{preview}\n\n{preview.diff()}")
+        return 0 if preview.ok else 1
+    done = archive_change(change)
+    emit(args, done.to_dict(), f"Archived {change.name} to {done.target}/\n{done}")
+    return 0
 
 
 def cmd_new_change(args: argparse.Namespace) -> int:
@@ -107,6 +135,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = add("roles", cmd_roles, "roles and the step they act at (A7)")
     p.add_argument("--at", metavar="STEP", help="only the roles at STEP, such as plan.write")
     p.add_argument("--schema", metavar="S", help="schema whose artifact roles to list")
+    p = add("archive", cmd_archive,
+            "apply a change's spec deltas to the main specs and move it to changes/archive/")
+    p.add_argument("change", metavar="CHANGE", help="the change folder or name")
+    p.add_argument("--dry-run", action="store_true",
+                   help="show the resulting specs and a side-by-side diff, write nothing")
     p = add("example", cmd_example, "copy a bundled example project to try crewbook on")
     p.add_argument(
         "name",

@@ -35,9 +35,9 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
     p = subparsers.add_parser("graph", parents=parents, help=text, description=text,
                               epilog="Formats by extension: " + ", ".join(
                                   f"{e} ({w})" for e, w in SAVE_FORMATS.items()))
-    p.add_argument("path", nargs="?", default=".", metavar="PATH",
+    p.add_argument("path", nargs="?", default=None, metavar="PATH",
                    help="a schema folder or schema.yaml, a project, or a pipeline .toml "
-                        "(default: .)")
+                        "(default: --project, else .)")
     p.add_argument("--schema", metavar="NAME",
                    help="in a project: the schema to draw (default: the config's schema:)")
     p.add_argument("--change", metavar="DIR",
@@ -58,6 +58,7 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
 
 def cmd_graph(args: argparse.Namespace) -> int:
     """Draw what PATH names; 0 when drawn, 1 when `dot` is needed but missing."""
+    args.path = args.path or getattr(args, "project", None) or "."
     if Path(args.path).suffix == ".toml":
         from ..pipeline import load_pipeline
 

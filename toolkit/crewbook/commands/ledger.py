@@ -187,8 +187,8 @@ def _counts(values: pd.Series) -> dict[str, int]:
 def import_command(args: argparse.Namespace) -> int:
     """``crewbook ledger import``: one ledger from other tools' logs; 1 if any could not
     be imported (nothing is written then)."""
-    from ..ledger.importers import find_sources, import_events
     from ..core.atomic import write_atomic
+    from ..ledger.importers import find_sources, import_events
 
     as_json = getattr(args, "json", False)
     try:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..artifacts.audit import errors_of, validate_change, validate_project
-from ..artifacts.project import CODEV, find_project_root, load_config
+from ..artifacts.project import CODEV, OPENSPEC, find_project_root, load_config
 from ..artifacts.schema import validate_schema
 from ..errors import Problem, ProjectNotFoundError
 from ..report import ValidationReport
@@ -79,9 +79,10 @@ def _validate_one(path: Path, project: Path | None) -> list[Problem]:
     if path.is_dir():
         if (path / "schema.yaml").is_file():
             return list(validate_schema(path, display_root=root))
-        if (path / "change.yaml").is_file():
+        in_openspec = path.parent.name == "changes" and path.parent.parent.name == OPENSPEC
+        if (path / "change.yaml").is_file() or (path / ".openspec.yaml").is_file() or in_openspec:
             return list(validate_change(path, root))
-        if (path / CODEV).is_dir():
+        if (path / CODEV).is_dir() or (path / OPENSPEC).is_dir() or path.name == OPENSPEC:
             return list(validate_project(path))
         ledgers = sorted(path.glob("*.jsonl"))
         if ledgers:

@@ -1,0 +1,183 @@
+"""What an archive would do, as something to look at: `SpecUpdate` (one capability's
+spec before and after) and `ArchivePreview` (every update, the problems that would
+refuse it, frames, a side-by-side diff as text and HTML, and a drawing). Computed by
+`archive.preview_archive`; nothing here reads or writes files."""
+
+from __future__ import annotations
+
+import difflib
+import html
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..draw.display import Drawable
+from ..errors import Problem
+from .specs import parse_spec, requirements_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..draw.model import GraphModel
+
+
+@dataclass(frozen=True)
+class SpecUpdate:
+    """One capability's main spec before and after the archive, and what changed."""
+
+    capability: str
+    path: str
+    before: str | None
+    after: str | None
+    statuses: tuple[tuple[str, str], ...] = ()  # (requirement, added|modified|removed|renamed)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Operations applied, by kind."""
+        out = {k: 0 for k in ("added", "modified", "removed", "renamed")}
+        for _, status in self.statuses:
+            out[status] += 1
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class ArchivePreview(Drawable):
+    """What archiving a change would do, computed without writing anything."""
+
+    change: str
+    target: str
+    updates: tuple[SpecUpdate, ...]
+    problems: tuple[Problem, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        """Whether the archive would go ahead (no error)."""
+        return not any(p.severity == "error" for p in self.problems)
+
+    def frame(self) -> pd.DataFrame:
+        """One row per requirement of the resulting specs: capability, requirement,
+        op... (see `requirements_frame`) plus `status` (added, modified, renamed or
+        unchanged); removed requirements are rows with status `removed` and no line."""
+        import pandas as pd
+
+        parts = []
+        for u in self.updates:
+            status = dict(u.statuses)
+            if u.after is None:
+                continue
+            df = requirements_frame([parse_spec(u.after, u.capability, u.path)])
+            df["status"] = [status.get(r, "unchanged") for r in df["requirement"]]
+            gone = [r for r, s in u.statuses if s == "removed"]
+            if gone:
+                df = pd.concat([df, pd.DataFrame({
+                    "capability": u.capability, "requirement": gone, "file": u.path,
+                    "status": "removed"})], ignore_index=True)
+            parts.append(df)
+        columns = ["capability", "requirement", "op", "scenarios", "normative", "file",
+                   "line", "status"]
+        out = (pd.concat(parts, ignore_index=True) if parts
+               else pd.DataFrame(columns=columns))[columns]
+        out = out.astype({"capability": "string", "requirement": "string",
+                          "scenarios": "Int64", "normative": "boolean", "file": "string",
+                          "line": "Int64"})
+        out["status"] = pd.Categorical(out["status"], categories=[
+            "added", "modified", "renamed", "removed", "unchanged"])
+        return out.sort_values(["capability", "line", "requirement"], kind="stable",
+                               na_position="last").reset_index(drop=True)
+
+    def diff(self, width: int = 60) -> str:
+        """A side-by-side text diff of every spec (before | after), changed lines only
+        with 2 lines of context."""
+        out = [f"Archive preview of {self.change} → {self.target}"]
+        for u in self.updates:
+            old = (u.before or "").splitlines()
+            new = (u.after or "").splitlines()
+            out.append(f"\n== {u.path} " + ("(new spec)" if u.before is None else ""))
+            out.append(f"{'before':<{width}} | after")
+            matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+            for group in matcher.get_grouped_opcodes(2):
+                out.append("-" * width + "-+-" + "-" * width)
+                for tag, i1, i2, j1, j2 in group:
+                    left, right = old[i1:i2], new[j1:j2]
+                    mark = {"equal": " ", "replace": "|", "delete": "<", "insert": ">"}[tag]
+                    for k in range(max(len(left), len(right))):
+                        a = left[k] if k < len(left) else ""
+                        b = right[k] if k < len(right) else ""
+                        out.append(f"{_cut(a, width):<{width}} {mark} {_cut(b, width)}")
+        out += [str(p) for p in self.problems]
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        counts = self.counts()
+        verdict = "would archive" if self.ok else "REFUSED"
+        lines = [f"Archive preview of {self.change}: {verdict} → {self.target}"]
+        for u in self.updates:
+            c = u.counts
+            lines.append(f"  {u.path}{' (new)' if u.before is None else ''}: "
+                         + ", ".join(f"{n} {k}" for k, n in c.items() if n))
+        lines.append("  total: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+        lines += [f"  {p}" for p in self.problems]
+        return "\n".join(lines)
+
+    def counts(self) -> dict[str, int]:
+        """Operations applied over every spec, by kind."""
+        total = {k: 0 for k in ("added", "modified", "removed", "renamed")}
+        for u in self.updates:
+            for k, n in u.counts.items():
+                total[k] += n
+        return total
+
+    def to_dict(self) -> dict[str, Any]:
+        """The shape of `crewbook archive --dry-run --json`."""
+        return {"change": self.change, "target": self.target, "ok": self.ok,
+                "specs": [{"capability": u.capability, "path": u.path,
+                           "new": u.before is None, **u.counts} for u in self.updates],
+                "problems": [p.to_dict() for p in self.problems]}
+
+    def __repr__(self) -> str:
+        c = self.counts()
+        return (f"<ArchivePreview {self.change!r}: {'ok' if self.ok else 'refused'}, "
+                f"{len(self.updates)} specs, {c['added']} added, {c['modified']} modified, "
+                f"{c['removed']} removed, {c['renamed']} renamed>")
+
+    def graph_model(self) -> GraphModel:
+        """The resulting specs side by side: one box per capability, one node per
+        requirement coloured by what the archive does to it."""
+        from ..draw.model import Edge, GraphModel, Node
+
+        model = GraphModel(name="archive_preview", title=f"Archive of {self.change}",
+                           direction="LR",
+                           legend=(("added", "added"), ("changed", "modified or renamed"),
+                                   ("removed", "removed"), ("done", "unchanged")))
+        colour = {"added": "added", "modified": "changed", "renamed": "changed",
+                  "removed": "removed", "unchanged": "done"}
+        for u in self.updates:
+            model.clusters[u.capability] = u.capability
+            status = dict(u.statuses)
+            names = [r.key for r in parse_spec(u.after or "", u.capability).requirements]
+            names += [r for r, s in u.statuses if s == "removed"]
+            previous: str | None = None
+            for rank, name in enumerate(names):
+                node_id = f"{u.capability}::{name}"
+                model.add_node(Node(node_id, label=name, group=u.capability, rank=rank,
+                                    status=colour[status.get(name, "unchanged")],
+                                    tooltip=status.get(name, "unchanged")))
+                if previous:
+                    model.add_edge(Edge(previous, node_id, kind="flow", style="dotted"))
+                previous = node_id
+        return model
+
+    def _repr_html_(self) -> str:
+        tables = []
+        for u in self.updates:
+            table = difflib.HtmlDiff(wrapcolumn=60).make_table(
+                (u.before or "").splitlines(), (u.after or "").splitlines(),
+                "before", "after", context=True, numlines=2)
+            tables.append(f"<h4>{html.escape(u.path)}</h4>{table}")
+        probs = "".join(f"<li>{html.escape(str(p))}</li>" for p in self.problems)
+        return (f"<div class='crewbook-archive'><p><b>{html.escape(str(self).splitlines()[0])}"
+                f"</b></p>{''.join(tables)}" + (f"<ul>{probs}</ul>" if probs else "")
+                + "</div>")
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

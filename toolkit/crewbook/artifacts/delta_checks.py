@@ -1,0 +1,235 @@
+"""Check a change's spec deltas the way `openspec validate` does (A9).
+
+Errors make the change invalid (as in OpenSpec, without `--strict`): no delta at all
+unless `skip_specs`, a delta file with no delta section or an empty one, a requirement
+without text or without a scenario, duplicates and contradictions inside a file,
+unpaired RENAMED lines, delta files archive would not read, and a MODIFIED block that
+drops scenarios the main spec still has. Warnings: no SHALL/MUST in the text, a
+requirement outside any delta section, and (crewbook) a MODIFIED, REMOVED or RENAMED
+naming a requirement the main spec does not have, which archive refuses.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import Problem
+from .specs import (
+    DeltaSpec,
+    MainSpec,
+    Requirement,
+    fold,
+    parse_delta,
+    parse_spec,
+    spec_files,
+)
+
+if TYPE_CHECKING:
+    from .change import Change
+
+_DELTA_HEADER = ("## added requirements", "## modified requirements",
+                 "## removed requirements", "## renamed requirements")
+
+
+def _p(code: str, message: str, path: str, line: int | None = None,
+       severity: str = "error") -> Problem:
+    return Problem(code, message, path=path, line=line,
+                   severity="warning" if severity == "warning" else "error")
+
+
+def missing_scenarios(current: Requirement, incoming: Requirement) -> list[str]:
+    """Scenario names `current` has and `incoming` does not (counted as a multiset)."""
+    left: dict[str, int] = {}
+    for s in incoming.scenarios:
+        left[s.name] = left.get(s.name, 0) + 1
+    out = []
+    for s in current.scenarios:
+        if left.get(s.name, 0) > 0:
+            left[s.name] -= 1
+        else:
+            out.append(s.name)
+    return out
+
+
+def _requirement_checks(req: Requirement, op: str, file: str) -> list[Problem]:
+    problems = []
+    if not req.text:
+        problems.append(_p("requirement_no_text", f"{op} {req.key!r} has no requirement text; "
+                           "write what the system SHALL do under its header", file, req.line))
+    elif not req.normative:
+        problems.append(_p("requirement_not_normative", f"{op} {req.key!r} does not say SHALL "
+                           "or MUST; state the requirement normatively", file, req.line,
+                           "warning"))
+    if not [s for s in req.scenarios if s.has_body]:
+        problems.append(_p("requirement_no_scenario", f"{op} {req.key!r} must include at least "
+                           "one scenario (`#### Scenario: <name>` with WHEN/THEN lines)",
+                           file, req.line))
+    return problems
+
+
+def check_delta(delta: DeltaSpec, main: MainSpec | None) -> list[Problem]:
+    """Every problem of one delta file, against its main spec (None: a new capability)."""
+    f = delta.file
+    problems: list[Problem] = []
+    for header, section, line in delta.skipped_headers:
+        problems.append(_p("not_a_requirement", f"`### {header}` in {section} is not a "
+                           f"`### Requirement:` header and is ignored; write `### Requirement: "
+                           f"{header}` if it is one", f, line, "warning"))
+    for side, name, line in delta.unpaired:
+        other = "TO" if side == "FROM" else "FROM"
+        problems.append(_p("rename_unpaired", f"RENAMED {side}: {name!r} has no matching "
+                           f"{other}: line; write each rename as a FROM: line followed by its "
+                           "TO: line", f, line))
+    for orphan, under, line in delta.orphans:
+        where = f"under `## {under}`" if under else "above the first `## ` section"
+        problems.append(_p("requirement_outside_delta", f"requirement {orphan!r} is {where}, "
+                           "not in a delta section, so it is ignored; move it under `## ADDED "
+                           "Requirements` (or MODIFIED, REMOVED, RENAMED)", f, line, "warning"))
+    if not delta.count:
+        if delta.sections:
+            problems.append(_p("delta_empty", f"delta sections {', '.join(delta.sections)} "
+                               "hold no `### Requirement:` entry; add one per requirement "
+                               "(REMOVED may use a bullet list)", f))
+        else:
+            problems.append(_p("delta_no_sections", "no delta section; add headers such as "
+                               "`## ADDED Requirements`, or move notes outside specs/", f))
+    seen: dict[str, set[str]] = {op: set() for op in ("ADDED", "MODIFIED", "REMOVED")}
+    for req in delta.added + delta.modified:
+        op: str = req.op or "ADDED"
+        if req.key in seen[op]:
+            problems.append(_p("duplicate_requirement", f"{req.key!r} appears twice in {op}",
+                               f, req.line))
+        seen[op].add(req.key)
+        problems += _requirement_checks(req, op, f)
+    for name, line in delta.removed:
+        if name in seen["REMOVED"]:
+            problems.append(_p("duplicate_requirement", f"{name!r} appears twice in REMOVED",
+                               f, line))
+        seen["REMOVED"].add(name)
+    froms: set[str] = set()
+    tos: set[str] = set()
+    for old, new, line in delta.renamed:
+        if old in froms:
+            problems.append(_p("duplicate_requirement", f"FROM {old!r} appears twice in "
+                               "RENAMED", f, line))
+        if new in tos:
+            problems.append(_p("duplicate_requirement", f"TO {new!r} appears twice in RENAMED",
+                               f, line))
+        froms.add(old)
+        tos.add(new)
+    first = {r.key: r.line for r in delta.added + delta.modified}
+    first.update({n: ln for n, ln in delta.removed if n not in first})
+    for a, b in (("MODIFIED", "REMOVED"), ("MODIFIED", "ADDED"), ("ADDED", "REMOVED")):
+        for name in sorted(seen[a] & seen[b]):
+            problems.append(_p("delta_conflict", f"{name!r} is both in {a} and {b}; keep one",
+                               f, first.get(name)))
+    removed_folded = {fold(n): n for n in seen["REMOVED"]}
+    for old, new, line in delta.renamed:
+        if old in seen["MODIFIED"]:
+            problems.append(_p("delta_conflict", f"MODIFIED names {old!r}, which RENAMED "
+                               f"renames; use the new header {new!r}", f, line))
+        if new in seen["ADDED"]:
+            problems.append(_p("delta_conflict", f"RENAMED TO {new!r} collides with ADDED",
+                               f, line))
+        if fold(old) in removed_folded:
+            problems.append(_p("delta_conflict", f"{old!r} is both in RENAMED and REMOVED",
+                               f, line))
+    problems += _against_main(delta, main)
+    return problems
+
+
+def _against_main(delta: DeltaSpec, main: MainSpec | None) -> list[Problem]:
+    """What the main spec says about the delta: scenarios a MODIFIED block drops (an
+    error, as in OpenSpec) and operations naming a requirement it lacks (archive
+    refuses them; a warning here, since other changes may add it first)."""
+    f = delta.file
+    problems: list[Problem] = []
+    current = {r.key: r for r in main.requirements} if main else {}
+    renamed_to = {new: old for old, new, _ in delta.renamed}
+    renamed_away = {old for old, _, _ in delta.renamed}
+    for req in delta.modified:
+        if req.key in renamed_away:
+            continue
+        key: str | None = req.key
+        seen: set[str] = set()
+        while key is not None and key not in current and key not in seen:
+            seen.add(key)
+            key = renamed_to.get(key)
+        base = current.get(key) if key is not None else None
+        if base is None:
+            problems.append(_p("delta_target_missing", f"MODIFIED {req.key!r}: the main spec "
+                               f"{'has no such requirement' if main else 'does not exist'}, so "
+                               "archive would refuse it; use ADDED, or archive the change that "
+                               "adds it first", f, req.line, "warning"))
+            continue
+        if lost := missing_scenarios(base, req):
+            problems.append(_p("scenario_dropped", f"MODIFIED {req.key!r} omits scenario(s) "
+                               f"the current spec still has: {', '.join(map(repr, lost))}; "
+                               "copy them into the MODIFIED block (it replaces the whole "
+                               "requirement)", f, req.line))
+    for old, _new, line in delta.renamed:
+        if old not in current:
+            problems.append(_p("delta_target_missing", f"RENAMED FROM {old!r}: the main spec "
+                               "has no such requirement, so archive would refuse it", f, line,
+                               "warning"))
+    for name, line in delta.removed:
+        if main and name not in current:
+            problems.append(_p("delta_target_missing", f"REMOVED {name!r}: the main spec has "
+                               "no such requirement (already removed?)", f, line, "warning"))
+    return problems
+
+
+def unread_delta_files(specs_dir: Path) -> list[Path]:
+    """Markdown files under specs/ holding delta sections that archive never reads
+    (anything but `<capability>/spec.md`)."""
+    found: list[Path] = []
+    if not specs_dir.is_dir():
+        return found
+    for file in sorted(specs_dir.rglob("*.md")):
+        rel = file.relative_to(specs_dir)
+        if any(p.startswith(".") for p in rel.parts) or not file.is_file():
+            continue
+        if rel.name == "spec.md":
+            continue
+        text = file.read_text("utf-8", errors="replace").lower()
+        if any(line.strip() in _DELTA_HEADER for line in text.splitlines()):
+            found.append(file)
+    return found
+
+
+def delta_problems(change: Change) -> list[Problem]:
+    """Every problem of `change`'s deltas, with file:line and what to do."""
+    project = change.project
+    specs_dir = change.folder / "specs"
+    shown = project.relative
+    problems: list[Problem] = []
+    if (specs_dir / "spec.md").is_file():
+        problems.append(_p("delta_at_specs_root", "a delta at specs/spec.md has no capability "
+                           "and is ignored by archive; move it to specs/<capability>/spec.md",
+                           shown(specs_dir / "spec.md")))
+    unread = unread_delta_files(specs_dir)
+    misplaced = bool(unread) or (specs_dir / "spec.md").is_file()
+    for file in unread:
+        problems.append(_p("delta_not_read", "this file holds delta sections but archive only "
+                           "reads specs/<capability>/spec.md; move its requirements there",
+                           shown(file)))
+    total = 0
+    for cap, file in spec_files(specs_dir):
+        delta = parse_delta(file.read_text("utf-8", errors="replace"), cap, shown(file))
+        total += delta.count
+        main_file = project.specs_folder / cap / "spec.md"
+        main = (parse_spec(main_file.read_text("utf-8", errors="replace"), cap,
+                           shown(main_file)) if main_file.is_file() else None)
+        problems += check_delta(delta, main)
+    has_files = specs_dir.is_dir() and any(p.is_file() for p in specs_dir.rglob("*"))
+    where = shown(change.folder)
+    if change.file.skip_specs and has_files:
+        problems.append(_p("skip_specs_conflict", "skip_specs is set but files exist under "
+                           "specs/; remove skip_specs or delete the delta files", where))
+    if total == 0 and not change.file.skip_specs and not misplaced:
+        problems.append(_p("no_deltas", "the change has no spec delta; add "
+                           "specs/<capability>/spec.md with `## ADDED Requirements` (each "
+                           "requirement with a `#### Scenario:`), or set `skip_specs: true` "
+                           "if it changes no spec", where))
+    return problems

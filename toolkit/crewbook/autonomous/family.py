@@ -5,6 +5,7 @@ Kinds: ``autonomous``. The loop lives in a project (``_codev/crew/loop.json``).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,23 @@ def _graph(loop: Any) -> Any:
     return autonomous_graph(loop)
 
 
+def _autonomous_loop(root: str) -> Any:
+    """An autonomous loop at Plan in the storied tour."""
+    from ..artifacts import Project
+    from ..core.clock import ManualClock
+    from ..crew.model import LoopState
+    from .engine import AutonomousLoop
+
+    return AutonomousLoop(LoopState(run="loop-1", goal="sample", max_recettes=2),
+                          project=Project(root), clock=ManualClock())
+
+
+def _sample(folder: Path, kind: str = "autonomous") -> Any:
+    from ..examples import storied_tour
+
+    return functools.partial(_autonomous_loop, str(storied_tour(folder / "tour")))
+
+
 FAMILY = LoopFamily(
     name="autonomous", kinds=("autonomous",),
     summary="the autonomous loop: plan, implementation, recette, delivery (SPEC D6)",
@@ -47,4 +65,5 @@ FAMILY = LoopFamily(
     codec=AutonomousCodec(), players=AutonomousPlayers(), form=AutonomousForm(),
     rules=_rules, store=_Store(), graph=_graph,
     frames=Declined("its four phases are its status; read its ledger for the acts"),
+    sample=_sample,
 )

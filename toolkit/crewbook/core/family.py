@@ -119,6 +119,10 @@ class LoopFamily:
     store: Store | Declined
     graph: Callable[[Any], Any] | Declined
     frames: Callable[[Any], Any] | Declined
+    #: ``sample(folder, kind)``: a picklable factory of a small fresh loop of `kind`,
+    #: set up in `folder` (the protocol suite runs every family through it; simulate
+    #: may send it to a worker; a notebook can try a family with it).
+    sample: Callable[[Path, str], Callable[[], Loop[Any, Any]]]
 
     #: The parts every family gives or declines, in the order docs list them.
     PARTS = ("engine", "codec", "players", "form", "rules", "store", "graph", "frames")

@@ -5,6 +5,7 @@ Kinds: ``crew``. The loop lives in a project (``_codev/crew/``): its store opens
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -43,11 +44,29 @@ def _frames(loop: Any) -> Any:
     return loop.frame()
 
 
+def _crew_loop(root: str) -> Any:
+    """A crew loop on the storied tour's two stories, the bar off (no command runs)."""
+    from ..artifacts import Project
+    from ..core.clock import ManualClock
+    from .engine import CrewLoop
+    from .model import BarCommand, CrewConfig, CrewState
+
+    config = CrewConfig(goal="sample", max_rounds=12, bar={"test": BarCommand(command="true")})
+    state = CrewState(run="crew-1", config=config, epic="add-csv-export", story="Story 1")
+    return CrewLoop(state, project=Project(root), run_bar=False, clock=ManualClock())
+
+
+def _sample(folder: Path, kind: str = "crew") -> Any:
+    from ..examples import storied_tour
+
+    return functools.partial(_crew_loop, str(storied_tour(folder / "tour")))
+
+
 FAMILY = LoopFamily(
     name="crew", kinds=("crew",),
     summary="the crew loop: analyst, developer and qa take turns over a backlog (SPEC D1-D5)",
     engine=Declined("a crew loop lives in a project; simulate it with a factory of your own "
                     "(functools.partial of a function building a CrewLoop)"),
     codec=CrewCodec(), players=CrewPlayers(), form=CrewForm(), rules=_rules, store=_Store(),
-    graph=_graph, frames=_frames,
+    graph=_graph, frames=_frames, sample=_sample,
 )

@@ -7,6 +7,7 @@ source is a task (``.yaml``) or a `Task`.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ..core.family import LoopFamily
@@ -41,11 +42,18 @@ def _frames(loop: Any) -> Any:
     return loop.path_frame()
 
 
+def _sample(folder: Path, kind: str = "standard") -> Any:
+    """Loops of one small task, in `kind`'s mode (standard or coordinator)."""
+    from .factory import TaskFactory
+
+    return TaskFactory({"id": "csv", "mode": kind, "description": "Export as CSV"})
+
+
 FAMILY = LoopFamily(
     name="delivery", kinds=("standard", "coordinator"),
     summary="delivery roles on one task, standard or coordinator mode (SPEC C)",
     engine=_Engine(), codec=DeliveryCodec(), players=DeliveryPlayers(), form=DeliveryForm(),
     rules=_rules,
     store=DeliveryStore(),
-    graph=_graph, frames=_frames,
+    graph=_graph, frames=_frames, sample=_sample,
 )

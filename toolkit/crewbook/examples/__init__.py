@@ -39,3 +39,15 @@ def example_project(name: str = "tour", dest: Path | str | None = None) -> Path:
         source, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
     )
     return target
+
+
+def storied_tour(dest: Path | str) -> Path:
+    """The tour project copied to `dest`, its change given two stories of two tasks each:
+    a backlog the crew and autonomous loops can work through."""
+    root = example_project("tour", dest)
+    lines = ["# Tasks", ""]
+    for story in (1, 2):
+        lines += [f"## Story {story}", "", f"- [ ] {story}.1 First", f"- [ ] {story}.2 Second", ""]
+    (root / "_codev" / "changes" / "add-csv-export" / "tasks.md").write_text("\n".join(lines),
+                                                                            "utf-8")
+    return root

@@ -5,6 +5,7 @@ Kinds: ``pipeline``. A source is a pipeline file (``.toml``) or a `Pipeline`.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ..core.family import Declined, LoopFamily
@@ -38,6 +39,15 @@ def _frames(loop: Any) -> Any:
     return loop.acts_frame()
 
 
+def _sample(folder: Path, kind: str = "pipeline") -> Any:
+    """Runs of the seed's role pipeline, as the tour project ships it."""
+    from ..examples import example_project
+    from .factory import PipelineFactory
+
+    root = example_project("tour", folder / "tour") / "pipeline"
+    return PipelineFactory(root / "role_pipeline.toml", workspace=root / "workspace")
+
+
 FAMILY = LoopFamily(
     name="pipeline", kinds=("pipeline",),
     summary="a role pipeline: stages hand artifacts on along transitions (SPEC B)",
@@ -45,5 +55,5 @@ FAMILY = LoopFamily(
     rules=_rules,
     store=Declined("a pipeline run is kept by `crewbook step PIPELINE.toml --run DIR` "
                    "(state.json beside its ledger), which also checks the file's hash"),
-    graph=_graph, frames=_frames,
+    graph=_graph, frames=_frames, sample=_sample,
 )

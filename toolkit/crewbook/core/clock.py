@@ -16,8 +16,10 @@ EPOCH: Final = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
 
 class ManualClock:
-    """A clock that moves only when told (`advance`, `set`): for notebooks, simulations
-    and tests. Calling it returns the current time."""
+    """A clock that moves only when told (`advance`, `set`, `catch_up`): the one clock of
+    notebooks, simulations and tests. Calling it returns the current time."""
+
+    __slots__ = ("now",)
 
     def __init__(self, start: datetime | str = EPOCH) -> None:
         self.now = _aware(datetime.fromisoformat(start) if isinstance(start, str) else start)
@@ -25,10 +27,14 @@ class ManualClock:
     def __call__(self) -> datetime:
         return self.now
 
-    def advance(self, delta: timedelta | None = None, *, hours: float = 0, minutes: float = 0,
-                seconds: float = 0) -> datetime:
-        """Move forward by `delta` (or hours/minutes/seconds); return the new time."""
-        step = (delta or timedelta()) + timedelta(hours=hours, minutes=minutes, seconds=seconds)
+    def advance(self, delta: timedelta | None = None, *, ms: int = 0, hours: float = 0,
+                minutes: float = 0, seconds: float = 0) -> datetime:
+        """Move forward by `delta` (or ms/hours/minutes/seconds); return the new time."""
+        if delta is None and not (hours or minutes or seconds) and ms >= 0:
+            self.now += timedelta(milliseconds=ms)  # the simulation's path: one act's time
+            return self.now
+        step = (delta or timedelta()) + timedelta(milliseconds=ms, hours=hours,
+                                                  minutes=minutes, seconds=seconds)
         if step < timedelta():
             raise UsageError("a clock only moves forward")
         self.now += step
@@ -40,6 +46,13 @@ class ManualClock:
         if target < self.now:
             raise UsageError(f"a clock only moves forward: {target} is before {self.now}")
         self.now = target
+        return self.now
+
+    def catch_up(self, when: datetime) -> datetime:
+        """Move to `when` if it is later, else stay: a timer or a recorded time that may
+        already have passed (simulation, replay)."""
+        if when > self.now:
+            self.now = when
         return self.now
 
     def __repr__(self) -> str:

@@ -131,7 +131,7 @@ class _DeliveryPlayer(Player):
         if contract.stage == "coordinate":
             return self._coordinate(contract)
         if self.late is not None:  # the platform's timer: the wait has passed its deadline
-            self.clock.set(self.late + timedelta(seconds=1))
+            self.clock.catch_up(self.late + timedelta(seconds=1))
             self.late = None
             return self.d.Expire()
         return self._agent(contract)

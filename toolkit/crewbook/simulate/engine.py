@@ -181,7 +181,7 @@ def play(spec: RunSpec, index: int, loop: Loop[Any, Any] | None = None) -> RunRe
         ms = getattr(report, "duration_ms", None)
         if ms:
             duration += ms
-            clock.advance(ms)
+            clock.advance(ms=ms)
         tokens_in += getattr(report, "tokens_in", None) or 0
         tokens_out += getattr(report, "tokens_out", None) or 0
         cost += getattr(report, "cost", None) or 0.0
@@ -385,9 +385,9 @@ def replay_run(loop_factory: Any, policy: Any, index: int, *, seed: int,
     loop.clock = clock
     loop.run = run_name("sim", index)
     for report, at in pairs:
-        clock.set(at)
+        clock.catch_up(at)
         loop.report(report)
         ms = getattr(report, "duration_ms", None)
         if ms:
-            clock.advance(ms)
+            clock.advance(ms=ms)
     return loop

@@ -24,10 +24,12 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.clock import EPOCH as CLOCK_EPOCH
+from ..core.clock import ManualClock
 from ..core.loop import Act, Loop
 from ..core.players import Player
 from ..errors import LoopRefused, SimulationError, did_you_mean
@@ -40,33 +42,14 @@ if TYPE_CHECKING:
 
     from ..sources import SourceDoc
 
-#: When every simulated run starts: 2025-03-01 09:00 UTC (as `crewbook.delivery.EPOCH`).
-EPOCH = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
+#: When every simulated run starts: 2025-03-01 09:00 UTC (the one clock's `EPOCH`).
+EPOCH = CLOCK_EPOCH
 
 
-class SimClock:
-    """The clock of one simulated run: starts at `EPOCH`, moves by the durations of the
-    accepted reports (the engine advances it) or when a player sets it (a timer)."""
-
-    __slots__ = ("now",)
-
-    def __init__(self, start: datetime = EPOCH) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, ms: int) -> None:
-        """Move on by `ms` milliseconds."""
-        self.now = self.now + timedelta(milliseconds=ms)
-
-    def set(self, when: datetime) -> None:
-        """Move to `when` (never back)."""
-        if when > self.now:
-            self.now = when
-
-    def __repr__(self) -> str:
-        return f"<SimClock {self.now.isoformat()}>"
+#: The clock of a simulated run is the one clock, `ManualClock` (this name is kept for
+#: code that imported it): it starts at `EPOCH` and moves by the accepted reports'
+#: durations (the engine advances it) or when a player catches it up (a timer).
+SimClock = ManualClock
 
 
 class Policy:
@@ -111,7 +94,7 @@ class _ListPlayer(Player):
         if self.clock is not None and self.next < len(self.times):
             when = self.times[self.next]
             if when is not None:
-                self.clock.set(when)
+                self.clock.catch_up(when)
         return self.reports[self.next]
 
     def accepted(self, contract: Act, report: Any) -> None:

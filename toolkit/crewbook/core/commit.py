@@ -34,7 +34,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import InvalidInputError, NotFoundError, Problem
 from .atomic import write_atomic
-from .paths import read_capped
+from .paths import kind_of, read_capped
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -91,13 +91,13 @@ class StateStore(Generic[M]):
     # ---------------------------------------------------------------- reading
     def exists(self) -> bool:
         """Whether there is a state (or a pending first state) to open."""
-        return self.path.is_file() or self.pending.is_file()
+        return kind_of(self.path) != "missing" or kind_of(self.pending) != "missing"
 
     def load(self) -> M:
         """The state, after settling a commit a crash left pending (takes the lock)."""
         with self.turn():
             self.recover()
-            if not self.path.is_file():
+            if kind_of(self.path) == "missing":
                 raise NotFoundError(self.missing)
             data = read_capped(self.path, MAX_STATE_BYTES, shown=self.shown)
             try:

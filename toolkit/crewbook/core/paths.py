@@ -125,7 +125,7 @@ def existing(value: str | os.PathLike[str], what: str = "path",
                          "loop of links)")
     allowed = ("file", "folder") if want == "any" else (want,)
     if kind not in allowed:
-        article = "an" if kind[0] in "aeiouFS" else "a"
+        article = "an" if kind[0] in "aeiou" else "a"
         wanted = "a file or a folder" if want == "any" else f"a {want}"
         raise UsageError(f"{what} {_short(value)} is {article} {kind}, not {wanted}; "
                          "crewbook reads regular files and folders only")

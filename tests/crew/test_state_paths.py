@@ -79,3 +79,17 @@ def test_a_state_file_that_is_a_fifo_is_named_so(project: Path) -> None:
     with pytest.raises(CrewbookError) as refused:
         open_crew(project)
     assert "FIFO" in str(refused.value)
+
+
+@pytest.mark.parametrize("pending", [
+    b"not json", b"[]", b'{"offset": -5, "first": {}, "state": {}}',
+    b'{"offset": 0, "first": {"run": "crew-9"}, "state": {"run": "x"}}',
+])
+def test_a_foreign_pending_file_is_dropped(project: Path, pending: bytes) -> None:
+    crew_init("ship it", bar={"test": GREEN}, project=project)
+    before = (project / STATE).read_bytes()
+    (project / "_codev/crew/state.json.pending").write_bytes(pending)
+    loop = open_crew(project)
+    assert loop.view.acts == 0
+    assert (project / STATE).read_bytes() == before
+    assert not (project / "_codev/crew/state.json.pending").exists()

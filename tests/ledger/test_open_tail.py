@@ -57,10 +57,11 @@ def test_a_run_further_back_is_found_by_a_streamed_scan(tmp_path: Path,
     path = tmp_path / "big.jsonl"
     counts = _generate(path, 3)
     with Ledger(path) as ledger:
-        assert ledger.append({"kind": "note", "loop": "crew", "run": "run-4", "summary": "old run"}).seq == \
-            counts["run-4"]
+        old = ledger.append({"kind": "note", "loop": "crew", "run": "run-4", "summary": "old"})
+        assert old.seq == counts["run-4"]
         assert ledger.events == sum(counts.values()) + 1
-        assert ledger.append({"kind": "note", "loop": "crew", "run": "run-9", "summary": "new"}).seq == 0
+        new = ledger.append({"kind": "note", "loop": "crew", "run": "run-9", "summary": "new"})
+        assert new.seq == 0
     with Ledger(path, run="run-0") as again:
         assert again.next_seq == counts["run-0"]
 

@@ -132,13 +132,15 @@ class StateStore(Generic[M]):
         return False
 
     def _logged(self, offset: Any, first: Any) -> bool:
-        if not isinstance(offset, int) or not isinstance(first, dict):
+        if not isinstance(offset, int) or offset < 0 or not isinstance(first, dict):
+            return False
+        if kind_of(self.ledger) != "file":  # never open a FIFO: it would block
             return False
         try:
             with open(self.ledger, "rb") as handle:
                 handle.seek(offset)
                 line = handle.readline(_PROBE_BYTES)
-        except OSError:
+        except (OSError, ValueError):
             return False
         if not line.endswith(b"\n"):
             return False  # cut short by the crash: readers leave it out, so not logged

@@ -139,6 +139,40 @@ def payload_docs(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @st.composite
+def crew_state_docs(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid `_codev/crew/state.json` (D1-D5): a run, its settings, a pointer, a trail."""
+    acts = draw(st.integers(0, 4))
+    roles = ["analyst", "developer", "qa"]
+    trail = [{"act": n, "ts": "2026-01-01T00:00:00+00:00", "role": roles[(n - 1) % 3],
+              "verdict": "done" if n % 3 else "no-go", "summary": draw(words),
+              "epic": "add-csv-export", "story": "Export"} for n in range(1, acts + 1)]
+    return {"format": 1, "run": f"crew-{draw(st.integers(1, 9))}",
+            "config": {"goal": draw(words), "scope": draw(st.sampled_from(["story", "epic"])),
+                       "max_rounds": draw(st.integers(0, 50)), "max_epics": 3,
+                       "bar": {"test": {"command": "true"}}},
+            "expected": roles[acts % 3], "acts": acts, "epic": "add-csv-export",
+            "story": "Export", "trail": trail}
+
+
+@st.composite
+def loop_state_docs(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid `_codev/crew/loop.json` (D6)."""
+    return {"format": 1, "run": f"loop-{draw(st.integers(1, 9))}", "goal": draw(words),
+            "phase": draw(st.sampled_from(["plan", "implementation", "recette", "delivery"])),
+            "steps": draw(st.integers(0, 9)), "recettes": draw(st.integers(0, 2)),
+            "max_recettes": 3}
+
+
+@st.composite
+def sim_policy_docs(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid simulation `policy.yaml`: fail rates per role."""
+    return {"policy": "random", "roles": {
+        role: {"fail": draw(st.sampled_from([0, 0.1, 0.25, 0.5]))}
+        for role in draw(st.lists(st.sampled_from(["qa", "reviewer", "developer"]),
+                                  min_size=1, max_size=3, unique=True))}}
+
+
+@st.composite
 def ledger_docs(draw: st.DrawFn) -> list[dict[str, Any]]:
     """A valid ledger: runs of events numbered from 0."""
     events: list[dict[str, Any]] = []
@@ -357,6 +391,21 @@ def _write_payload(root: Path, data: bytes) -> Path:
     return _put(root / "payload.json", data)
 
 
+def _write_crew_state(name: str) -> Callable[[Path, bytes], Path]:
+    """The tour project with a change, its `_codev/crew/<name>` the mutated bytes."""
+
+    def write(root: Path, data: bytes) -> Path:
+        import crewbook
+
+        if not (root / "tour").exists():
+            crewbook.example_project(dest=root / "tour")
+        _put(root / "tour" / "_codev/changes/add-csv-export/tasks.md",
+             b"# Tasks\n\n## Export\n\n- [ ] 1.1 Add the button\n")
+        return _put(root / "tour" / "_codev" / "crew" / name, data)
+
+    return write
+
+
 def _write_plain(name: str) -> Callable[[Path, bytes], Path]:
     def write(root: Path, data: bytes) -> Path:
         return _put(root / name, data)
@@ -390,6 +439,24 @@ def _targets() -> dict[str, Target]:
         from crewbook.crew.backlog import Backlog
 
         return Backlog(Project(path.parents[1])).crew_file()
+
+    def crew_state(path: Path) -> Any:
+        from crewbook.crew.api import crew_status, open_crew
+
+        loop = open_crew(path.parents[2], run_bar=False)
+        loop.contract()
+        return crew_status(project=path.parents[2]).to_dict()
+
+    def loop_state(path: Path) -> Any:
+        from crewbook.crew.api import open_autonomous
+
+        loop = open_autonomous(path.parents[2])
+        return loop.contract(), loop.status()
+
+    def sim_policy(path: Path) -> Any:
+        from crewbook.simulate import load_policy
+
+        return load_policy(path)
 
     def payload(path: Path) -> Any:
         from crewbook.artifacts.project import Project
@@ -430,6 +497,12 @@ def _targets() -> dict[str, Target]:
                (("Backlog.crew_file", crew_file),), cli=False),
         Target("payload", payload_docs().map(json.dumps), _write_payload,
                (("load_payload", payload),), cli=False),
+        Target("crew_state", crew_state_docs().map(json.dumps), _write_crew_state("state.json"),
+               (("open_crew", crew_state),), cli=False),
+        Target("loop_state", loop_state_docs().map(json.dumps), _write_crew_state("loop.json"),
+               (("open_autonomous", loop_state),), cli=False),
+        Target("sim_policy", sim_policy_docs().map(to_yaml), _write_plain("policy.yaml"),
+               (("load_policy", sim_policy),), cli=False),
     )}
 
 

@@ -9,6 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.paths import kind_of, path_problem
 from ..draw.display import Drawable
 from ..errors import (
     InvalidInputError,
@@ -237,7 +238,12 @@ def get_schema(name: str, project: ProjectLike = None) -> Schema:
     Only that schema is read; a broken one raises its `SchemaError`.
     """
     proj = project_or_none(project)
-    if proj and (proj.schemas_folder / name).is_dir():
+    why = path_problem(name) or ("it holds a '/'" if "/" in name or name in (".", "..")
+                                 else None)
+    if why is not None:
+        raise SchemaNotFoundError(f"no schema named {name[:60]!r}: {why}, so it cannot name a "
+                                  "schema folder; use a schema name such as 'spec-driven'")
+    if proj and kind_of(proj.schemas_folder / name) == "folder":
         return load_schema(
             proj.schemas_folder / name, name=name, source="project", display_root=proj.root
         )

@@ -12,6 +12,7 @@ carries the route of the crew role doing that work (`PHASE_ROLES`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from ..errors import CrewError, LoopRefused
 from ..routing.router import Router
 
 if TYPE_CHECKING:
+    from ..core.commit import StateStore
     from ..draw.model import GraphModel
 
 
@@ -46,12 +48,12 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
 
     def __init__(
         self, state: LoopState, *, project: Project, ledger: EventSink | None = None,
-        clock: Callable[[], datetime] = utc_now, save: Callable[[LoopState], None] | None = None,
+        clock: Callable[[], datetime] = utc_now, store: StateStore[LoopState] | None = None,
     ) -> None:
         self.project = project
         self.backlog = Backlog(project)
         self.routes = Router("crew", project)
-        self._save = save
+        self._store = store
         super().__init__(state, ledger=ledger, run=state.run, clock=clock, acts=state.steps,
                          router=self.routes)
 
@@ -73,22 +75,36 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
                 "declared, so nothing was run and nothing is logged", code="no_test_command")
         return found
 
-    def step(self, test_command: str | None = None) -> Act:
-        """Advance one phase; at the recette, run the test command first (bar runner)."""
-        s = self._state
-        if self.is_finished():
-            return self.report(LoopStep())  # refused by Loop.report: the loop has finished
-        test = None
-        if s.phase == "recette":
-            command, cwd = self.test_command(test_command)
-            test = run_command(command, root=self.project.root, cwd=cwd, name="test",
-                               timeout=s.test_timeout)
-        before = self._state
-        try:
+    def step(self, test_command: str | None = None, *, act: int | None = None) -> Act:
+        """Advance one phase; at the recette, run the test command first (bar runner).
+
+        `act` (the `Act.act` of the contract being stepped) makes a retry idempotent: a step
+        already taken returns the current contract and runs and logs nothing."""
+        with self._store.turn() if self._store is not None else nullcontext():
+            if self._store is not None and not self._store.fresh():
+                raise LoopRefused("the loop's state file changed since this loop was opened "
+                                  "(the CLI, the MCP server or another notebook acted); open "
+                                  "it again with open_autonomous()", code="stale")
+            s = self._state
+            if act is not None and act != s.steps + 1:
+                if act <= s.steps:
+                    return self.contract()
+                raise LoopRefused(f"this step is for act {act}, but the loop is at act "
+                                  f"{s.steps + 1}; ask for the current contract", code="stale")
+            if self.is_finished():
+                return self.report(LoopStep())  # refused by Loop.report: it has finished
+            test = None
+            if s.phase == "recette":
+                command, cwd = self.test_command(test_command)
+                test = run_command(command, root=self.project.root, cwd=cwd, name="test",
+                                   timeout=s.test_timeout)
             return self.report(LoopStep(test=test))
-        finally:
-            if self._state is not before and self._save is not None:
-                self._save(self._state)
+
+    def _commit(self, events: list[dict[str, Any]], state: LoopState) -> None:
+        if self._store is None:
+            super()._commit(events, state)
+        else:
+            self._store.commit(self.ledger, events, state)
 
     def transition(self, state: LoopState, step: LoopStep) -> Transition[LoopState]:
         """The next phase and its events (pure)."""

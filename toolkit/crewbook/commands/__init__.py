@@ -15,6 +15,7 @@ the parser imports nothing heavy: handlers import what they need when they run.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from collections.abc import Sequence
@@ -47,6 +48,27 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMANDS:
         import_module(f"{__name__}.{name}").register(sub, common)
     return parser
+
+
+#: The arguments that name a path (a file, a folder, LEDGER:RUN, or a change folder).
+PATH_ARGS: tuple[str, ...] = (
+    "paths", "path", "project", "payload_path", "policy", "file", "diff", "run", "workspace",
+    "report", "kinds", "output", "change", "ledger", "pipeline", "source", "epic")
+
+
+def check_path_args(args: argparse.Namespace) -> None:
+    """Every path argument can name a file (no NUL, parts of at most 255 bytes, at most
+    4096 bytes), else a `UsageError` naming the argument (`core.paths.checked_path`)."""
+    from ..core.paths import checked_path
+
+    for name in PATH_ARGS:
+        value = getattr(args, name, None)
+        values = value if isinstance(value, list | tuple) else [value]
+        for item in values:
+            if isinstance(item, str | os.PathLike):
+                flag = name if name in ("paths", "path", "file", "diff", "pipeline",
+                                        "source") else "--" + name.replace("_", "-")
+                checked_path(item, flag.upper() if not flag.startswith("--") else flag)
 
 
 def exit_status(exc: CrewbookError) -> int:
@@ -88,6 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not hasattr(args, name):
             setattr(args, name, default)
     try:
+        check_path_args(args)
         return int(args.func(args))
     except CrewbookError as exc:
         status = exit_status(exc)
@@ -99,6 +122,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("crewbook: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:  # a name the OS refuses, met deeper than the arguments
+        if exc.errno not in (errno.ENAMETOOLONG, errno.ELOOP):
+            raise
+        error = UsageError(f"{exc.filename or 'a path'}: {exc.strerror}; give a shorter "
+                           "path (parts of at most 255 bytes) without a loop of links")
+        if args.json:
+            emit_json(error_document(error))
+        else:
+            print(f"crewbook: error: {error}", file=sys.stderr)
+        return 2
     except BrokenPipeError:  # `crewbook ... | head`: the reader left, nothing is wrong
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

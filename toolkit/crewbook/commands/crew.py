@@ -72,7 +72,7 @@ def cmd_crew_report(args: argparse.Namespace) -> int:
             raise CrewError("--payload is not JSON", [Problem(
                 "payload_bad_json", exc.msg, "--payload", exc.lineno, exc.colno)]) from None
     act = crew_report(args.role, args.verdict, args.summary, payload, args.payload_path,
-                      project=project_arg(args))
+                      project=project_arg(args), act=args.act)
     emit(args, act.to_dict(), _act_text(act.to_dict()))
     return 0
 
@@ -107,7 +107,7 @@ def cmd_loop_step(args: argparse.Namespace) -> int:
     """`loop step`: advance the autonomous loop one phase."""
     from ..crew.api import loop_step
 
-    act = loop_step(args.test_command, project=project_arg(args))
+    act = loop_step(args.test_command, project=project_arg(args), act=args.act)
     emit(args, act.to_dict(), _act_text(act.to_dict()))
     return 0
 
@@ -166,6 +166,8 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
     group.add_argument("--payload", metavar="JSON", help="the role's output as a JSON object")
     group.add_argument("--payload-path", metavar="FILE",
                        help="a JSON file under the project (at most 4 MiB)")
+    p.add_argument("--act", type=int, metavar="N", help="the act number of the contract "
+                   "answered: a retry of an accepted act is not logged twice")
     p = add("status", cmd_crew_status, "where the crew loop is, read-only (D3)")
     p.add_argument("--full", action="store_true", help="every act, not only the last ones")
 
@@ -183,3 +185,5 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
     p = add("step", cmd_loop_step, "advance one phase (runs the test at the recette)")
     p.add_argument("--test-command", metavar="CMD",
                    help="the recette's test command (default: the first declared stack's)")
+    p.add_argument("--act", type=int, metavar="N", help="the act number of the contract "
+                   "answered: a step already taken is not taken again")

@@ -303,8 +303,9 @@ def _target(root: Path, path: Path, output: Path | None, *, single: bool) -> Pat
 def _fail(problems: tuple[Problem, ...] | list[Problem], as_json: bool) -> int:
     """Print the problems; 2 when they are only paths that do not exist (a usage error,
     as in every command), else 1."""
-    if as_json:
-        emit_json({"problems": [p.to_dict() for p in problems]})
+    if as_json:  # the error document of every command (docs/hardening.md)
+        emit_json({"error": {"type": "LedgerError", "message": "cannot read the ledger",
+                             "problems": [p.to_dict() for p in problems]}})
     else:
         for problem in problems:
             print(problem, file=sys.stderr)

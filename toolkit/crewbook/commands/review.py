@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from ..core.paths import checked_path, kind_of
 from ..errors import InvalidInputError, NotFoundError
 from ._shared import emit_json
 
@@ -26,11 +26,12 @@ from ._shared import emit_json
 def _read_input(name: str) -> bytes:
     if name == "-":
         return sys.stdin.buffer.read()
-    path = Path(name)
-    if not path.exists():
+    path = checked_path(name, "DIFF")
+    kind = kind_of(path)
+    if kind in ("missing", "unreadable"):
         raise NotFoundError(f"no such file: {name} (give a diff file, or - to read stdin)")
-    if path.is_dir():
-        raise InvalidInputError(f"{name} is a folder; give a diff file, or - to read stdin")
+    if kind != "file":
+        raise InvalidInputError(f"{name} is a {kind}; give a diff file, or - to read stdin")
     return path.read_bytes()
 
 
@@ -43,7 +44,7 @@ def cmd_review_policy(args: argparse.Namespace) -> int:
     change = read_change(_read_input(args.diff))
     policy: ReviewPolicy | Unreadable = ReviewPolicy()
     if args.policy:
-        if not Path(args.policy).exists():
+        if kind_of(checked_path(args.policy, "--policy")) == "missing":
             raise NotFoundError(f"no such policy file: {args.policy}")
         policy = load_review_policy(args.policy)
     if isinstance(policy, ReviewPolicy):

@@ -15,9 +15,9 @@ Exit status: 0 done; 1 invalid input; 2 a file named does not exist.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
+from ..core.paths import checked_path, kind_of
 from ..errors import NotFoundError, SimulationError
 from ._shared import emit
 
@@ -82,11 +82,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     from ..simulate import InlineExecutor, RandomPolicy, load_policy, simulate, sweep
 
-    path = Path(args.file)
-    if not path.exists():
+    path = checked_path(args.file, "FILE")
+    if kind_of(path) == "missing":
         raise NotFoundError(f"no such file: {args.file} (give a pipeline .toml or a task "
                             ".yaml)")
-    if args.policy and not Path(args.policy).exists():
+    if args.policy and kind_of(checked_path(args.policy, "--policy")) == "missing":
         raise NotFoundError(f"no such policy file: {args.policy}")
     if args.n < 0:
         raise SimulationError(f"-n must be 0 or more, not {args.n}")

@@ -11,7 +11,8 @@ from typing import Any
 from ..artifacts.audit import errors_of, validate_change, validate_project
 from ..artifacts.project import CODEV, OPENSPEC, find_project_root, load_config
 from ..artifacts.schema import validate_schema
-from ..errors import Problem, ProjectNotFoundError
+from ..core.paths import kind_of
+from ..errors import InvalidInputError, Problem, ProjectNotFoundError
 from ..report import ValidationReport
 from ._shared import emit, project_arg
 
@@ -39,11 +40,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    missing = [Problem("file_not_found", "no such file or folder", path=str(p))
+               for p in args.paths if kind_of(p) in ("missing", "unreadable")]
+    if missing:  # a usage error, as in every command: exit 2, the error document
+        raise InvalidInputError("cannot validate: a path does not exist", missing)
     report = validate_paths([Path(p) for p in args.paths], project=project_arg(args),
                             rules=bool(getattr(args, "rules", False)))
     emit(args, report.to_dict(), str(report))
-    if any(not Path(p).exists() for p in args.paths):
-        return 2  # a path that does not exist is a usage error, as in every command
     return 0 if report.valid else 1
 
 
@@ -73,8 +76,12 @@ def _root_for(path: Path, project: Path | None) -> Path | None:
 
 
 def _validate_one(path: Path, project: Path | None) -> list[Problem]:
-    if not path.exists():
+    kind = kind_of(path)
+    if kind in ("missing", "unreadable"):
         return [Problem("file_not_found", "no such file or folder", path=str(path))]
+    if kind not in ("file", "folder"):
+        return [Problem("not_a_file", f"it is a {kind}, not a file or a folder: crewbook "
+                        "checks regular files and folders only", path=str(path))]
     root = _root_for(path, project)
     if path.is_dir():
         if (path / "schema.yaml").is_file():

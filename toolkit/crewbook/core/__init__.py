@@ -4,7 +4,10 @@
   `Transition`, `check_caps`, `require_role`);
 - `clock`: `utc_now` and `ManualClock`; `sinks`: `EventSink`, `MemoryLedger`;
 - `measures`: the measures tuple; `atomic`: `write_atomic`; `examples`: `example_of`
-  (an instance of a JSON Schema); `paths`: `path_in` (a path a glob matches);
+  (an instance of a JSON Schema); `paths`: `path_in` (a path a glob matches) and the
+  one safe path helper (`checked_path`, `kind_of`, `existing`, `read_capped`, `inside`);
+- `commit`: `StateStore`, a loop's state file and ledger committed together per act,
+  under one lock (`turn_lock`);
 - `form`: the Stepper's `Draft` and `FormSpec`; `players`: simulate's `Player`, `Draws`;
 - `family`: `LoopFamily`, what a family says about itself (`crewbook.families` finds them).
 

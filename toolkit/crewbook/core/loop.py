@@ -388,15 +388,20 @@ class Loop(Drawable, ABC, Generic[State, Report]):
         result = self.transition(state, report)
         ts = self.clock().isoformat()
         stamped = [self._stamp(event, ts) for event in result.events]
-        append_many = getattr(self.ledger, "append_many", None)
-        if append_many is not None:
-            append_many(stamped)  # one lock and one write for the whole act
-        else:
-            for event in stamped:
-                self.ledger.append(event)
+        self._commit(stamped, result.state)
         self._state = result.state
         self._acts += 1
         return self.contract()
+
+    def _commit(self, events: list[dict[str, Any]], state: State) -> None:
+        """Log one accepted act's events (an engine whose state lives in a file overrides
+        this to commit the events and the new state together, `core.commit`)."""
+        append_many = getattr(self.ledger, "append_many", None)
+        if append_many is not None:
+            append_many(events)  # one lock and one write for the whole act
+        else:
+            for event in events:
+                self.ledger.append(event)
 
     def is_finished(self) -> bool:
         """Whether the loop has finished (engines may answer faster than `status()`)."""

@@ -28,9 +28,9 @@ from pydantic import BaseModel, ValidationError
 
 from ..artifacts.project import Project, ProjectLike, as_project
 from ..autonomous.engine import AutonomousLoop
-from ..core.atomic import write_atomic
+from ..core.commit import StateStore, turn_lock
 from ..core.loop import Act, Status, utc_now
-from ..errors import AlreadyExistsError, CrewError, NotFoundError, Problem
+from ..errors import AlreadyExistsError, CrewError, Problem, UnsafePathError
 from ..ledger.writer import Ledger
 from .backlog import Backlog, normalise_bar, slug
 from .checks import load_payload, pydantic_problems
@@ -43,6 +43,8 @@ from .model import (
     DEFAULT_TIMEOUT,
     LOOP_LEDGER,
     LOOP_STATE_FILE,
+    PROMPTS_DIR,
+    SAFE_NAME,
     STATE_FILE,
     STATUS_LAST,
     WHOLE_EPIC,
@@ -56,33 +58,39 @@ M = TypeVar("M", bound=BaseModel)
 
 
 # ---------------------------------------------------------------------- state files
-def _load(path: Path, model: type[M], shown: str, what: str) -> M:
-    if not path.is_file():
-        raise NotFoundError(f"no {what} in this project ({shown} does not exist); start one "
-                            f"with {'crew_init' if 'crew' in what else 'loop_init'} "
-                            f"(`crewbook {'crew' if 'crew' in what else 'loop'} init GOAL`)")
-    try:
-        return model.model_validate_json(path.read_bytes())
-    except ValidationError as exc:
-        raise CrewError(f"{shown} is not a valid {what} state; start again with force=True",
-                        pydantic_problems(exc, shown)) from None
+def _store(proj: Project, model: type[M], state: str, ledger: str, what: str,
+           start: str) -> StateStore[M]:
+    return StateStore(proj.root / state, proj.root / ledger, proj.root / CREW_DIR / ".lock",
+                      model, shown=state, problems=pydantic_problems,
+                      missing=f"no {what} in this project ({state} does not exist); start one "
+                              f"with {start}")
 
 
-def _save(path: Path, state: BaseModel) -> None:
-    write_atomic(path, state.model_dump_json(indent=1) + "\n")
+def _crew_store(proj: Project) -> StateStore[CrewState]:
+    return _store(proj, CrewState, STATE_FILE, CREW_LEDGER, "crew loop",
+                  "crew_init (`crewbook crew init GOAL`)")
+
+
+def _loop_store(proj: Project) -> StateStore[LoopState]:
+    return _store(proj, LoopState, LOOP_STATE_FILE, LOOP_LEDGER, "autonomous loop",
+                  "loop_init (`crewbook loop init GOAL`)")
 
 
 def _run_id(ledger_path: Path, prefix: str) -> str:
-    """`crew-1`, `crew-2`…: one more than the runs the ledger file already holds."""
+    """`crew-1`, `crew-2`…: one more than the runs the ledger file already holds (read
+    line by line: memory stays bounded on a big ledger)."""
     runs: set[str] = set()
     if ledger_path.is_file():
-        for line in ledger_path.read_text("utf-8", errors="replace").splitlines():
-            try:
-                run = json.loads(line).get("run")
-            except (json.JSONDecodeError, AttributeError):
-                continue  # a cut or foreign line names no run; the reader reports it
-            if isinstance(run, str):
-                runs.add(run)
+        with open(ledger_path, "rb") as handle:
+            for line in handle:
+                if b'"run"' not in line:
+                    continue
+                try:
+                    run = json.loads(line).get("run")
+                except (ValueError, AttributeError):
+                    continue  # a cut or foreign line names no run; the reader reports it
+                if isinstance(run, str):
+                    runs.add(run)
     n = len(runs) + 1
     while f"{prefix}-{n}" in runs:
         n += 1
@@ -93,20 +101,10 @@ def _run_id(ledger_path: Path, prefix: str) -> str:
 def _turn(project: Project) -> Iterator[None]:
     """One caller at a time acts on a project's loops (a lock file in `_codev/crew/`): two
     agents reporting at once take turns instead of overwriting each other's state."""
-    from filelock import FileLock
-
     folder = project.root / CREW_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(folder / ".lock")):
+    with turn_lock(folder / ".lock"):
         yield
-
-
-def _fingerprint(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size)
 
 
 def open_crew(project: ProjectLike = None, *, clock: Callable[[], datetime] = utc_now,
@@ -114,17 +112,10 @@ def open_crew(project: ProjectLike = None, *, clock: Callable[[], datetime] = ut
     """The project's crew loop, from `_codev/crew/state.json`; every accepted act and bar
     measure saves it back (and a loop whose file changed since it was opened refuses)."""
     proj = as_project(project)
-    path = proj.root / STATE_FILE
-    state = _load(path, CrewState, STATE_FILE, "crew loop")
-    seen = [_fingerprint(path)]
-
-    def save(new: CrewState) -> None:
-        _save(path, new)
-        seen[0] = _fingerprint(path)
-
+    store = _crew_store(proj)
+    state = store.load()
     return CrewLoop(state, project=proj, ledger=Ledger(proj.root / CREW_LEDGER, run=state.run),
-                    clock=clock, run_bar=run_bar, save=save,
-                    fresh=lambda: _fingerprint(path) == seen[0])
+                    clock=clock, run_bar=run_bar, store=store)
 
 
 # ---------------------------------------------------------------------- crew loop
@@ -151,10 +142,11 @@ def crew_init(
 def _crew_init(proj: Project, goal: str, scope: str, max_rounds: int, max_epics: int,
                bar: Mapping[str, Any] | None, force: bool, epic: str | None,
                bar_timeout: float, clock: Callable[[], datetime]) -> Status:
-    path = proj.root / STATE_FILE
-    if path.exists() and not force:
+    store = _crew_store(proj)
+    store.recover()
+    if store.exists() and not force:
         raise AlreadyExistsError(f"a crew loop already exists ({STATE_FILE}); pass force=True "
-                                 "(--force) to start a new one over it", path)
+                                 "(--force) to start a new one over it", store.path)
     commands = normalise_bar(bar, proj)
     try:
         config = CrewConfig(goal=goal, scope=scope, max_rounds=max_rounds,
@@ -173,11 +165,10 @@ def _crew_init(proj: Project, goal: str, scope: str, max_rounds: int, max_epics:
     state = CrewState(run=run, config=config, epic=first, epic_axis=axis, story=story,
                       promoted=(axis,) if axis else ())
     with Ledger(proj.root / CREW_LEDGER, run=run) as ledger:
-        ledger.append({"kind": "init", "loop": "crew", "ts": clock().isoformat(),
-                       "summary": f"crew loop: {config.goal}",
-                       "payload": {**plain(config), "epic": first, "story": story,
-                                   "axis": axis}})
-    _save(path, state)
+        store.commit(ledger, [{"kind": "init", "loop": "crew", "ts": clock().isoformat(),
+                               "run": run, "summary": f"crew loop: {config.goal}",
+                               "payload": {**plain(config), "epic": first, "story": story,
+                                           "axis": axis}}], state)
     return open_crew(proj, clock=clock).status()
 
 
@@ -219,6 +210,10 @@ def crew_step(document: str | None = None, *, project: ProjectLike = None,
 
 def _write_prompt(loop: CrewLoop, act: Act) -> None:
     if act.prompt_path is not None:
+        folder, _, name = act.prompt_path.rpartition("/")
+        if folder != PROMPTS_DIR or not SAFE_NAME.fullmatch(name):
+            raise UnsafePathError(f"prompt path {act.prompt_path!r} is refused: prompts are "
+                                  f"written as one file under {PROMPTS_DIR} only")
         write_prompt(loop.project.root, act.prompt_path, crew_prompt(act, loop.config.goal))
 
 
@@ -226,18 +221,19 @@ def crew_report(
     role: str, verdict: str, summary: str, payload: Mapping[str, Any] | None = None,
     payload_path: str | os.PathLike[str] | None = None, *, project: ProjectLike = None,
     duration_ms: int | None = None, tokens_in: int | None = None, tokens_out: int | None = None,
-    cost: float | None = None, clock: Callable[[], datetime] = utc_now,
+    cost: float | None = None, clock: Callable[[], datetime] = utc_now, act: int | None = None,
 ) -> Act:
     """Report the act of `role` (D2); returns the next act (its prompt written). A refused
-    report raises `LoopRefused` or `CrewError` and writes nothing."""
+    report raises `LoopRefused` or `CrewError` and writes nothing. `act` (the contract's
+    `Act.act`) makes a retry idempotent: an act already accepted is not logged again."""
     proj = as_project(project)
     data = load_payload(payload, payload_path, proj)
     with _turn(proj):
         loop = open_crew(proj, clock=clock)
-        act = loop.report(CrewReport(role, verdict, summary, data, duration_ms, tokens_in,
-                                     tokens_out, cost))
-        _write_prompt(loop, act)
-    return act
+        following = loop.report(CrewReport(role, verdict, summary, data, duration_ms, tokens_in,
+                                           tokens_out, cost, act))
+        _write_prompt(loop, following)
+    return following
 
 
 def crew_status(full: bool = False, *, project: ProjectLike = None,
@@ -251,11 +247,11 @@ def open_autonomous(project: ProjectLike = None, *,
                     clock: Callable[[], datetime] = utc_now) -> AutonomousLoop:
     """The project's autonomous loop from `_codev/crew/loop.json` (each step saves it)."""
     proj = as_project(project)
-    path = proj.root / LOOP_STATE_FILE
-    state = _load(path, LoopState, LOOP_STATE_FILE, "autonomous loop")
+    store = _loop_store(proj)
+    state = store.load()
     return AutonomousLoop(state, project=proj,
                           ledger=Ledger(proj.root / LOOP_LEDGER, run=state.run), clock=clock,
-                          save=lambda s: _save(path, s))
+                          store=store)
 
 
 def loop_init(goal: str, force: bool = False, *, project: ProjectLike = None,
@@ -269,10 +265,11 @@ def loop_init(goal: str, force: bool = False, *, project: ProjectLike = None,
 
 def _loop_init(proj: Project, goal: str, force: bool, max_recettes: int, test_timeout: float,
                clock: Callable[[], datetime]) -> Status:
-    path = proj.root / LOOP_STATE_FILE
-    if path.exists() and not force:
+    store = _loop_store(proj)
+    store.recover()
+    if store.exists() and not force:
         raise AlreadyExistsError(f"an autonomous loop already exists ({LOOP_STATE_FILE}); "
-                                 "pass force=True (--force) to start a new one", path)
+                                 "pass force=True (--force) to start a new one", store.path)
     run = _run_id(proj.root / LOOP_LEDGER, "loop")
     try:
         state = LoopState(run=run, goal=goal.strip(), max_recettes=max_recettes,
@@ -280,20 +277,20 @@ def _loop_init(proj: Project, goal: str, force: bool, max_recettes: int, test_ti
     except ValidationError as exc:
         raise CrewError("cannot start the autonomous loop", pydantic_problems(exc)) from None
     with Ledger(proj.root / LOOP_LEDGER, run=run) as ledger:
-        ledger.append({"kind": "init", "loop": "autonomous", "ts": clock().isoformat(),
-                       "summary": f"autonomous loop: {state.goal}",
-                       "payload": {"goal": state.goal, "max_recettes": max_recettes,
-                                   "test_timeout": test_timeout}})
-    _save(path, state)
+        store.commit(ledger, [{"kind": "init", "loop": "autonomous", "ts": clock().isoformat(),
+                               "run": run, "summary": f"autonomous loop: {state.goal}",
+                               "payload": {"goal": state.goal, "max_recettes": max_recettes,
+                                           "test_timeout": test_timeout}}], state)
     return open_autonomous(proj, clock=clock).status()
 
 
 def loop_step(test_command: str | None = None, *, project: ProjectLike = None,
-              clock: Callable[[], datetime] = utc_now) -> Act:
-    """Advance the autonomous loop one phase (D6); returns the next contract."""
+              clock: Callable[[], datetime] = utc_now, act: int | None = None) -> Act:
+    """Advance the autonomous loop one phase (D6); returns the next contract. `act` (the
+    contract's `Act.act`) makes a retry idempotent: a step already taken is not redone."""
     proj = as_project(project)
     with _turn(proj):
-        return open_autonomous(proj, clock=clock).step(test_command)
+        return open_autonomous(proj, clock=clock).step(test_command, act=act)
 
 
 __all__ = [

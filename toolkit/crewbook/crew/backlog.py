@@ -46,6 +46,7 @@ from .model import (
     BAR_NAMES,
     CREW_FILE,
     NO_SECTION,
+    SAFE_NAME,
     STACK_MODELS,
     WHOLE_EPIC,
     BarCommand,
@@ -145,6 +146,8 @@ class Backlog:
         cached = self._epics.get(name)
         if cached is not None and cached[0] == (_stat(cached[2]) or _ABSENT):
             return cached[1]
+        if not SAFE_NAME.fullmatch(name):  # never a path out of the changes folder
+            return Epic(name, stories_of(name, ()), exists=False)
         folder = self.project.changes_folder / name
         if not (folder / "change.yaml").is_file():
             return Epic(name, stories_of(name, ()), exists=False)

@@ -3,13 +3,16 @@
 `run_command` runs one configured shell command so that it can never hang or kill the
 loop that asked for it:
 
-- it starts in its own process group (``start_new_session=True``), stdin closed;
+- it runs under the keeper (`crewbook.crew.keeper`): a child subreaper that holds the
+  command's whole tree (a child that calls ``setsid`` or double-forks included), in
+  its own process group, stdin closed;
 - it has a timeout (600 s by default, settable per command and per loop); at the
-  timeout the WHOLE group is killed (``os.killpg(pgid, SIGKILL)``), children and
-  grandchildren included;
-- when the command exits, whatever it left running in its group is killed too (after
-  a short grace for the last output), so a bar never leaves processes behind, and a
-  background child holding the output pipe cannot make the loop wait;
+  timeout the WHOLE tree is killed, children and grandchildren included;
+- when the command exits, whatever it left running is killed too, so a bar never
+  leaves processes behind, and a background child holding the output pipe cannot make
+  the loop wait;
+- if crewbook dies while a bar runs (even by ``kill -9``), the keeper's lifeline pipe
+  closes and it kills the tree: nothing a bar started outlives crewbook;
 - its output (stdout and stderr together) is read as it comes, and only a bounded part
   is kept: the first and the last ``max_output / 2`` bytes, with the number of bytes
   cut, so a command printing gigabytes costs a few KiB of memory;
@@ -28,15 +31,21 @@ import os
 import selectors
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Final
 
+from ..core.paths import kind_of, path_problem
 from ..errors import CrewError, Problem, UnsafePathError
 from .model import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT, BarCommand, BarRun
 
 #: Seconds to wait for the last output once the command itself has exited.
 EXIT_GRACE: Final = 0.5
+#: Whether bar commands run under the keeper (`crewbook.crew.keeper`, POSIX).
+KEEPER: Final = hasattr(os, "killpg")
+#: Seconds the keeper has to kill a command's tree once told to stop.
+KEEPER_GRACE: Final = 10.0
 _CHUNK: Final = 65536
 
 
@@ -82,13 +91,17 @@ def confined_cwd(root: Path, cwd: str | None) -> Path:
     base = root.resolve()
     if cwd is None or cwd in ("", "."):
         return base
+    why = path_problem(cwd)
+    if why is not None:
+        raise UnsafePathError(f"bar cwd {cwd[:60]!r} cannot name a folder: {why}; give a "
+                              "folder relative to the project root, such as 'src'")
     raw = Path(cwd)
     target = (raw if raw.is_absolute() else base / raw).resolve()
     if not target.is_relative_to(base):
         raise UnsafePathError(
             f"bar cwd {cwd!r} leads outside the project ({base}); a bar command runs inside "
             "the project: give a folder relative to its root, such as 'src'")
-    if not target.is_dir():
+    if kind_of(target) != "folder":
         raise CrewError("bar cwd is not a folder", [Problem(
             "bar_cwd_missing", f"{cwd!r} is not a folder of the project; create it or fix "
             "the bar's cwd", key="cwd")])
@@ -125,13 +138,24 @@ def run_command(
     folder = confined_cwd(root, cwd)
     shown_cwd = folder.relative_to(root.resolve()).as_posix() or "."
     started = time.monotonic()
+    lifeline: int | None = None
     try:
-        proc = subprocess.Popen(  # a command the user configured (rule 7)
-            command, shell=True, cwd=folder, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=hasattr(os, "killpg"),
-        )
+        if KEEPER:  # POSIX: through the keeper, so no process of the bar outlives it
+            reader, lifeline = os.pipe()
+            try:
+                proc = subprocess.Popen(  # a command the user configured (rule 7)
+                    [sys.executable, "-I", "-S", str(Path(__file__).with_name("keeper.py")),
+                     "/bin/sh", "-c", command], cwd=folder, stdin=reader,
+                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+            finally:
+                os.close(reader)
+        else:  # pragma: no cover - Windows: the command alone
+            proc = subprocess.Popen(
+                command, shell=True, cwd=folder, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     except OSError as exc:
+        if lifeline is not None:
+            os.close(lifeline)
         raise CrewError("cannot start the bar command", [Problem(
             "bar_not_started", f"{name}: {exc}", key=name)]) from None
     out = BoundedOutput(max_output)
@@ -165,7 +189,11 @@ def run_command(
             proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             timed_out = True
-    _kill_group(proc)
+    if lifeline is not None:
+        os.close(lifeline)  # the keeper kills the command's whole tree, then exits
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=KEEPER_GRACE)
+    _kill_group(proc)  # the keeper's own group: a keeper that did not exit in time
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored

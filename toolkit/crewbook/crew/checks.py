@@ -20,6 +20,7 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from ..artifacts.project import Project
+from ..core.paths import kind_of, path_problem
 from ..errors import CrewError, Problem, UnsafePathError
 from ..ledger.conformance import Event, LoopRules
 from ..sources import parse_json
@@ -88,6 +89,10 @@ def load_payload(payload: Any, payload_path: str | os.PathLike[str] | None,
                 "payload_not_object", f"payload must be a JSON object, not "
                 f"{type(payload).__name__}", key="payload")])
         return dict(payload)
+    why = path_problem(payload_path)
+    if why is not None:
+        raise CrewError("payload_path cannot name a file", [Problem(
+            "unsafe_path", f"{why}; give a shorter path", key="payload_path")])
     root = project.root.resolve()
     raw = Path(payload_path)
     lexical = Path(os.path.normpath(raw if raw.is_absolute() else root / raw))
@@ -100,9 +105,11 @@ def load_payload(payload: Any, payload_path: str | os.PathLike[str] | None,
         raise UnsafePathError(
             f"payload_path {str(payload_path)!r} is a symlink (or goes through one) to "
             f"{resolved}, outside the project; copy the file into the project instead")
-    if not resolved.is_file():
+    kind = kind_of(resolved)
+    if kind != "file":
         raise CrewError("payload file not found", [Problem(
-            "payload_not_found", "no such file; write the JSON payload there first",
+            "payload_not_found", "no such file; write the JSON payload there first"
+            if kind in ("missing", "unreadable") else f"it is a {kind}, not a file",
             str(payload_path), key="payload_path")])
     size = resolved.stat().st_size
     if size > MAX_PAYLOAD_BYTES:

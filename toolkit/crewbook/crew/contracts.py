@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..artifacts.project import Project
 from ..core.atomic import write_atomic
+from ..core.paths import inside
 from ..routing.router import Router
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ def write_prompt(root: Path, rel: str, text: str) -> bool:
 
     Returns True when the file was written (False: it was already there, untouched).
     """
-    path = root / rel
+    path = inside(root, rel, "prompt path")  # never a file outside the project
     data = json.dumps({"prompt": text}, ensure_ascii=False, indent=2) + "\n"
     if path.is_file() and path.read_text("utf-8", errors="replace") == data:
         return False

@@ -25,7 +25,8 @@ The autonomous loop (D6) is in `crewbook.autonomous`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -51,6 +52,7 @@ from .model import (
 )
 
 if TYPE_CHECKING:
+    from ..core.commit import StateStore
     from ..draw.model import GraphModel
 
 Event = dict[str, Any]
@@ -69,13 +71,18 @@ class CrewReport:
     tokens_in: int | None = None
     tokens_out: int | None = None
     cost: float | None = None
+    #: The act this report is for (`Act.act` of its contract): a retry of an act already
+    #: accepted returns the next contract and logs nothing; a report for another act
+    #: is refused (``stale``). None: the current act, unchecked.
+    act: int | None = None
 
 
 class CrewLoop(Loop[CrewState, CrewReport]):
     """The crew loop on one project; see the module docstring.
 
-    ``save`` (set by `crewbook.crew.api`) is called with the new state after every accepted
-    act and bar measure, so a loop opened from a project stays in step with its file.
+    ``store`` (set by `crewbook.crew.api`, a `core.commit.StateStore`) makes every accepted
+    act and bar measure one commit of the ledger and the state file, under the project's
+    lock; a loop whose file another caller changed since it was read refuses (``stale``).
     ``run_bar=False`` turns bar measuring and its gate off (simulations, benchmarks).
     """
 
@@ -85,14 +92,13 @@ class CrewLoop(Loop[CrewState, CrewReport]):
     def __init__(
         self, state: CrewState, *, project: Project, ledger: EventSink | None = None,
         clock: Callable[[], datetime] = utc_now, run_bar: bool = True,
-        save: Callable[[CrewState], None] | None = None, fresh: Callable[[], bool] | None = None,
+        store: StateStore[CrewState] | None = None,
     ) -> None:
         self.project = project
         self.backlog = Backlog(project)
         self.routes = Router("crew", project)
         self.run_bar = run_bar
-        self._save = save
-        self._fresh = fresh
+        self._store = store
         self._memo: tuple[CrewState, str | None, Act] | None = None
         self._journal: dict[tuple[int, str, str, str], JournalEntry] = {}
         super().__init__(state, ledger=ledger, run=state.run, clock=clock, acts=state.acts,
@@ -125,19 +131,56 @@ class CrewLoop(Loop[CrewState, CrewReport]):
                 and (s.bar is None or s.bar.act != s.dev_act))
 
     # ------------------------------------------------------------------ acting
+    @contextmanager
+    def _turn(self) -> Iterator[None]:
+        """The project's lock, and a check under it that the state file is still ours."""
+        if self._store is None:
+            with nullcontext():
+                yield
+            return
+        with self._store.turn():
+            if not self._store.fresh():
+                raise LoopRefused("the loop's state file changed since this loop was opened "
+                                  "(the CLI, the MCP server or another notebook acted); open "
+                                  "it again with open_crew()", code="stale")
+            yield
+
+    def _commit(self, events: list[dict[str, Any]], state: CrewState) -> None:
+        if self._store is None:
+            super()._commit(events, state)
+        else:
+            self._store.commit(self.ledger, events, state)
+
     def report(self, report: CrewReport) -> Act:
-        """Apply a role's report (refusals change and log nothing); then save the state,
-        create a promoted epic's change, and measure the bar when qa is next."""
-        if self._fresh is not None and not self._fresh():
-            raise LoopRefused("the loop's state file changed since this loop was opened (the "
-                              "CLI or another notebook acted); open it again with open_crew()",
-                              code="stale")
-        before = self._state
-        try:
+        """Apply a role's report (refusals change and log nothing) as one commit of the
+        ledger and the state file; then create a promoted epic's change, and measure the
+        bar when qa is next."""
+        with self._turn():
+            done = self._retried(report)
+            if done is not None:
+                return done
             super().report(report)  # ends with contract(), which reads the backlog
-        finally:
-            if self._state is not before and self._save is not None:
-                self._save(self._state)  # accepted: saved even if reading the backlog fails
+            return self._after_act()
+
+    def _retried(self, report: CrewReport) -> Act | None:
+        """The next contract when `report` repeats an accepted act (idempotent retry);
+        `LoopRefused` when it names another act; None to go on."""
+        if not isinstance(report, CrewReport) or report.act is None:
+            return None
+        s = self._state
+        if report.act == s.acts + 1:
+            return None
+        record = next((r for r in s.trail if r.act == report.act), None)
+        if (record is not None and record.role == report.role
+                and record.verdict == report.verdict and record.summary == report.summary):
+            return self.contract()
+        raise LoopRefused(
+            f"this report is for act {report.act}, but the loop is at act {s.acts + 1}"
+            + (f" and act {report.act} was another report ({record.role}: {record.verdict})"
+               if record is not None else "") + "; ask for the current contract (crew_step)",
+            code="stale")
+
+    def _after_act(self) -> Act:
         s = self._state
         if s.epic_axis is not None and s.epic and not self.backlog.epic(s.epic).exists:
             self.backlog.promote(s.epic_axis, s.epic)
@@ -152,16 +195,19 @@ class CrewLoop(Loop[CrewState, CrewReport]):
             raise LoopRefused("no version to measure yet: the developer has not reported",
                               code="no_version")
         cfg = s.config
-        runs = run_bar({str(k): v for k, v in cfg.bar.items()}, root=self.project.root,
-                       timeout=cfg.bar_timeout, max_output=cfg.max_output)
-        ts = self.clock().isoformat()
-        events = [self._stamp({**bar_event(r, act=s.dev_act, attempt=s.attempt,
-                                           version=s.version), "ts": ts}, ts) for r in runs]
-        _append(self.ledger, events)
-        facts = BarFacts(act=s.dev_act, version=s.version, runs=tuple(runs))
-        self._state = s.model_copy(update={"bar": facts, "bar_runs": s.bar_runs + len(runs)})
-        if self._save is not None:
-            self._save(self._state)
+        with self._turn():
+            runs = run_bar({str(k): v for k, v in cfg.bar.items()}, root=self.project.root,
+                           timeout=cfg.bar_timeout, max_output=cfg.max_output)
+            ts = self.clock().isoformat()
+            events = [self._stamp({**bar_event(r, act=s.dev_act, attempt=s.attempt,
+                                               version=s.version), "ts": ts}, ts) for r in runs]
+            facts = BarFacts(act=s.dev_act, version=s.version, runs=tuple(runs))
+            new = s.model_copy(update={"bar": facts, "bar_runs": s.bar_runs + len(runs)})
+            if self._store is None:
+                _append(self.ledger, events)
+            else:
+                self._store.commit(self.ledger, events, new)
+            self._state = new
         return facts
 
     def transition(self, state: CrewState, report: CrewReport) -> Transition[CrewState]:

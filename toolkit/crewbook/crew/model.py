@@ -16,6 +16,7 @@ frozen: an engine makes a new state for every accepted act (`model_copy(update=.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -80,6 +81,22 @@ STACK_MODELS: Final[dict[str, dict[str, str]]] = {
 
 
 _FROZEN = ConfigDict(extra="forbid", frozen=True)
+
+#: A run id or a change name that becomes part of a path (a prompt file, a change
+#: folder): one file name, no folder separator, no leading dot, at most 128 characters.
+SAFE_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def safe_name(value: str | None, what: str) -> str | None:
+    """`value` when it can name one file under its folder; a pydantic error otherwise, so
+    a hostile ``run: ../../x`` in a state file never becomes a path outside the project."""
+    if value is None or SAFE_NAME.fullmatch(value):
+        return value
+    shown = value if len(value) <= 60 else value[:50] + "…"
+    raise PydanticCustomError(
+        "unsafe_path", "{what} {shown!r} cannot name a file: use letters, digits, '.', '_' "
+        "and '-' (at most 128, no '/' and no leading '.'); the crew loop writes and reads "
+        "paths made from it", {"what": what, "shown": shown})
 
 
 class BarCommand(BaseModel):
@@ -233,6 +250,16 @@ class CrewState(BaseModel):
     finished_reason: FinishedReason | None = None
     trail: tuple[ActRecord, ...] = ()
 
+    @field_validator("run")
+    @classmethod
+    def _run_is_a_name(cls, value: str) -> str:
+        return safe_name(value, "run") or value
+
+    @field_validator("epic")
+    @classmethod
+    def _epic_is_a_name(cls, value: str | None) -> str | None:
+        return safe_name(value, "epic")
+
     def covered(self, epic: str, story: str) -> bool:
         """Whether qa gave `go` on this story."""
         return (epic, story) in self.stories_covered
@@ -254,6 +281,11 @@ class LoopState(BaseModel):
     test_timeout: float = Field(DEFAULT_TIMEOUT, gt=0)
     last_test: BarRun | None = None
     finished_reason: Literal["delivered", "recette_exhausted"] | None = None
+
+    @field_validator("run")
+    @classmethod
+    def _run_is_a_name(cls, value: str) -> str:
+        return safe_name(value, "run") or value
 
 
 def format_models() -> dict[str, type[BaseModel]]:

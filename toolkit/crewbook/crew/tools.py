@@ -61,11 +61,17 @@ def _crew_init(a: JSON, project: ProjectLike) -> JSON:
     return status.to_dict()
 
 
+#: The optional act id of a report or step: a retry of an accepted act is not logged twice.
+_ACT_ID: JSON = {"type": "integer", "minimum": 1, "description": "the act number of the "
+                 "contract answered (its `act`): a retry of an act already accepted returns the "
+                 "next contract and logs nothing; a report for another act is refused"}
+
+
 def _crew_report(a: JSON, project: ProjectLike) -> JSON:
     from .api import crew_report
 
     act = crew_report(a["role"], a["verdict"], a["summary"], a.get("payload"),
-                      a.get("payload_path"), project=project)
+                      a.get("payload_path"), project=project, act=a.get("act"))
     return act.to_dict()
 
 
@@ -90,7 +96,7 @@ def _loop_init(a: JSON, project: ProjectLike) -> JSON:
 def _loop_step(a: JSON, project: ProjectLike) -> JSON:
     from .api import loop_step
 
-    return loop_step(a.get("test_command"), project=project).to_dict()
+    return loop_step(a.get("test_command"), project=project, act=a.get("act")).to_dict()
 
 
 def _presets(a: JSON, project: ProjectLike) -> JSON:
@@ -154,7 +160,8 @@ TOOLS: tuple[Tool, ...] = (
                "payload": {"type": "object", "description": "the role's structured output; "
                            "exclusive with payload_path"},
                "payload_path": {"type": "string", "description": "a JSON file (≤ 4 MiB) "
-                                "under the project; exclusive with payload"}},
+                                "under the project; exclusive with payload"},
+               "act": _ACT_ID},
               ("role", "verdict", "summary")), _crew_report),
     Tool("crew_status", "The crew loop's state, read-only: step, expected role, "
          "epic/story/task pointer, counters, caps, finished_reason, the last acts "
@@ -172,7 +179,8 @@ TOOLS: tuple[Tool, ...] = (
                "force": {"type": "boolean", "default": False}}, ("goal",)), _loop_init),
     Tool("loop_step", "Advance the autonomous loop one phase; the recette runs test_command "
          "(default: the test cycle of the first stack declared in _codev/crew.yaml).",
-         _obj({"test_command": {"type": "string", "minLength": 1}}), _loop_step),
+         _obj({"test_command": {"type": "string", "minLength": 1}, "act": _ACT_ID}),
+         _loop_step),
     Tool("provider_presets_list", "The provider presets (built-in and custom). Read-only.",
          _obj({}), _presets),
     Tool("provider_profile_init", "Write the provider profile (tier × effort → model) from "

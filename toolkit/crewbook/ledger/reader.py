@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import ValidationError
 
+from ..core.paths import kind_of
 from ..errors import LedgerError, Problem, UsageError, plural
 from ..report import ValidationReport
 from .events import FIELDS, KINDS, LedgerEvent, validation_problems
@@ -145,9 +146,12 @@ def find_ledgers(source: Source) -> list[tuple[Path, str]]:
             found.append((path.parent, str(item)))  # a spec-kit run's log
         elif path.is_file():
             found.append((path, str(item)))
-        else:
+        elif (kind := kind_of(path)) in ("missing", "unreadable"):
             missing.append(Problem("file_not_found", "no such file or folder; check the path",
                                    str(item)))
+        else:
+            missing.append(Problem("not_a_file", f"it is a {kind}, not a ledger file or a "
+                                   "folder of ledgers", str(item)))
     if missing:
         raise LedgerError("cannot read the ledger", missing)
     return found

@@ -50,6 +50,10 @@ FsyncPolicy = Literal["close", "always"]
 
 #: Catching up on more than this many bytes uses Arrow instead of a Python loop.
 _ARROW_SCAN_BYTES: Final = 1 << 20
+#: Bytes read at the end of the file when a ledger is opened (its last events).
+_TAIL_BYTES: Final = 1 << 20
+#: Bytes read at once when a ledger is scanned: memory stays bounded on any file.
+_STREAM_BYTES: Final = 16 << 20
 
 
 class _FlockLock:
@@ -112,7 +116,9 @@ class Ledger:
         self._next_seq: dict[str, int] = {}
         self._events = 0  # complete, parseable lines in the file
         self._last_run: str | None = None
+        self._head = 0  # bytes before this were not scanned yet (opening reads the tail)
         with self._lock:
+            self._open_tail()
             self._catch_up()
         self.run: str = run or self._last_run or new_run_id()
 
@@ -153,6 +159,8 @@ class Ledger:
         with self._thread_lock, self._lock:
             fd = self._require_open()
             self._catch_up()
+            if self._head and any(d.run not in self._next_seq for d in drafts):
+                self._scan_head()  # a run the tail did not show: its seq is further back
             numbers = dict(self._next_seq)
             stored: list[LedgerEvent] = []
             for draft in drafts:
@@ -216,12 +224,19 @@ class Ledger:
 
     @property
     def events(self) -> int:
-        """Complete events in the file (all runs) as last seen by this writer."""
+        """Complete events in the file (all runs) as last seen by this writer (counting
+        them reads the part of the file opening skipped, streamed)."""
+        if self._head:
+            with self._thread_lock, self._lock:
+                self._scan_head()
         return self._events
 
     @property
     def next_seq(self) -> int:
         """The `seq` the next event of this ledger's run will get."""
+        if self._head and self.run not in self._next_seq:
+            with self._thread_lock, self._lock:
+                self._scan_head()
         return self._next_seq.get(self.run, 0)
 
     def read(self, **kwargs: Any) -> pd.DataFrame:
@@ -234,13 +249,14 @@ class Ledger:
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
-        return (f"Ledger({str(self.path)!r}, run={self.run!r}, events={self._events}, "
+        events = f"{self._events}+" if self._head else str(self._events)  # no scan here
+        return (f"Ledger({str(self.path)!r}, run={self.run!r}, events={events}, "
                 f"next_seq={self.next_seq}, {state})")
 
     def _repr_html_(self) -> str:
         rows = [
             ("file", str(self.path)), ("run", self.run), ("loop", self.loop or "(per event)"),
-            ("events in file", f"{self._events:,}"),
+            ("events in file", f"{self._events:,}" + ("+" if self._head else "")),
             ("events in this run", f"{self.next_seq:,}"),
             ("fsync", self.fsync), ("state", "closed" if self.closed else "open"),
         ]
@@ -261,6 +277,55 @@ class Ledger:
         self._events += 1
         self._last_run = run
 
+    def _open_tail(self) -> None:
+        """Account for the file from its last events only (read backwards, at most
+        `_TAIL_BYTES`): the run of the last event and its next `seq`. The rest of the file
+        is scanned (streamed) only when a run it may hold is asked for (`_scan_head`)."""
+        fd = self._require_open()
+        size = os.fstat(fd).st_size
+        if size <= _TAIL_BYTES:
+            return  # small: `_catch_up` reads it all at once
+        end = size
+        start = end - _TAIL_BYTES
+        data = _read_at(fd, start, end - start)
+        complete = data.rfind(b"\n") + 1
+        if not complete:
+            return  # no whole line in the tail: scan everything, as before
+        lines = data[:complete].splitlines()
+        for raw in reversed(lines[1:]):  # the window's first line may be cut
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue
+            run = obj.get("run") if isinstance(obj, dict) else None
+            seq = obj.get("seq") if isinstance(obj, dict) else None
+            if isinstance(run, str) and isinstance(seq, int) and not isinstance(seq, bool):
+                self._next_seq[run] = seq + 1  # a run's seq only grows along the file
+                self._last_run = run
+                self._head = self._scanned = start + complete
+                return
+
+    def _scan_head(self) -> None:
+        """Scan the part of the file opening skipped (streamed, bounded memory), so every
+        run's next `seq` and the count of events are known. Call under the lock."""
+        fd = self._require_open()
+        known, last = dict(self._next_seq), self._last_run
+        tail_events = self._events
+        self._next_seq, self._events = {}, 0
+        offset = 0
+        while offset < self._head:
+            chunk = _read_at(fd, offset, min(_STREAM_BYTES, self._head - offset))
+            complete = chunk.rfind(b"\n") + 1
+            if not complete:  # one line longer than a chunk: take it whole
+                complete = len(chunk)
+            self._scan(chunk[:complete])
+            offset += complete
+        self._events += tail_events
+        for run, seq in known.items():
+            self._next_seq[run] = max(self._next_seq.get(run, 0), seq)
+        self._last_run = last
+        self._head = 0
+
     def _catch_up(self) -> None:
         """Account for lines other writers appended; seal a line a dead writer cut short.
 
@@ -270,7 +335,12 @@ class Ledger:
         fd = self._require_open()
         size = os.fstat(fd).st_size
         if size < self._scanned:  # the file was truncated or replaced: start over
-            self._scanned, self._events, self._next_seq = 0, 0, {}
+            self._scanned, self._events, self._next_seq, self._head = 0, 0, {}, 0
+        while size - self._scanned > _STREAM_BYTES:  # streamed: memory stays bounded
+            chunk = _read_at(fd, self._scanned, _STREAM_BYTES)
+            complete = chunk.rfind(b"\n") + 1 or len(chunk)
+            self._scan(chunk[:complete])
+            self._scanned += complete
         if size == self._scanned:
             return
         chunk = _read_at(fd, self._scanned, size - self._scanned)

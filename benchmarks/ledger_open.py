@@ -1,0 +1,79 @@
+"""Benchmark opening a big ledger: `Ledger(path)` reads the tail, not the whole file.
+
+    python benchmarks/ledger_open.py          # a 1 GiB ledger (generated, fixed seed)
+    python benchmarks/ledger_open.py 200      # a 200 MiB one
+
+The ledger is generated in a temporary folder (never committed). Prints the time and
+the peak traced memory of opening it (and appending one event), next to the peer: the
+naive way to find the last event, reading the file line by line to its end
+(``collections.deque(open(path), maxlen=1)``), measured in the same run, with the
+machine's load average.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+from crewbook.ledger.writer import Ledger
+
+
+def generate(path: Path, megabytes: int, seed: int = 23) -> None:
+    rng = random.Random(seed)
+    seqs = [0] * 4
+    pad = "x" * 400
+    block: list[str] = []
+    with open(path, "w", encoding="utf-8") as handle:
+        while handle.tell() < megabytes << 20:
+            for _ in range(10_000):
+                run = rng.randrange(4)
+                block.append(json.dumps({"run": f"run-{run}", "seq": seqs[run], "loop": "crew",
+                                         "kind": "report", "ts": "2026-01-01T00:00:00Z",
+                                         "summary": pad}))
+                seqs[run] += 1
+            handle.write("\n".join(block) + "\n")
+            block.clear()
+
+
+def measure(label: str, work: Callable[[], None]) -> float:
+    tracemalloc.start()
+    start = time.perf_counter()
+    work()
+    took = time.perf_counter() - start
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    print(f"  {label:<44}{took:8.3f} s   peak {peak / 2**20:8.1f} MiB")
+    return took
+
+
+def main() -> None:
+    megabytes = int(sys.argv[1]) if len(sys.argv) > 1 else 1024
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "big.jsonl"
+        generate(path, megabytes)
+        print(f"ledger of {path.stat().st_size / 2**20:,.0f} MiB; load average "
+              f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+
+        def ours() -> None:
+            with Ledger(path) as ledger:
+                ledger.append({"kind": "note", "loop": "crew", "summary": "one more"})
+
+        def peer() -> None:
+            with open(path, "rb") as handle:
+                collections.deque(handle, maxlen=1)
+
+        mine = measure("Ledger(path) + one append (crewbook)", ours)
+        theirs = measure("deque(open(path), maxlen=1) (peer)", peer)
+        print(f"  ratio: crewbook takes {mine / theirs:.4f}x the peer's time")
+
+
+if __name__ == "__main__":
+    main()

@@ -168,6 +168,11 @@ def test_show_then_read_gives_the_value_back(value: Any) -> None:
     assert read_value("f", kind, show_value(value)) == value
 
 
+@pytest.mark.parametrize("value", [2**53 + 1, -(2**63) - 1, 10**30])
+def test_big_integers_read_back_exactly(value: int) -> None:
+    assert read_value("f", "number", show_value(value)) == value
+
+
 def test_read_value_names_the_field() -> None:
     with pytest.raises(InvalidInputError, match="field 'duration_ms': 'soon' is not a number"):
         read_value("duration_ms", "number", "soon")

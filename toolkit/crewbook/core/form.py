@@ -89,6 +89,10 @@ def read_value(name: str, kind: str, shown: Any) -> Any:
     if kind == "number":
         if not text:
             return None
+        try:  # an integer exactly as written (past 2**53 a float would round it)
+            return int(text)
+        except ValueError:
+            pass
         try:
             number = float(text)
         except ValueError:

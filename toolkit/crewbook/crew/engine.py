@@ -158,6 +158,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
         events = [self._stamp({**bar_event(r, act=s.dev_act, attempt=s.attempt,
                                            version=s.version), "ts": ts}, ts) for r in runs]
         _append(self.ledger, events)
+        self._record(events)
         facts = BarFacts(act=s.dev_act, version=s.version, runs=tuple(runs))
         self._state = s.model_copy(update={"bar": facts, "bar_runs": s.bar_runs + len(runs)})
         if self._save is not None:

@@ -42,6 +42,8 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
     """Plan → Implementation → Recette → Delivery (D6); see the module docstring."""
 
     kind = "autonomous"
+    finished_hint = ("start a new loop with loop_init(goal, force=true) (command line: "
+                     "crewbook loop init ... --force)")
     copy_state = False
 
     def __init__(

@@ -314,6 +314,8 @@ class Loop(Drawable, ABC, Generic[State, Report]):
     """
 
     kind: str = "loop"
+    #: What a caller can do once the loop has finished (said in the refusal).
+    finished_hint: str = "restore() an earlier snapshot to try again"
     #: False when the engine never mutates a state (then no defensive deep copies).
     copy_state: bool = True
 
@@ -388,7 +390,7 @@ class Loop(Drawable, ABC, Generic[State, Report]):
         if self.is_finished():
             raise LoopRefused(
                 f"the {self.kind} loop has finished ({self.status().finished_reason}); "
-                "nothing more can be reported. restore() an earlier snapshot to try again",
+                f"nothing more can be reported. {self.finished_hint}",
                 code="finished",
             )
         state = copy.deepcopy(self._state) if self.copy_state else self._state

@@ -194,10 +194,11 @@ def _first_epic(backlog: Backlog, config: CrewConfig, epic: str | None
         name, axis = next_axis(backlog, (), set())
         if name is not None:
             return name, axis
-    where = "no change has an open story" if config.scope != "workshop" else "the workshop"
+    where = {"workshop": "the workshop is empty",
+             "all": "no change has an open story and the workshop is empty"}.get(
+                 config.scope, "no change has an open story")
     raise CrewError("nothing to deliver", [Problem(
         "nothing_to_deliver", f"scope {config.scope}: {where}"
-        + (" and the workshop is empty" if config.scope == "all" else " is empty")
         + "; create a change (`crewbook new change NAME`) with tasks, or list axes under "
         "`workshop:` in _codev/crew.yaml", key="scope")])
 

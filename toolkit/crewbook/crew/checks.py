@@ -12,6 +12,7 @@ file and line for `_codev/crew.yaml`):
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -26,6 +27,7 @@ from ..sources import parse_json
 from .model import (
     BAR_NAMES,
     CREW_FILE,
+    MAX_INLINE_PAYLOAD_BYTES,
     MAX_PAYLOAD_BYTES,
     ROLES,
     STACK_MODELS,
@@ -87,6 +89,12 @@ def load_payload(payload: Any, payload_path: str | os.PathLike[str] | None,
             raise CrewError("the payload is not an object", [Problem(
                 "payload_not_object", f"payload must be a JSON object, not "
                 f"{type(payload).__name__}", key="payload")])
+        size = len(json.dumps(payload, ensure_ascii=False, default=str).encode())
+        if size > MAX_INLINE_PAYLOAD_BYTES:
+            raise CrewError("payload too large", [Problem(
+                "payload_too_large", f"the inline payload is {size} bytes, over "
+                f"{MAX_INLINE_PAYLOAD_BYTES} ({MAX_INLINE_PAYLOAD_BYTES // 2**20} MiB, as for "
+                "payload_path); keep the findings short", key="payload")])
         return dict(payload)
     root = project.root.resolve()
     raw = Path(payload_path)

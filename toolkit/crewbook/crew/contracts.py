@@ -71,6 +71,8 @@ def crew_prompt(act: Act, goal: str) -> str:
     if bar:
         lines += ["", f"Bar on version {bar['version']} ({'pass' if bar['passed'] else 'fail'}):"]
         lines += [f"- {line}" for line in bar["lines"]]
+        for name, tail in (bar.get("tails") or {}).items():
+            lines += ["", f"End of the failing {name} output:", "```", tail.rstrip(), "```"]
     lines += ["", f"Expected: {act.expects}",
               f"Report with crew_report(role={act.role!r}, verdict one of "
               f"{' | '.join(act.moves)}, summary=...)."]

@@ -5,6 +5,7 @@ starting change and bar timeout, autonomy modes, hints reachable from the caller
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,29 @@ def test_each_tool_says_its_stability_and_scope() -> None:
     assert BY_NAME["crew_status"].read_only
     assert BY_NAME["crew_step"].idempotent
     assert not BY_NAME["crew_report"].read_only
+
+
+def test_the_autonomous_loop_writes_prompts_and_takes_a_summary(project: Path) -> None:
+    call_tool("loop_init", {"goal": "Ship the export"}, project)
+    first = project / "_codev" / "crew" / "prompts"
+    prompts = sorted(p.name for p in first.glob("*-step-0001-plan.json"))
+    assert len(prompts) == 1
+    act = call_tool("loop_step", {"summary": "planned the export and its tests"}, project)
+    assert act["stage"] == "implementation"
+    text = json.loads((project / act["prompt_path"]).read_text())["prompt"]
+    assert "Goal: Ship the export" in text
+    assert "Phase: implementation" in text
+    ledger = (project / "_codev" / "crew" / "loop.jsonl").read_text()
+    assert "planned the export and its tests" in ledger
+    with pytest.raises(CrewError):
+        call_tool("loop_step", {"summary": "s" * (MAX_SUMMARY_CHARS + 1)}, project)
+
+
+def test_a_fifo_payload_path_is_not_called_missing(project: Path) -> None:
+    crew_init("g", bar={"test": GREEN}, project=project)
+    fifo = project / "payload.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(CrewError) as exc:
+        crew_report("analyst", "done", "framed", payload_path="payload.fifo", project=project)
+    assert exc.value.codes == ["payload_not_file"]
+    assert "no such file" not in str(exc.value)

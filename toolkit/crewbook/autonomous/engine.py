@@ -21,7 +21,7 @@ from ..core.loop import Act, Cap, EventSink, Loop, Status, Transition, utc_now
 from ..crew.backlog import Backlog
 from ..crew.bar import bar_event, run_command
 from ..crew.engine import Event, left
-from ..crew.model import PHASE_ROLES, LoopState, plain
+from ..crew.model import MAX_SUMMARY_CHARS, PHASE_ROLES, PROMPTS_DIR, LoopState, plain
 from ..errors import CrewError, LoopRefused
 from ..routing.router import Router
 
@@ -75,11 +75,16 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
                 "declared, so nothing was run and nothing is logged", code="no_test_command")
         return found
 
-    def step(self, test_command: str | None = None) -> Act:
-        """Advance one phase; at the recette, run the test command first (bar runner)."""
+    def step(self, test_command: str | None = None, summary: str = "") -> Act:
+        """Advance one phase with the caller's `summary` of it (logged); at the recette,
+        run the test command first (bar runner)."""
         s = self._state
         if self.is_finished():
             return self.report(LoopStep())  # refused by Loop.report: the loop has finished
+        if len(summary) > MAX_SUMMARY_CHARS:
+            raise LoopRefused(f"the summary is {len(summary)} characters, over "
+                              f"{MAX_SUMMARY_CHARS}; say it in a few sentences",
+                              code="bad_report")
         test = None
         if s.phase == "recette":
             command, cwd = self.test_command(test_command)
@@ -87,7 +92,7 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
                                timeout=s.test_timeout)
         before = self._state
         try:
-            return self.report(LoopStep(test=test))
+            return self.report(LoopStep(test=test, summary=summary.strip()))
         finally:
             if self._state is not before and self._save is not None:
                 self._save(self._state)
@@ -171,6 +176,7 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
                 problem = str(exc)
         return Act(self.kind, s.steps + 1, role, stage=s.phase, expects=expects,
                    attempt=s.recettes + 1, moves=("step",),
+                   prompt_path=f"{PROMPTS_DIR}/{s.run}-step-{s.steps + 1:04d}-{s.phase}.json",
                    budget={"recettes_left": left(s.recettes, s.max_recettes or None)},
                    route=self.routes.route(role),
                    details={"goal": s.goal, "phase": s.phase,

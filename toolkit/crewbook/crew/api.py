@@ -34,7 +34,7 @@ from ..errors import AlreadyExistsError, CrewError, NotFoundError, Problem
 from ..ledger.writer import Ledger
 from .backlog import Backlog, normalise_bar, slug
 from .checks import load_payload, pydantic_problems
-from .contracts import crew_prompt, write_prompt
+from .contracts import crew_prompt, loop_prompt, write_prompt
 from .engine import CrewLoop, CrewReport, next_axis
 from .model import (
     CREW_DIR,
@@ -286,15 +286,23 @@ def _loop_init(proj: Project, goal: str, force: bool, max_recettes: int, test_ti
                        "payload": {"goal": state.goal, "max_recettes": max_recettes,
                                    "test_timeout": test_timeout}})
     _save(path, state)
-    return open_autonomous(proj, clock=clock).status()
+    loop = open_autonomous(proj, clock=clock)
+    act = loop.contract()  # the first phase's prompt, as every step's
+    if act.prompt_path is not None:
+        write_prompt(proj.root, act.prompt_path, loop_prompt(act))
+    return loop.status()
 
 
 def loop_step(test_command: str | None = None, *, project: ProjectLike = None,
-              clock: Callable[[], datetime] = utc_now) -> Act:
-    """Advance the autonomous loop one phase (D6); returns the next contract."""
+              summary: str = "", clock: Callable[[], datetime] = utc_now) -> Act:
+    """Advance the autonomous loop one phase (D6) with a `summary` of it; returns the next
+    contract, its prompt written to ``act.prompt_path`` (`{"prompt": ...}`)."""
     proj = as_project(project)
     with _turn(proj):
-        return open_autonomous(proj, clock=clock).step(test_command)
+        act = open_autonomous(proj, clock=clock).step(test_command, summary)
+        if act.prompt_path is not None:
+            write_prompt(proj.root, act.prompt_path, loop_prompt(act))
+    return act
 
 
 __all__ = [

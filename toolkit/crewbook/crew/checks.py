@@ -108,6 +108,10 @@ def load_payload(payload: Any, payload_path: str | os.PathLike[str] | None,
         raise UnsafePathError(
             f"payload_path {str(payload_path)!r} is a symlink (or goes through one) to "
             f"{resolved}, outside the project; copy the file into the project instead")
+    if resolved.exists() and not resolved.is_file():
+        raise CrewError("payload_path is not a regular file", [Problem(
+            "payload_not_file", "not a regular file (a folder, a FIFO or a device); write "
+            "the JSON payload to a regular file", str(payload_path), key="payload_path")])
     if not resolved.is_file():
         raise CrewError("payload file not found", [Problem(
             "payload_not_found", "no such file; write the JSON payload there first",

@@ -106,7 +106,8 @@ def _loop_init(a: JSON, project: ProjectLike) -> JSON:
 def _loop_step(a: JSON, project: ProjectLike) -> JSON:
     from .api import loop_step
 
-    return loop_step(a.get("test_command"), project=project).to_dict()
+    return loop_step(a.get("test_command"), project=project,
+                     summary=a.get("summary", "")).to_dict()
 
 
 def _presets(a: JSON, project: ProjectLike) -> JSON:
@@ -221,7 +222,10 @@ TOOLS: tuple[Tool, ...] = (
                "force": {"type": "boolean", "default": False}}, ("goal",)), _loop_init),
     Tool("loop_step", "Advance the autonomous loop one phase; the recette runs test_command "
          "(default: the test cycle of the first stack declared in _codev/crew.yaml).",
-         _obj({"test_command": {"type": "string", "minLength": 1}}), _loop_step),
+         _obj({"test_command": {"type": "string", "minLength": 1},
+               "summary": {"type": "string", "maxLength": 4000,
+                           "description": "what was done in the phase (logged)"}}),
+         _loop_step),
     Tool("provider_presets_list", "The provider presets (built-in and custom). Read-only.",
          _obj({}), _presets),
     Tool("provider_profile_init", "Write the provider profile (tier × effort → model) from "

@@ -173,9 +173,17 @@ def test_snapshot_restore_rewinds_and_logs_a_rewind() -> None:
     assert loop.acts == 1
     assert not loop.status().finished
     events = loop.ledger.events  # type: ignore[attr-defined]
-    assert events[-1]["kind"] == "rewind"
-    assert events[-1]["payload"] == {"from_act": 3, "to_act": 1}
-    assert [e["seq"] for e in events] == list(range(len(events)))
+    assert events[-1]["kind"] == "rewind"  # the history forks: a new run says where from
+    assert events[-1]["payload"] == {"from_act": 3, "to_act": 1, "from_run": "memory",
+                                     "copied": 1}
+    old = [e for e in events if e["run"] == "memory"]
+    new = [e for e in events if e["run"] == "memory~1"]
+    assert len(old) == 3
+    assert [e["kind"] for e in new] == [old[0]["kind"], "rewind"]
+    assert [e["seq"] for e in old] == [0, 1, 2]
+    assert [e["seq"] for e in new] == [0, 1]
+    loop.report({"move": "approve", "role": "judge"})
+    assert loop.ledger.events[-1]["run"] == "memory~1"  # type: ignore[attr-defined]
     snap.state.value = 42  # the snapshot the loop restored from is not shared
     assert loop.status().counters["value"] == 1
 

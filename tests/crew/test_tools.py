@@ -52,6 +52,8 @@ def test_tools_run_the_crew_and_routing(project: Path) -> None:
     route = call_tool("task_classify", {"task_id": "1.1", "change": "add-csv-export",
                                         "complexity": "complex"}, project)
     assert route["tier"] == "deep"
-    assert call_tool("task_route_show", {"task_id": "TSK-01"}, project)["task"] == "TSK-01"
+    assert call_tool("task_route_show", {"task_id": "1.2"}, project)["task"] == "1.2"
+    with pytest.raises(CrewError, match="no task 'TSK-01' in the active story"):
+        call_tool("task_route_show", {"task_id": "TSK-01"}, project)  # while a loop runs
     assert call_tool("loop_init", {"goal": "Ship"}, project)["current"] == "plan"
     assert call_tool("loop_step", {}, project)["stage"] == "implementation"

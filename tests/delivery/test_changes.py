@@ -73,7 +73,7 @@ def test_a_hunk_shorter_than_its_header_is_unreadable() -> None:
 
 def test_parse_change_detects_the_format() -> None:
     assert parse_change("").empty
-    assert parse_change("\n  \n").source == "empty"
+    assert parse_change("\n  \n").source == "blank"
     assert parse_change("3\t1\tx.py\n").source == "numstat"
     assert parse_change("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n").source == "diff"
     with pytest.raises(InvalidInputError):

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import pytest
 
-from crewbook import InvalidInputError, LoopRefused
+from crewbook import InvalidInputError, LoopRefused, check_conformance
 from crewbook.delivery import (
     Answer,
     Built,
@@ -440,8 +440,15 @@ def test_snapshot_and_restore(coordinator: Make) -> None:
     loop.report(Fail("changed our mind"))
     assert loop.outcome is not None
     assert loop.outcome.kind == "failed"
-    kinds = [e["kind"] for e in loop.ledger.events]  # type: ignore[attr-defined]
-    assert kinds[-3:] == ["finish", "rewind", "finish"]
+    events = loop.ledger.events  # type: ignore[attr-defined]
+    runs = list(dict.fromkeys(e["run"] for e in events))
+    assert len(runs) == 2  # the rewind forked the history
+    old = [e["kind"] for e in events if e["run"] == runs[0]]
+    new = [e["kind"] for e in events if e["run"] == runs[1]]
+    assert old[-1] == "finish"
+    assert new[-2:] == ["rewind", "finish"]
+    assert new[:-2] == old[:-1]  # the forked run starts with the history up to the snapshot
+    assert check_conformance(loop.ledger.frame()).empty  # type: ignore[attr-defined]
 
 
 def test_task_time_follows_reported_durations(coordinator: Make) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from crewbook import check_conformance
 from crewbook.errors import LoopRefused
 from crewbook.ledger import Ledger, read_ledger
 from crewbook.pipeline import (
@@ -20,6 +21,7 @@ from crewbook.pipeline import (
     load_pipeline,
     parse_report,
 )
+from crewbook.pipeline.frames import acts, ledger_frame
 
 from .conftest import (
     ANALYSIS,
@@ -255,13 +257,20 @@ def test_restore_rewinds_to_an_earlier_act(loop: PipelineLoop) -> None:
     assert act.stage == "reviewer"
     assert loop.acts == 4
     assert loop.report(APPROVE).finished_reason == "done"
-    frame = loop.acts_frame()  # act 5 appears twice: before and after the rewind
-    assert list(frame["act"]) == [*range(1, 12), 5]
+    frame = loop.acts_frame()  # the rewind forked the run: acts 1-4 are copied into it
+    assert list(frame["act"]) == [*range(1, 6)]
     rows = frame[frame["stage"] == "reviewer"]
-    assert list(rows["verdict"].astype(str)) == ["changes_requested"] * 4 + ["approved"]
-    kinds = [e["kind"] for e in loop.ledger.events]  # type: ignore[attr-defined]
-    assert "rewind" in kinds
-    assert kinds[-1] == "finish"
+    assert list(rows["verdict"].astype(str)) == ["approved"]
+    events = loop.ledger.events  # type: ignore[attr-defined]
+    before = acts(ledger_frame(loop.ledger), run=events[0]["run"])  # the run it left
+    assert list(before["act"]) == [*range(1, 12)]
+    rows = before[before["stage"] == "reviewer"]
+    assert list(rows["verdict"].astype(str)) == ["changes_requested"] * 4
+    forked = [e["kind"] for e in events if e["run"] == loop.run]
+    assert "rewind" in forked
+    assert forked[-1] == "finish"
+    problems = check_conformance(loop.ledger.frame())  # type: ignore[attr-defined]
+    assert problems[problems["run"].astype(str) == loop.run].empty
 
 
 def test_state_round_trips_through_json(loop: PipelineLoop) -> None:

@@ -22,7 +22,7 @@ from ..core.loop import Act, Cap, EventSink, Loop, Status, Transition, utc_now
 from ..crew.backlog import Backlog
 from ..crew.bar import bar_event, run_command
 from ..crew.engine import Event, left
-from ..crew.model import PHASE_ROLES, LoopState, plain
+from ..crew.model import MAX_SUMMARY_CHARS, PHASE_ROLES, PROMPTS_DIR, LoopState, plain
 from ..errors import CrewError, LoopRefused
 from ..routing.router import Router
 
@@ -44,6 +44,8 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
     """Plan → Implementation → Recette → Delivery (D6); see the module docstring."""
 
     kind = "autonomous"
+    finished_hint = ("start a new loop with loop_init(goal, force=true) (command line: "
+                     "crewbook loop init ... --force)")
     copy_state = False
 
     def __init__(
@@ -75,8 +77,10 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
                 "declared, so nothing was run and nothing is logged", code="no_test_command")
         return found
 
-    def step(self, test_command: str | None = None, *, act: int | None = None) -> Act:
-        """Advance one phase; at the recette, run the test command first (bar runner).
+    def step(self, test_command: str | None = None, summary: str = "", *,
+             act: int | None = None) -> Act:
+        """Advance one phase with the caller's `summary` of it (logged); at the recette,
+        run the test command first (bar runner).
 
         `act` (the `Act.act` of the contract being stepped) makes a retry idempotent: a step
         already taken returns the current contract and runs and logs nothing."""
@@ -93,12 +97,16 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
                                   f"{s.steps + 1}; ask for the current contract", code="stale")
             if self.is_finished():
                 return self.report(LoopStep())  # refused by Loop.report: it has finished
+            if len(summary) > MAX_SUMMARY_CHARS:
+                raise LoopRefused(f"the summary is {len(summary)} characters, over "
+                                  f"{MAX_SUMMARY_CHARS}; say it in a few sentences",
+                                  code="bad_report")
             test = None
             if s.phase == "recette":
                 command, cwd = self.test_command(test_command)
                 test = run_command(command, root=self.project.root, cwd=cwd, name="test",
                                    timeout=s.test_timeout)
-            return self.report(LoopStep(test=test))
+            return self.report(LoopStep(test=test, summary=summary.strip()))
 
     def _commit(self, events: list[dict[str, Any]], state: LoopState) -> None:
         if self._store is None:
@@ -185,6 +193,7 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
                 problem = str(exc)
         return Act(self.kind, s.steps + 1, role, stage=s.phase, expects=expects,
                    attempt=s.recettes + 1, moves=("step",),
+                   prompt_path=f"{PROMPTS_DIR}/{s.run}-step-{s.steps + 1:04d}-{s.phase}.json",
                    budget={"recettes_left": left(s.recettes, s.max_recettes or None)},
                    route=self.routes.route(role),
                    details={"goal": s.goal, "phase": s.phase,

@@ -5,9 +5,11 @@ provider_presets_list, provider_profile_init/show, task_classify, task_route_sho
 the official MCP Python SDK (the `mcp` package, 2.x, low-level `Server`), each tool with
 the JSON Schema of its arguments. A refusal or any crewbook error comes back as a tool
 result with ``isError: true`` and the message, so the agent can read why; the server
-keeps running. Tools run in a worker thread (a bar can take minutes), one call at a
-time, on the project given by ``--project`` (default: found from the current folder at
-each call).
+keeps running. Tools run in a worker thread (a bar can take minutes): read-only ones
+at once, the others one at a time, with progress notifications while they run; on the
+project given by ``--project`` (default: found from the current folder at each call).
+``--tool-prefix effortless_`` names them as seed 003 does. Each tool's description
+gives its stability and scope, and its MCP annotations say read-only / idempotent.
 
 The SDK is imported only here, when the command runs: ``import crewbook`` never loads it.
 """
@@ -15,44 +17,86 @@ The SDK is imported only here, when the command runs: ``import crewbook`` never 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
+from ..errors import UsageError
 from ._shared import common_options, project_arg
 
 SERVER_NAME = "crewbook"
 
 
-def build_server(project: Path | None) -> Any:
-    """The low-level MCP `Server` answering tools/list and tools/call."""
+def build_server(project: Path | None, tool_prefix: str = "") -> Any:
+    """The low-level MCP `Server` answering tools/list and tools/call.
+
+    Tool names carry `tool_prefix` (``effortless_`` for clients written against the
+    seed); bare names stay the default. Read-only tools (status, show, list) run at once,
+    even while another call measures the bar; the others run one at a time. A long call
+    sends progress notifications (every second) when the client gave a progress token.
+    In semi-auto, a gated tool asks the user through MCP elicitation when the client
+    supports it (else the refusal says how to approve).
+    """
     import anyio
     from mcp import types
     from mcp.server.lowlevel import Server
 
     from .. import __version__
-    from ..crew.tools import TOOLS, call_tool
+    from ..crew.tools import BY_NAME, TOOLS, call_tool, gate_refusal
     from ..errors import CrewbookError
 
     lock = anyio.Lock()
 
+    def annotations(t: Any) -> Any:
+        return types.ToolAnnotations(read_only_hint=t.read_only,
+                                     idempotent_hint=t.idempotent or None,
+                                     destructive_hint=False if t.read_only else None)
+
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[
-            types.Tool(name=t.name, description=t.description, input_schema=t.schema)
+            types.Tool(name=tool_prefix + t.name, description=t.full_description,
+                       input_schema=t.schema, annotations=annotations(t))
             for t in TOOLS])
 
+    def failure(exc: CrewbookError) -> types.CallToolResult:
+        error = {"error": type(exc).__name__, "code": getattr(exc, "code", None),
+                 "message": str(exc),
+                 "problems": [p.to_dict() for p in getattr(exc, "problems", ())]}
+        return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))],
+                                    structured_content=error, is_error=True)
+
+    async def approve(ctx: Any, name: str, args: dict[str, Any]) -> bool:
+        """Ask the user through MCP elicitation; False when the client cannot ask."""
+        caps = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+        if not ctx.session.check_client_capability(caps):
+            return False
+        answer = await ctx.session.elicit(
+            f"semi-auto: approve {name} with {json.dumps(args, ensure_ascii=False)[:500]}?",
+            {"type": "object", "properties": {}}, related_request_id=ctx.request_id)
+        return bool(answer.action == "accept")
+
     async def call(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        name = params.name
+        if tool_prefix and name.startswith(tool_prefix):
+            name = name[len(tool_prefix):]
+        args = dict(params.arguments or {})
+        tool = BY_NAME.get(name)
+        approved = False
         try:
-            async with lock:
-                result = await anyio.to_thread.run_sync(
-                    call_tool, params.name, dict(params.arguments or {}), project)
+            if tool is not None and tool.gate == "gated":
+                why = await anyio.to_thread.run_sync(gate_refusal, tool, project)
+                if why is not None:
+                    approved = await approve(ctx, name, args)
+            work = functools.partial(call_tool, name, args, project, approved=approved)
+            if tool is not None and tool.read_only:
+                result = await anyio.to_thread.run_sync(work)
+            else:
+                async with lock:
+                    result = await _with_progress(ctx, anyio.to_thread.run_sync, work)
         except CrewbookError as exc:
-            error = {"error": type(exc).__name__, "code": getattr(exc, "code", None),
-                     "message": str(exc),
-                     "problems": [p.to_dict() for p in getattr(exc, "problems", ())]}
-            return types.CallToolResult(
-                content=[types.TextContent(type="text", text=str(exc))],
-                structured_content=error, is_error=True)
+            return failure(exc)
         text = json.dumps(result, ensure_ascii=False, default=str)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                     structured_content=json.loads(text), is_error=False)
@@ -63,12 +107,41 @@ def build_server(project: Path | None) -> Any:
                   on_list_tools=list_tools, on_call_tool=call)
 
 
-def serve(project: Path | None) -> None:
+async def _with_progress(ctx: Any, run: Any, work: Any) -> Any:
+    """`await run(work)`, sending a progress notification every second meanwhile when the
+    request carries a progress token (a bar may take minutes)."""
+    import anyio
+
+    meta = getattr(ctx, "meta", None) or {}
+    token = (meta.get("progress_token", meta.get("progressToken")) if isinstance(meta, dict)
+             else getattr(meta, "progress_token", None))
+    if token is None:
+        return await run(work)
+    result: list[Any] = []
+
+    async def main() -> None:
+        result.append(await run(work))
+        scope.cancel()
+
+    async with anyio.create_task_group() as group:
+        scope = group.cancel_scope
+        group.start_soon(main)
+        elapsed = 0
+        while True:
+            await anyio.sleep(1)
+            elapsed += 1
+            await ctx.session.send_progress_notification(
+                token, elapsed, message=f"working for {elapsed} s (measuring the bar may "
+                "take minutes)", related_request_id=ctx.request_id)
+    return result[0]
+
+
+def serve(project: Path | None, tool_prefix: str = "") -> None:
     """Serve over stdin/stdout until the client closes the connection."""
     import anyio
     from mcp.server.stdio import stdio_server
 
-    server = build_server(project)
+    server = build_server(project, tool_prefix)
 
     async def main() -> None:
         async with stdio_server() as (read, write):
@@ -80,7 +153,11 @@ def serve(project: Path | None) -> None:
 def cmd_mcp(args: argparse.Namespace) -> int:
     """`crewbook mcp`: serve the tools over stdio."""
     project = project_arg(args)
-    serve(project.resolve() if project else None)
+    prefix = args.tool_prefix or ""
+    if prefix and not re.fullmatch(r"[A-Za-z0-9_-]{1,40}", prefix):
+        raise UsageError(f"--tool-prefix {prefix!r}: letters, digits, _ and - only (at "
+                         "most 40), e.g. effortless_")
+    serve(project.resolve() if project else None, prefix)
     return 0
 
 
@@ -92,4 +169,7 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
         description="An MCP server (stdio) exposing crew_init/report/status/step, "
         "loop_init/step, provider_presets_list, provider_profile_init/show, task_classify "
         "and task_route_show, with JSON schemas for their arguments.")
+    p.add_argument("--tool-prefix", metavar="PREFIX", default="",
+                   help="prefix every tool name (e.g. effortless_ for clients written "
+                   "against seed 003: effortless_crew_init...); default: bare names")
     p.set_defaults(func=cmd_mcp)

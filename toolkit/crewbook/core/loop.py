@@ -300,6 +300,10 @@ class Snapshot(Generic[State]):
     loop: str
     act: int
     state: State
+    #: The events of the loop's run up to this act (None: the loop does not know its
+    #: whole run, e.g. it was reopened); a restore copies them into the forked run.
+    events: tuple[Mapping[str, Any], ...] | None = field(default=None, repr=False,
+                                                         compare=False)
 
 
 class Loop(Drawable, ABC, Generic[State, Report]):
@@ -311,6 +315,8 @@ class Loop(Drawable, ABC, Generic[State, Report]):
     """
 
     kind: str = "loop"
+    #: What a caller can do once the loop has finished (said in the refusal).
+    finished_hint: str = "restore() an earlier snapshot to try again"
     #: False when the engine never mutates a state (then no defensive deep copies).
     copy_state: bool = True
 
@@ -326,6 +332,10 @@ class Loop(Drawable, ABC, Generic[State, Report]):
             ledger if ledger is not None else MemoryLedger(run or "memory", loop=self.kind))
         self.run = run
         self.clock = clock
+        #: The events this loop wrote to its current run (None: it did not write them
+        #: all, having started at act `acts` > 0), for forking on `restore`.
+        self._written: list[Mapping[str, Any]] | None = [] if acts == 0 else None
+        self._forks = 0
 
     # -- what engines implement ---------------------------------------------
     @abstractmethod
@@ -381,7 +391,7 @@ class Loop(Drawable, ABC, Generic[State, Report]):
         if self.is_finished():
             raise LoopRefused(
                 f"the {self.kind} loop has finished ({self.status().finished_reason}); "
-                "nothing more can be reported. restore() an earlier snapshot to try again",
+                f"nothing more can be reported. {self.finished_hint}",
                 code="finished",
             )
         state = copy.deepcopy(self._state) if self.copy_state else self._state
@@ -389,6 +399,7 @@ class Loop(Drawable, ABC, Generic[State, Report]):
         ts = self.clock().isoformat()
         stamped = [self._stamp(event, ts) for event in result.events]
         self._commit(stamped, result.state)
+        self._record(stamped)
         self._state = result.state
         self._acts += 1
         return self.contract()
@@ -410,22 +421,66 @@ class Loop(Drawable, ABC, Generic[State, Report]):
     def snapshot(self) -> Snapshot[State]:
         """The state now, to `restore` later."""
         state = copy.deepcopy(self._state) if self.copy_state else self._state
-        return Snapshot(self.kind, self._acts, state)
+        events = tuple(self._written) if self._written is not None else None
+        return Snapshot(self.kind, self._acts, state, events)
+
+    def _record(self, events: Sequence[Mapping[str, Any]]) -> None:
+        """Remember events written to the current run (engines that append outside
+        `report` call this too), so that a `restore` can fork the run."""
+        if self._written is not None:
+            self._written.extend(events)
 
     def restore(self, snapshot: Snapshot[State]) -> Act:
-        """Rewind to `snapshot` (logged as a `rewind` event); return its contract."""
+        """Rewind to `snapshot`; return its contract.
+
+        The history forks: the acts after the rewind go to a new run, ``RUN~N``, which
+        starts with a copy of the run's events up to the snapshot and a ``rewind`` event
+        saying where it branched from (``from_run``, ``from_act``, ``to_act``). So the
+        old run stays as it was (finished or not), and each run follows the loop's
+        rules on its own. A snapshot without its events (a reopened loop) is logged as
+        a ``rewind`` event in the same run.
+        """
         if snapshot.loop != self.kind:
             raise LoopRefused(f"that snapshot is of a {snapshot.loop} loop, not {self.kind}",
                               code="wrong_snapshot")
-        self.ledger.append(self._stamp(
-            {"kind": "rewind", "summary": f"rewind to the state after act {snapshot.act} "
-                                          f"(from after act {self._acts})",
-             "payload": {"from_act": self._acts, "to_act": snapshot.act}},
-            self.clock().isoformat(),
-        ))
+        if snapshot.events is not None and self._written is not None:
+            self._fork(snapshot)
+        else:
+            self.ledger.append(self._stamp(
+                {"kind": "rewind", "summary": f"rewind to the state after act {snapshot.act} "
+                                              f"(from after act {self._acts})",
+                 "payload": {"from_act": self._acts, "to_act": snapshot.act}},
+                self.clock().isoformat(),
+            ))
         self._state = copy.deepcopy(snapshot.state) if self.copy_state else snapshot.state
         self._acts = snapshot.act
         return self.contract()
+
+    def _fork(self, snapshot: Snapshot[State]) -> None:
+        """Start run ``RUN~N``: the events up to `snapshot`, then a ``rewind`` event."""
+        assert snapshot.events is not None
+        current = self.run or str(getattr(self.ledger, "run", None) or "run")
+        root = current.split("~", 1)[0]
+        self._forks += 1
+        new = f"{root}~{self._forks}"
+        copies: list[dict[str, Any]] = [
+            {**{k: v for k, v in e.items() if k != "seq"}, "run": new} for e in snapshot.events]
+        latest = max((str(e["ts"]) for e in copies if e.get("ts")), default="")
+        now = self.clock().isoformat()
+        rewind = {"kind": "rewind", "loop": self.kind, "run": new, "ts": max(now, latest),
+                  "summary": f"branched from run {current} after act {snapshot.act} (it had "
+                             f"{self._acts} acts)",
+                  "payload": {"from_run": current, "from_act": self._acts,
+                              "to_act": snapshot.act, "copied": len(copies)}}
+        batch: list[Mapping[str, Any]] = [*copies, rewind]
+        append_many = getattr(self.ledger, "append_many", None)
+        if append_many is not None:
+            append_many(batch)
+        else:
+            for event in batch:
+                self.ledger.append(event)
+        self.run = new
+        self._written = batch
 
     def _stamp(self, event: Mapping[str, Any], ts: str) -> dict[str, Any]:
         stamped = {"loop": self.kind, "ts": ts, **event}  # an event's own ts wins

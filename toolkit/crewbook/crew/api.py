@@ -34,7 +34,7 @@ from ..errors import AlreadyExistsError, CrewError, Problem, UnsafePathError
 from ..ledger.writer import Ledger
 from .backlog import Backlog, normalise_bar, slug
 from .checks import load_payload, pydantic_problems
-from .contracts import crew_prompt, write_prompt
+from .contracts import crew_prompt, loop_prompt, write_prompt
 from .engine import CrewLoop, CrewReport, next_axis
 from .model import (
     CREW_DIR,
@@ -185,10 +185,11 @@ def _first_epic(backlog: Backlog, config: CrewConfig, epic: str | None
         name, axis = next_axis(backlog, (), set())
         if name is not None:
             return name, axis
-    where = "no change has an open story" if config.scope != "workshop" else "the workshop"
+    where = {"workshop": "the workshop is empty",
+             "all": "no change has an open story and the workshop is empty"}.get(
+                 config.scope, "no change has an open story")
     raise CrewError("nothing to deliver", [Problem(
         "nothing_to_deliver", f"scope {config.scope}: {where}"
-        + (" and the workshop is empty" if config.scope == "all" else " is empty")
         + "; create a change (`crewbook new change NAME`) with tasks, or list axes under "
         "`workshop:` in _codev/crew.yaml", key="scope")])
 
@@ -281,16 +282,25 @@ def _loop_init(proj: Project, goal: str, force: bool, max_recettes: int, test_ti
                                "run": run, "summary": f"autonomous loop: {state.goal}",
                                "payload": {"goal": state.goal, "max_recettes": max_recettes,
                                            "test_timeout": test_timeout}}], state)
-    return open_autonomous(proj, clock=clock).status()
+    loop = open_autonomous(proj, clock=clock)
+    act = loop.contract()  # the first phase's prompt, as every step's
+    if act.prompt_path is not None:
+        write_prompt(proj.root, act.prompt_path, loop_prompt(act))
+    return loop.status()
 
 
 def loop_step(test_command: str | None = None, *, project: ProjectLike = None,
-              clock: Callable[[], datetime] = utc_now, act: int | None = None) -> Act:
-    """Advance the autonomous loop one phase (D6); returns the next contract. `act` (the
+              summary: str = "", clock: Callable[[], datetime] = utc_now,
+              act: int | None = None) -> Act:
+    """Advance the autonomous loop one phase (D6) with a `summary` of it; returns the next
+    contract, its prompt written to ``act.prompt_path`` (`{"prompt": ...}`). `act` (the
     contract's `Act.act`) makes a retry idempotent: a step already taken is not redone."""
     proj = as_project(project)
     with _turn(proj):
-        return open_autonomous(proj, clock=clock).step(test_command, act=act)
+        following = open_autonomous(proj, clock=clock).step(test_command, summary, act=act)
+        if following.prompt_path is not None:
+            write_prompt(proj.root, following.prompt_path, loop_prompt(following))
+    return following
 
 
 __all__ = [

@@ -12,6 +12,7 @@ file and line for `_codev/crew.yaml`):
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -27,6 +28,7 @@ from ..sources import parse_json
 from .model import (
     BAR_NAMES,
     CREW_FILE,
+    MAX_INLINE_PAYLOAD_BYTES,
     MAX_PAYLOAD_BYTES,
     ROLES,
     STACK_MODELS,
@@ -88,6 +90,12 @@ def load_payload(payload: Any, payload_path: str | os.PathLike[str] | None,
             raise CrewError("the payload is not an object", [Problem(
                 "payload_not_object", f"payload must be a JSON object, not "
                 f"{type(payload).__name__}", key="payload")])
+        size = len(json.dumps(payload, ensure_ascii=False, default=str).encode())
+        if size > MAX_INLINE_PAYLOAD_BYTES:
+            raise CrewError("payload too large", [Problem(
+                "payload_too_large", f"the inline payload is {size} bytes, over "
+                f"{MAX_INLINE_PAYLOAD_BYTES} ({MAX_INLINE_PAYLOAD_BYTES // 2**20} MiB, as for "
+                "payload_path); keep the findings short", key="payload")])
         return dict(payload)
     why = path_problem(payload_path)
     if why is not None:
@@ -106,6 +114,10 @@ def load_payload(payload: Any, payload_path: str | os.PathLike[str] | None,
             f"payload_path {str(payload_path)!r} is a symlink (or goes through one) to "
             f"{resolved}, outside the project; copy the file into the project instead")
     kind = kind_of(resolved)
+    if kind not in ("file", "missing", "unreadable"):
+        raise CrewError("payload_path is not a regular file", [Problem(
+            "payload_not_file", f"not a regular file: it is a {kind}; write the JSON payload "
+            "to a regular file", str(payload_path), key="payload_path")])
     if kind != "file":
         raise CrewError("payload file not found", [Problem(
             "payload_not_found", "no such file; write the JSON payload there first"

@@ -72,9 +72,30 @@ def crew_prompt(act: Act, goal: str) -> str:
     if bar:
         lines += ["", f"Bar on version {bar['version']} ({'pass' if bar['passed'] else 'fail'}):"]
         lines += [f"- {line}" for line in bar["lines"]]
+        for name, tail in (bar.get("tails") or {}).items():
+            lines += ["", f"End of the failing {name} output:", "```", tail.rstrip(), "```"]
     lines += ["", f"Expected: {act.expects}",
               f"Report with crew_report(role={act.role!r}, verdict one of "
               f"{' | '.join(act.moves)}, summary=...)."]
+    return "\n".join(lines) + "\n"
+
+
+def loop_prompt(act: Act) -> str:
+    """The prompt of an autonomous-loop phase: the goal, the phase, what it expects, the
+    route, and the last recette (when there was one)."""
+    d = act.details
+    lines = [f"# Autonomous loop · step {act.act} · {act.stage}", "", f"Goal: {d.get('goal')}",
+             f"Phase: {act.stage} (acting as {act.role}), recette attempt {act.attempt}.",
+             f"Route (a suggestion): {route_line(dict(act.route) if act.route else None)}",
+             "", f"Expected: {act.expects}"]
+    last = d.get("last_test")
+    if last:
+        lines += ["", f"Last recette: {'pass' if last.get('exit_code') == 0 else 'fail'} "
+                      f"(exit {last.get('exit_code')})", "```",
+                  str(last.get("tail") or "").rstrip(), "```"]
+    if act.stage == "recette" and d.get("default_test_command"):
+        lines.append(f"The recette runs: {d['default_test_command']}")
+    lines += ["", "Then call loop_step(summary=...) with one sentence on what you did."]
     return "\n".join(lines) + "\n"
 
 
@@ -91,4 +112,4 @@ def write_prompt(root: Path, rel: str, text: str) -> bool:
     return True
 
 
-__all__ = ["RouteResolver", "crew_prompt", "route_line", "write_prompt"]
+__all__ = ["RouteResolver", "crew_prompt", "loop_prompt", "route_line", "write_prompt"]

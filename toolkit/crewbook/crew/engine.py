@@ -39,6 +39,9 @@ from ..routing.router import Router
 from .backlog import Backlog, Epic, Story, slug, task_text
 from .bar import bar_event, run_bar
 from .model import (
+    CONTRACT_TAIL,
+    ECHO_CHARS,
+    MAX_SUMMARY_CHARS,
     PROMPTS_DIR,
     ROLES,
     STAGES,
@@ -87,6 +90,8 @@ class CrewLoop(Loop[CrewState, CrewReport]):
     """
 
     kind = "crew"
+    finished_hint = ("start a new loop with crew_init(..., force=true) (command line: "
+                     "crewbook crew init ... --force)")
     copy_state = False
 
     def __init__(
@@ -207,6 +212,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
                 _append(self.ledger, events)
             else:
                 self._store.commit(self.ledger, events, new)
+            self._record(events)
             self._state = new
         return facts
 
@@ -231,6 +237,11 @@ class CrewLoop(Loop[CrewState, CrewReport]):
                               f"{did_you_mean(verdict, allowed)}", code="bad_verdict")
         if not report.summary.strip():
             raise LoopRefused("the summary is blank: say in one sentence what the act did",
+                              code="bad_report")
+        if len(report.summary) > MAX_SUMMARY_CHARS:
+            raise LoopRefused(f"the summary is {len(report.summary)} characters, over "
+                              f"{MAX_SUMMARY_CHARS}: it rides along in every later step; say "
+                              "it in a few sentences and put details in the payload",
                               code="bad_report")
         if role == "qa" and verdict == "go" and self.run_bar:
             self._check_bar(s)
@@ -265,7 +276,8 @@ class CrewLoop(Loop[CrewState, CrewReport]):
         elif verdict == "no-go":
             findings = (report.payload or {}).get("findings") or []
             up.update(expected="developer", attempt=s.attempt + 1, no_go=s.no_go + 1,
-                      feedback=(report.summary, *(str(f) for f in findings)))
+                      feedback=tuple(_echo(str(f)) for f in (report.summary,
+                                                             *list(findings)[:MAX_FINDINGS])))
         else:
             self._covered(s, up, events, ts, act)
         new = s.model_copy(update=up)
@@ -400,7 +412,10 @@ class CrewLoop(Loop[CrewState, CrewReport]):
                        "green bar) or no-go with payload.findings")
             if s.bar is not None and s.bar.act == s.dev_act:
                 details["bar"] = {"version": s.bar.version, "passed": s.bar.passed,
-                                  "lines": [r.line() for r in s.bar.runs]}
+                                  "lines": [r.line() for r in s.bar.runs],
+                                  # why it failed, so QA need not run the tests again
+                                  "tails": {r.name: r.tail[-CONTRACT_TAIL:]
+                                            for r in s.bar.runs if not r.passed}}
         return Act(
             self.kind, s.acts + 1, role, stage=STAGES[role], receives=receives, expects=expects,
             prompt_path=f"{PROMPTS_DIR}/{s.run}-act-{s.acts + 1:04d}-{role}{suffix}.json",
@@ -416,7 +431,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
         entry = self._journal.get(key)
         if entry is None:
             entry = self._journal[key] = JournalEntry(
-                "act", f"{record.role}: {record.verdict} — {record.summary}", record.role,
+                "act", f"{record.role}: {record.verdict} — {_echo(record.summary)}", record.role,
                 record.act)
         return entry
 
@@ -463,7 +478,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
                     "act": s.bar.act, "version": s.bar.version, "passed": s.bar.passed,
                     "lines": [r.line() for r in s.bar.runs]},
                 "max_rounds": s.config.max_rounds, "max_epics": s.config.max_epics,
-                "ledger": [plain(r) for r in shown],
+                "ledger": [{**plain(r), "summary": _echo(r.summary)} for r in shown],
                 "ledger_omitted": len(s.trail) - len(shown),
             },
         )
@@ -506,6 +521,15 @@ def next_axis(backlog: Backlog, promoted: tuple[str, ...], done: set[str]
         if axis not in promoted and name not in done:
             return name, axis
     return None, None
+
+
+#: Findings of a no-go fed back to the developer (each echoed up to `ECHO_CHARS`).
+MAX_FINDINGS = 20
+
+
+def _echo(text: str) -> str:
+    """`text` as status, feedback and journals echo it: at most `ECHO_CHARS` characters."""
+    return text if len(text) <= ECHO_CHARS else text[:ECHO_CHARS - 1] + "…"
 
 
 def left(used: int, limit: int | None) -> int | None:

@@ -54,6 +54,14 @@ LEDGER_TAIL: Final = 2000
 STATUS_LAST: Final = 10
 #: Largest payload file `crew_report(payload_path=...)` reads (D2).
 MAX_PAYLOAD_BYTES: Final = 4 * 1024 * 1024
+#: Longest `summary` a report may carry (characters): it rides along in later steps.
+MAX_SUMMARY_CHARS: Final = 4000
+#: Largest inline `payload` (its JSON, in bytes), as for `payload_path`.
+MAX_INLINE_PAYLOAD_BYTES: Final = MAX_PAYLOAD_BYTES
+#: Characters of a summary or feedback line that status and journals echo.
+ECHO_CHARS: Final = 500
+#: Characters of a failing bar command's output tail QA's contract carries.
+CONTRACT_TAIL: Final = 1500
 #: Placeholder story of an epic whose tasks file has no checkbox yet.
 WHOLE_EPIC: Final = "(whole epic)"
 #: Story of checkboxes that come before any heading.
@@ -111,6 +119,15 @@ class BarCommand(BaseModel):
         None, gt=0, description="Seconds before the whole process group is killed "
         "(default: the loop's bar_timeout, 600).")
 
+    @field_validator("command")
+    @classmethod
+    def _command_has_text(cls, value: str) -> str:
+        if not value.strip():
+            raise PydanticCustomError(
+                "blank_command", "the command is blank: a bar that runs nothing would pass "
+                "without testing anything; give a shell command")
+        return value
+
 
 class CrewConfig(BaseModel):
     """What `crew_init` was given (D1), checked."""
@@ -162,6 +179,10 @@ class CrewFile(BaseModel):
     workshop: tuple[str, ...] = Field(
         (), description="Axes of evolution, in order; scope all/workshop promotes them to "
         "epics (a new change each) when no epic is left.")
+    autonomy: Literal["auto", "semi-auto"] = Field(
+        "auto", description="'auto' (default): agents call every tool. 'semi-auto': the "
+        "gated tools (crew_init, crew_report, crew_step, loop_step) act only once the user "
+        "approves (MCP elicitation, else a refusal saying how), and loop_init is disabled.")
 
 
 class BarRun(BaseModel):

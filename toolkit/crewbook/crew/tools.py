@@ -11,18 +11,18 @@ tool error.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 from ..artifacts.project import ProjectLike
-from ..errors import CrewError, Problem, did_you_mean
-from .model import BAR_NAMES, SCOPES
+from ..errors import CrewError, LoopRefused, Problem, did_you_mean
+from .model import BAR_NAMES, DEFAULT_TIMEOUT, SCOPES
 
 JSON = dict[str, Any]
 
 _BAR_COMMAND: JSON = {
     "oneOf": [
-        {"type": "string", "minLength": 1, "description": "a shell command"},
+        {"type": "string", "minLength": 1, "description": "a shell command (not blank)"},
         {"type": "object", "additionalProperties": False,
          "properties": {"command": {"type": "string", "minLength": 1},
                         "cwd": {"type": "string", "description": "relative to the project"},
@@ -44,12 +44,27 @@ def _obj(properties: JSON, required: tuple[str, ...] = ()) -> JSON:
 
 @dataclass(frozen=True)
 class Tool:
-    """One operation: its name, what it does, its argument schema, and how to run it."""
+    """One operation: its name, what it does, its argument schema, and how to run it;
+    its stability (beta|stable), scope (project, no project, story), whether it only
+    reads, is idempotent, and is gated in semi-auto (``disabled``: refused there)."""
 
     name: str
     description: str
     schema: JSON
     run: Callable[[JSON, ProjectLike], JSON]
+    stability: str = "stable"
+    scope: str = "project"
+    read_only: bool = False
+    idempotent: bool = False
+    gate: Literal["none", "gated", "disabled"] = "none"
+
+    @property
+    def full_description(self) -> str:
+        """The description with stability, scope and gating, as tools/list shows it."""
+        gate = {"gated": " Gated (semi-auto): acts once the user approves.",
+                "disabled": " Execution tool: disabled in semi-auto."}.get(self.gate, "")
+        return (f"{self.description} [Stability: {self.stability} · scope: {self.scope}]"
+                + (" Read-only." if self.read_only else "") + gate)
 
 
 def _crew_init(a: JSON, project: ProjectLike) -> JSON:
@@ -57,7 +72,8 @@ def _crew_init(a: JSON, project: ProjectLike) -> JSON:
 
     status = crew_init(a["goal"], a.get("scope", "epic"), a.get("max_rounds", 100),
                        a.get("max_epics", 3), a.get("bar"), a.get("force", False),
-                       project=project)
+                       project=project, epic=a.get("change"),
+                       bar_timeout=a.get("bar_timeout", DEFAULT_TIMEOUT))
     return status.to_dict()
 
 
@@ -96,7 +112,8 @@ def _loop_init(a: JSON, project: ProjectLike) -> JSON:
 def _loop_step(a: JSON, project: ProjectLike) -> JSON:
     from .api import loop_step
 
-    return loop_step(a.get("test_command"), project=project, act=a.get("act")).to_dict()
+    return loop_step(a.get("test_command"), project=project, summary=a.get("summary", ""),
+                     act=a.get("act")).to_dict()
 
 
 def _presets(a: JSON, project: ProjectLike) -> JSON:
@@ -119,18 +136,46 @@ def _profile_show(a: JSON, project: ProjectLike) -> JSON:
     return provider_profile_show(project).to_dict()
 
 
+def _task_change(a: JSON, project: ProjectLike) -> str | None:
+    """The change of task ``a["task_id"]``: ``change`` when given; else, while a crew loop
+    runs, its active epic, the task being one of the active story's (seed 003: "a task
+    of the active story"), an unknown id refused; else None (a free task id)."""
+    if a.get("change"):
+        return str(a["change"])
+    from ..errors import NotFoundError
+    from .api import open_crew
+
+    try:
+        loop = open_crew(project)
+    except NotFoundError:
+        return None
+    s = loop.state
+    if not s.epic:
+        return None
+    story = loop.backlog.epic(s.epic).story(s.story)
+    ids = [t.id for t in story.tasks] if story is not None else []
+    if str(a["task_id"]) not in ids:
+        raise CrewError("unknown task", [Problem(
+            "unknown_task", f"no task {a['task_id']!r} in the active story {s.story!r} of "
+            f"{s.epic}{did_you_mean(str(a['task_id']), ids)}; its tasks: "
+            f"{', '.join(ids) or 'none yet'} (give change= for a task of another change)",
+            key="task_id")])
+    return s.epic
+
+
 def _classify(a: JSON, project: ProjectLike) -> JSON:
     from ..routing.routes import task_classify
 
     return task_classify(a["task_id"], a.get("complexity"), a.get("capability_tier"),
-                         a.get("effort_level"), change=a.get("change"),
+                         a.get("effort_level"), change=_task_change(a, project),
                          project=project).to_dict()
 
 
 def _route_show(a: JSON, project: ProjectLike) -> JSON:
     from ..routing.routes import task_route_show
 
-    return task_route_show(a["task_id"], change=a.get("change"), project=project).to_dict()
+    return task_route_show(a["task_id"], change=_task_change(a, project),
+                           project=project).to_dict()
 
 
 TOOLS: tuple[Tool, ...] = (
@@ -148,6 +193,11 @@ TOOLS: tuple[Tool, ...] = (
                        "properties": {n: _BAR_COMMAND for n in BAR_NAMES},
                        "description": "test/lint/typecheck/build → shell command or "
                        "{command, cwd?, stack?}; at least one"},
+               "change": {"type": "string", "minLength": 1,
+                          "description": "the change (epic) to start on (default: the "
+                          "first change with an open story)"},
+               "bar_timeout": {"type": "number", "exclusiveMinimum": 0, "default": 600,
+                               "description": "seconds each bar command may run"},
                "force": {"type": "boolean", "default": False}}, ("goal", "bar")),
          _crew_init),
     Tool("crew_report", "Report the act of the expected role and get the next act. A "
@@ -156,7 +206,7 @@ TOOLS: tuple[Tool, ...] = (
          _obj({"role": {"type": "string", "enum": ["analyst", "developer", "qa"]},
                "verdict": {"type": "string", "enum": ["done", "go", "no-go"],
                            "description": "go/no-go for qa, done for analyst and developer"},
-               "summary": {"type": "string", "minLength": 1},
+               "summary": {"type": "string", "minLength": 1, "maxLength": 4000},
                "payload": {"type": "object", "description": "the role's structured output; "
                            "exclusive with payload_path"},
                "payload_path": {"type": "string", "description": "a JSON file (≤ 4 MiB) "
@@ -179,7 +229,9 @@ TOOLS: tuple[Tool, ...] = (
                "force": {"type": "boolean", "default": False}}, ("goal",)), _loop_init),
     Tool("loop_step", "Advance the autonomous loop one phase; the recette runs test_command "
          "(default: the test cycle of the first stack declared in _codev/crew.yaml).",
-         _obj({"test_command": {"type": "string", "minLength": 1}, "act": _ACT_ID}),
+         _obj({"test_command": {"type": "string", "minLength": 1}, "act": _ACT_ID,
+               "summary": {"type": "string", "maxLength": 4000,
+                           "description": "what was done in the phase (logged)"}}),
          _loop_step),
     Tool("provider_presets_list", "The provider presets (built-in and custom). Read-only.",
          _obj({}), _presets),
@@ -201,7 +253,56 @@ TOOLS: tuple[Tool, ...] = (
          _obj({"task_id": _TASK_ID, "change": _CHANGE}, ("task_id",)), _route_show),
 )
 
+#: name → (stability, scope, read-only, idempotent, gate), from seed 003's tool list.
+_META: dict[str, tuple[str, str, bool, bool, Literal["none", "gated", "disabled"]]] = {
+    "crew_init": ("beta", "project", False, False, "gated"),
+    "crew_report": ("beta", "project", False, False, "gated"),
+    "crew_status": ("beta", "project", True, True, "none"),
+    "crew_step": ("beta", "project", False, True, "gated"),
+    "loop_init": ("stable", "project", False, False, "disabled"),
+    "loop_step": ("stable", "project", False, False, "gated"),
+    "provider_presets_list": ("stable", "no project", True, True, "none"),
+    "provider_profile_init": ("stable", "no project", False, False, "none"),
+    "provider_profile_show": ("stable", "no project", True, True, "none"),
+    "task_classify": ("stable", "story", False, True, "none"),
+    "task_route_show": ("stable", "story", True, True, "none"),
+}
+TOOLS = tuple(replace(t, stability=_META[t.name][0], scope=_META[t.name][1],
+                      read_only=_META[t.name][2], idempotent=_META[t.name][3],
+                      gate=_META[t.name][4]) for t in TOOLS)
 BY_NAME: dict[str, Tool] = {t.name: t for t in TOOLS}
+
+
+def autonomy(project: ProjectLike) -> str:
+    """The project's autonomy mode (``auto`` | ``semi-auto``, `_codev/crew.yaml`
+    ``autonomy:``); ``auto`` when no project is found."""
+    from ..artifacts.project import as_project
+    from ..errors import NotFoundError
+    from .backlog import Backlog
+
+    try:
+        proj = as_project(project)
+    except NotFoundError:
+        return "auto"
+    return Backlog(proj).crew_file().autonomy
+
+
+def gate_refusal(tool: Tool, project: ProjectLike) -> str | None:
+    """Why `tool` may not act now without the user's approval, or None.
+
+    In semi-auto, ``loop_init`` is refused outright and a gated tool needs approval: the
+    MCP server asks the user (elicitation) when the client supports it; elsewhere the
+    refusal says how to approve."""
+    if tool.gate == "none" or autonomy(project) != "semi-auto":
+        return None
+    if tool.gate == "disabled":
+        return (f"{tool.name} is an execution tool, disabled in semi-auto (_codev/crew.yaml "
+                "autonomy: semi-auto); the user can set `autonomy: auto` to enable it")
+    cli = {"crew_init": "crewbook crew init", "crew_report": "crewbook crew report",
+           "crew_step": "crewbook crew step", "loop_step": "crewbook loop step"}[tool.name]
+    return (f"{tool.name} needs the user's approval in semi-auto (_codev/crew.yaml autonomy: "
+            "semi-auto) and this client cannot ask for it (no MCP elicitation). To approve, "
+            f"ask the user to run it themselves (`{cli} ...`), or to set `autonomy: auto`")
 
 
 def check_arguments(tool: Tool, arguments: JSON | None) -> JSON:
@@ -219,14 +320,21 @@ def check_arguments(tool: Tool, arguments: JSON | None) -> JSON:
     return args
 
 
-def call_tool(name: str, arguments: JSON | None, project: ProjectLike = None) -> JSON:
-    """Run tool `name` with JSON `arguments` on `project`; its JSON result."""
+def call_tool(name: str, arguments: JSON | None, project: ProjectLike = None, *,
+              approved: bool = False) -> JSON:
+    """Run tool `name` with JSON `arguments` on `project`; its JSON result. In semi-auto a
+    gated tool runs only `approved` (by the user), and ``loop_init`` never."""
     tool = BY_NAME.get(name)
     if tool is None:
         raise CrewError("unknown tool", [Problem(
             "unknown_tool", f"no tool {name!r}{did_you_mean(name, BY_NAME)}; tools: "
             f"{', '.join(BY_NAME)}", key="name")])
-    return tool.run(check_arguments(tool, arguments), project)
+    args = check_arguments(tool, arguments)
+    why = gate_refusal(tool, project)
+    if why is not None and (tool.gate == "disabled" or not approved):
+        raise LoopRefused(why, code="needs_approval" if tool.gate == "gated" else "disabled")
+    return tool.run(args, project)
 
 
-__all__ = ["BY_NAME", "TOOLS", "Tool", "call_tool", "check_arguments"]
+__all__ = ["BY_NAME", "TOOLS", "Tool", "autonomy", "call_tool", "check_arguments",
+           "gate_refusal"]

@@ -9,12 +9,21 @@ and steps within the task's limits."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Final
+from typing import Any, Final
 
 from ..errors import Problem, did_you_mean
 from ..ledger.conformance import Event, LoopRules, count_cap
 from ..sources import SourceDoc
-from .model import DEVELOPER, JUDGES, QA, ROLE_IDS, CatalogueFile, Limits, ToolSpec
+from .model import (
+    DEVELOPER,
+    JUDGES,
+    QA,
+    REVIEWER,
+    ROLE_IDS,
+    CatalogueFile,
+    Limits,
+    ToolSpec,
+)
 
 
 def catalogue_problems(model: CatalogueFile, doc: SourceDoc) -> list[Problem]:
@@ -118,9 +127,85 @@ def _revision(event: Event) -> int:
     return value if isinstance(value, int) else 0
 
 
+def _limits(events: Sequence[Event]) -> Limits | None:
+    payload = events[0].get("payload") if events and events[0]["kind"] == "init" else None
+    raw = payload.get("limits") if isinstance(payload, dict) else None
+    try:
+        return Limits.model_validate(raw) if isinstance(raw, dict) else None
+    except ValueError:
+        return None
+
+
+def _waits(events: Sequence[Event]) -> list[tuple[int | None, str, str]]:
+    """C4.4 on a ledger: an agent's report, verdict or question comes before its wait's
+    deadline (its launch, or the coordinator's answer, plus ``wait_minutes``)."""
+    limits = _limits(events)
+    if limits is None:
+        return []
+    deadline: dict[str, Any] = {}
+    latest: Any = None  # a clock going backwards is `time_backwards`, not this rule's
+    for event in events:
+        kind, role, ts = event["kind"], event["role"], event["ts"]
+        payload = event.get("payload") or {}
+        if ts is None:
+            continue
+        latest = ts if latest is None or ts > latest else latest
+        if kind == "act" and role:
+            deadline[str(role)] = latest + limits.wait
+        elif kind == "answer" and isinstance(payload, dict) and payload.get("to"):
+            deadline[str(payload["to"])] = latest + limits.wait
+        elif kind in ("report", "verdict", "question") and role in deadline:
+            if ts > deadline[str(role)]:
+                return [(int(event["seq"]), "wait_expired",
+                         f"a {kind} from {role!r} at {ts} although its wait ended at "
+                         f"{deadline[str(role)]} ({limits.wait_minutes} min, C4.4); the "
+                         "platform records the expiry and the report is refused")]
+            if kind != "question":
+                del deadline[str(role)]
+        elif kind == "error" and isinstance(payload, dict) and \
+                payload.get("reason") == "wait_expired" and role:
+            deadline.pop(str(role), None)
+    return []
+
+
+def _shipping(events: Sequence[Event]) -> list[tuple[int | None, str, str]]:
+    """C6 and C7 on a ledger: ``already_done`` only while no version was built; a pull
+    request whose review decision says required carries the reviewer's approval of
+    that exact version."""
+    out: list[tuple[int | None, str, str]] = []
+    built = 0
+    approved: set[int] = set()
+    for event in events:
+        kind, version = event["kind"], event["version"]
+        number = int(version) if version is not None else None
+        if kind == "report" and event["role"] == DEVELOPER and number:
+            built = max(built, number)
+        if kind == "verdict" and event["role"] == REVIEWER and number is not None:
+            if event["verdict"] == "approved":
+                approved.add(number)
+            else:
+                approved.discard(number)
+        if kind != "finish":
+            continue
+        if event["verdict"] == "already_done" and (built or number):
+            out.append((int(event["seq"]), "path_closed",
+                        f"the run finished 'already_done' although version "
+                        f"{max(built, number or 0)} was built: once the run changes the "
+                        "code, the already-done path is closed (C6)"))
+        payload = event.get("payload") or {}
+        review = payload.get("review") if isinstance(payload, dict) else None
+        if event["verdict"] == "pull_request" and isinstance(review, dict) and \
+                review.get("required") and number not in approved:
+            out.append((int(event["seq"]), "review_missing",
+                        f"a pull request of version {number} although the review decision "
+                        "says the reviewer is required, and the reviewer did not approve "
+                        "that version (C7)"))
+    return out
+
+
 #: Who may give a verdict in the standard and coordinator loops (C4.1), and who acts.
 DELIVERY_RULES: Final = tuple(
     LoopRules(loop, judges=frozenset(JUDGES), roles=frozenset(ROLE_IDS), turns="act",
               shipping=frozenset({"pull_request", "already_done"}), qa=QA,
-              checks=(_caps,))
+              checks=(_caps, _waits, _shipping))
     for loop in ("standard", "coordinator"))

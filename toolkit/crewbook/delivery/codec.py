@@ -269,7 +269,9 @@ class DeliveryCodec:
                                   fixes=tuple(p.get("fixes") or ()), focus=bool(p.get("focus")),
                                   **m)
             elif kind == "report" and role == "developer":
-                report = Built(tuple(p.get("files") or ()), head=p.get("head"), **m)
+                steps = p.get("steps")
+                report = Built(tuple(p.get("files") or ()), head=p.get("head"),
+                               steps=steps if isinstance(steps, int) else None, **m)
             elif kind == "report" and role is not None:
                 report = Result(str(role), str(e.get("summary") or ""),
                                 tuple(p.get("findings") or ()), **m)

@@ -178,6 +178,8 @@ class CoordinatorLoop(DeliveryLoop):
             raise LoopRefused(f"the run already changed the code (version {s.version}): the "
                               "already-done path is closed (C6)", code="path_closed")
         revision = s.revisions + 1 if revising else 0
+        # files the run already edited that a quick fix does not name are flagged (C6)
+        outside = [f for f in s.files if f not in files] if path == "quick-fix" else []
         record = PlanRecord(criteria, report.summary, path, tuple(files), revision, act)
         n = len(criteria)
         summary = report.summary or (f"plan revision {revision}" if revising else "plan") + \
@@ -185,8 +187,13 @@ class CoordinatorLoop(DeliveryLoop):
         events.append({"kind": "plan", "role": ARCHITECT, "stage": "plan", "version": s.version,
                        "summary": summary, "ts": at.isoformat(),
                        "payload": {"act": act, "criteria": list(criteria), "path": path,
-                                   "files": list(files), "revision": revision}})
+                                   "files": list(files), "revision": revision,
+                                   **({"outside_plan": outside} if outside else {})}})
         d.update(plan=record, path=path, revisions=revision, notices=())
+        if outside:
+            d["flagged"] = tuple(dict.fromkeys((*s.flagged, *outside)))
+            d["notices"] = ("already edited outside the quick fix's files: "
+                            + ", ".join(outside),)
         d["journal"] = (*s.journal, JournalEntry("revision" if revising else "plan",
                                                  summary, ARCHITECT, act))
         self._trail(d, act, ARCHITECT, "revise" if revising else "plan", summary, at)
@@ -233,6 +240,10 @@ class CoordinatorLoop(DeliveryLoop):
             if not last or not s.findings:
                 raise LoopRefused("a focused recheck starts from a finding of QA or the "
                                   "reviewer, and there is none to start from", code="bad_move")
+            if last[-1].covers(s.version):
+                raise LoopRefused(f"version {s.version} is the one that failed: a focused "
+                                  "recheck checks a new build; delegate the fix to the "
+                                  "developer first (C6)", code="bad_move")
             focus = s.findings
         sent_back = role_id == DEVELOPER and bool(s.verdicts) and \
             s.verdicts[-1].verdict in ("fail", "changes") and s.verdicts[-1].covers(s.version)

@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
+from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
 from ..errors import InvalidInputError, Problem
@@ -32,7 +33,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 FileStatus = Literal["added", "deleted", "modified", "renamed", "copied"]
-Source = Literal["numstat", "diff", "manual", "empty"]
+#: Where a summary came from: ``blank`` is blank input text (an empty read proves
+#: nothing), ``git`` a change crewbook read from git itself (`from_git`).
+Source = Literal["numstat", "diff", "manual", "empty", "blank", "git"]
 
 #: git file modes that mark a symlink and a submodule (gitlink).
 SYMLINK_MODE: Final = "120000"
@@ -74,6 +77,12 @@ class ChangeSummary:
     source: Source = "manual"
     #: Content lines of the diff (for the text patterns); empty for numstat or by hand.
     changed_text: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    #: The same lines with where they are: (path, line in the new file, or in the old
+    #: file for a removed line, signed text).
+    changed_at: tuple[tuple[str, int, str], ...] = field(default=(), repr=False)
+    #: Whether the source can show file modes (a symlink retarget, a submodule bump):
+    #: numstat output and plain ``diff -u`` cannot.
+    modes_shown: bool = True
 
     @classmethod
     def of(cls, lines: Mapping[str, tuple[int, int] | int] | None = None, *,
@@ -94,6 +103,11 @@ class ChangeSummary:
                                       symlink=base.symlink or flag == "symlink",
                                       submodule=base.submodule or flag == "submodule")
         return cls(tuple(files.values()), "manual")
+
+    @property
+    def established(self) -> bool:
+        """Whether an empty summary proves that nothing changed (not blank input text)."""
+        return self.source != "blank"
 
     @property
     def empty(self) -> bool:
@@ -245,7 +259,7 @@ def from_numstat(numstat: str, summary: str = "") -> ChangeSummary:
                                     f"{line[:80]!r}", "<numstat>", number))
     if problems:
         raise InvalidInputError("cannot read the change", problems)
-    return ChangeSummary(tuple(files.values()), "numstat")
+    return ChangeSummary(tuple(files.values()), "numstat", modes_shown=False)
 
 
 def from_numstat_z(text: str) -> ChangeSummary:
@@ -283,7 +297,7 @@ def from_numstat_z(text: str) -> ChangeSummary:
             status="renamed" if old is not None else "modified", old_path=old, binary=binary)
     if problems:
         raise InvalidInputError("cannot read the change", problems)
-    return ChangeSummary(tuple(files.values()), "numstat")
+    return ChangeSummary(tuple(files.values()), "numstat", modes_shown=False)
 
 
 _NUMSTAT_Z = re.compile(r"^(\d+|-)\t(\d+|-)\t(.*)$", re.DOTALL)
@@ -306,7 +320,7 @@ def _check_paths(change: ChangeSummary) -> ChangeSummary:
 
 # ------------------------------------------------------------------ unified diff
 _GIT_HEADER = re.compile(r"^diff --git (\"?a/.+?\"?) (\"?b/.+\"?)$")
-_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _INDEX = re.compile(r"^index [0-9a-f]+\.\.[0-9a-f]+(?: (\d{6}))?$")
 _EXTENDED = ("similarity index ", "dissimilarity index ", "rename from ", "rename to ",
              "copy from ", "copy to ", "old mode ", "new mode ", "new file mode ",
@@ -336,6 +350,8 @@ class _Entry:
     old_mode: str | None = None
     new_mode: str | None = None
     text: list[tuple[str, str]] = field(default_factory=list)
+    at: list[int] = field(default_factory=list)
+    git: bool = False
 
     def finish(self) -> FileChange | None:
         path = self.path or self.old_path
@@ -359,7 +375,7 @@ def from_unified_diff(diff: str) -> ChangeSummary:
     """
     entries: list[_Entry] = []
     current: _Entry | None = None
-    old_left = new_left = 0
+    old_left = new_left = old_at = new_at = 0
     problems: list[Problem] = []
     lines = diff.splitlines()
     i = 0
@@ -378,13 +394,19 @@ def from_unified_diff(diff: str) -> ChangeSummary:
                 current.added += 1
                 new_left -= 1
                 current.text.append(("+", line[1:]))
+                current.at.append(new_at)
+                new_at += 1
             elif tag == "-":
                 current.removed += 1
                 old_left -= 1
                 current.text.append(("-", line[1:]))
+                current.at.append(old_at)
+                old_at += 1
             elif tag == " " or line == "":
                 old_left -= 1
                 new_left -= 1
+                old_at += 1
+                new_at += 1
             elif line.startswith("\\"):
                 pass
             else:
@@ -399,7 +421,8 @@ def from_unified_diff(diff: str) -> ChangeSummary:
             current = None  # `diff -ru a b` between files: the ---/+++ pair follows
             continue
         if m := _GIT_HEADER.match(line):
-            current = _Entry(path=_strip_prefix(m.group(2)), old_path=_strip_prefix(m.group(1)))
+            current = _Entry(path=_strip_prefix(m.group(2)), old_path=_strip_prefix(m.group(1)),
+                             git=True)
             entries.append(current)
             continue
         if line.startswith("--- ") and i < len(lines) and lines[i].startswith("+++ "):
@@ -419,8 +442,9 @@ def from_unified_diff(diff: str) -> ChangeSummary:
             if current is None:
                 bad(number, line, "a hunk before any file header")
                 continue
-            old_left = int(m.group(1)) if m.group(1) is not None else 1
-            new_left = int(m.group(2)) if m.group(2) is not None else 1
+            old_at, new_at = int(m.group(1)), int(m.group(3))
+            old_left = int(m.group(2)) if m.group(2) is not None else 1
+            new_left = int(m.group(4)) if m.group(4) is not None else 1
             continue
         if current is not None and line.startswith(_EXTENDED):
             _extended(current, line)
@@ -439,12 +463,16 @@ def from_unified_diff(diff: str) -> ChangeSummary:
         raise InvalidInputError("cannot read the change", problems)
     files: list[FileChange] = []
     text: list[tuple[str, str]] = []
+    at: list[tuple[str, int, str]] = []
     for entry in entries:
         change = entry.finish()
         if change is not None:
             files.append(change)
             text += [(change.path, f"{sign}{body}") for sign, body in entry.text]
-    return ChangeSummary(tuple(files), "diff", tuple(text))
+            at += [(change.path, number, f"{sign}{body}")
+                   for number, (sign, body) in zip(entry.at, entry.text, strict=True)]
+    return ChangeSummary(tuple(files), "diff", tuple(text), tuple(at),
+                         modes_shown=all(entry.git for entry in entries))
 
 
 def _extended(entry: _Entry, line: str) -> None:
@@ -497,8 +525,8 @@ def parse_change(text: str) -> ChangeSummary:
     """A summary from a unified diff or numstat(+summary) text; an empty text is an empty
     change. Raises `InvalidInputError` when the text is neither."""
     kind = change_format(text)
-    if kind == "empty":
-        return ChangeSummary((), "empty")
+    if kind == "empty":  # blank text: no proof that nothing changed (see `established`)
+        return ChangeSummary((), "blank")
     if kind == "diff":
         return _check_paths(from_unified_diff(text))
     if kind == "numstat":
@@ -528,6 +556,72 @@ def read_change(text: str | bytes) -> ChangeSummary | Unreadable:
         return Unreadable(f"the change cannot be read ({exc})")
 
 
+def with_modes(change: ChangeSummary | Unreadable) -> ChangeSummary | Unreadable:
+    """`change` if its source shows file modes, else `Unreadable`: numstat output (even
+    with ``--summary``) and a plain ``diff -u`` cannot show a symlink retarget or a
+    submodule bump, so the C7 exceptions for them could never apply."""
+    if isinstance(change, Unreadable) or change.modes_shown or change.empty:
+        return change
+    return Unreadable(
+        f"cannot read the change: {change.source} input cannot show file modes (a symlink "
+        "retarget or a submodule bump would be invisible); use `--git BASE..HEAD` or a "
+        "`git diff` unified diff, or pass --no-modes to accept it")
+
+
+#: Largest change text read (a diff file, stdin, git's output): beyond, it is refused.
+MAX_CHANGE_BYTES: Final = 32 * 1024 * 1024
+#: How long git may take to print a change.
+GIT_TIMEOUT_S: Final = 120
+
+
+def from_git(spec: str, cwd: Path | str = ".") -> ChangeSummary | Unreadable:
+    """The change ``BASE..HEAD`` (or ``BASE...HEAD``; a lone ``BASE`` means
+    ``BASE..HEAD``) read from git itself as a unified diff, which carries file modes (a
+    symlink retarget, a submodule bump) and the changed lines.
+
+    Both ends must name commits: a mistyped branch is `Unreadable`, never an empty
+    change. An empty diff between two commits that exist is an established "changes
+    nothing" (source ``git``). Output over `MAX_CHANGE_BYTES` is `Unreadable`.
+    """
+    import subprocess
+
+    sep = "..." if "..." in spec else ".."
+    base, _, head = spec.partition(sep)
+    head = head or "HEAD"
+    if not base or base.startswith("-") or head.startswith("-") or sep in head:
+        return Unreadable(f"cannot read the change: {spec!r} is not BASE..HEAD")
+    git = ["git", "-C", str(cwd), "-c", "core.quotepath=on"]
+
+    def run(*args: str) -> subprocess.CompletedProcess[bytes] | str:
+        try:
+            return subprocess.run([*git, *args], capture_output=True, check=False,
+                                  timeout=GIT_TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"cannot run git ({exc})"
+
+    for rev in (base, head):
+        done = run("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
+        if isinstance(done, str):
+            return Unreadable(f"cannot read the change: {done}")
+        if done.returncode != 0:
+            return Unreadable(f"cannot read the change: git knows no commit {rev!r} in "
+                              f"{cwd} (a mistyped branch?)")
+    done = run("diff", "--no-color", "--no-ext-diff", "--no-textconv", "--submodule=short",
+               "-M", f"{base}{sep}{head}", "--")
+    if isinstance(done, str):
+        return Unreadable(f"cannot read the change: {done}")
+    if done.returncode != 0:
+        err = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        return Unreadable(f"cannot read the change: git diff failed ({err[0] if err else ''})")
+    if len(done.stdout) > MAX_CHANGE_BYTES:
+        return Unreadable(f"cannot read the change: git printed more than "
+                          f"{MAX_CHANGE_BYTES // 2**20} MiB")
+    change = read_change(done.stdout)
+    if isinstance(change, Unreadable):
+        return change
+    return replace(change, source="git")
+
+
 def covering(change: ChangeSummary, files: Sequence[str],
              earlier: ChangeSummary | None = None) -> ChangeSummary:
     """`change`, completed so that it names every path of `files` (what the branch changed).
@@ -545,8 +639,10 @@ def covering(change: ChangeSummary, files: Sequence[str],
     extra = tuple(before.get(path, FileChange(path, None, None)) for path in missing)
     text = tuple(item for item in (earlier.changed_text if earlier is not None else ())
                  if item[0] in missing)
+    at = tuple(item for item in (earlier.changed_at if earlier is not None else ())
+               if item[0] in missing)
     return replace(change, files=change.files + extra,
-                   changed_text=change.changed_text + text)
+                   changed_text=change.changed_text + text, changed_at=change.changed_at + at)
 
 
 def summary_of(files: Sequence[str]) -> ChangeSummary:

@@ -220,6 +220,11 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
             defect = path_defect(f)
             if defect:
                 raise LoopRefused(f"file {f!r} refused: {defect}", code="unsafe_path")
+        if report.steps is None and w.steps is not None:
+            raise LoopRefused(f"this launch has a budget of {w.steps} steps"
+                              + (" (quick fix, C6)" if s.path == "quick-fix" else "")
+                              + ": the developer's report says how many it took (steps=)",
+                              code="over_budget")
         if report.steps is not None and w.steps is not None and report.steps > w.steps:
             raise LoopRefused(f"the developer reports {report.steps} steps; this launch's budget "
                               f"is {w.steps}" + (" (quick fix, C6)" if s.path == "quick-fix"
@@ -232,6 +237,8 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
                                    "changed": bool(report.files)}
         if report.head:
             payload["head"] = report.head
+        if report.steps is not None:
+            payload["steps"] = report.steps
         if outside:
             payload["outside_plan"] = outside
         n = len(report.files)
@@ -401,6 +408,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
             raise LoopRefused(f"a delivery report is a move (Plan, Delegate…) or an agent "
                               f"report (Built, Judgement…), not {type(report).__name__}",
                               code="bad_report")
+        _check_measures(report)
         d: Draft = dict(state.__dict__)
         at = self._time(state, report) if not isinstance(report, Expire) else max(
             self.clock(), state.now or self.clock())
@@ -459,6 +467,31 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         from .graph import path_graph
 
         return path_graph(self)
+
+
+#: Longest duration one report may claim (a week): beyond, a typo or a forged clock.
+MAX_DURATION_MS = 7 * 24 * 3_600_000
+
+
+def _check_measures(report: Measured) -> None:
+    """Refuse measures that cannot be (C4.3): a negative or absurd ``duration_ms`` would
+    move the task's time backwards past its run-time cap, or jump it by years."""
+    ms = report.duration_ms
+    if ms is not None and (isinstance(ms, bool) or not isinstance(ms, int)):
+        raise LoopRefused(f"duration_ms must be a whole number of milliseconds, not {ms!r}",
+                          code="bad_report")
+    if ms is not None and ms < 0:
+        raise LoopRefused(f"duration_ms {ms} is negative: a report cannot move the task's "
+                          "time backwards (C4.3); give the time the act took, 0 or more",
+                          code="bad_report")
+    if ms is not None and ms > MAX_DURATION_MS:
+        raise LoopRefused(f"duration_ms {ms} is more than a week ({MAX_DURATION_MS} ms) for "
+                          "one act: a typo? give the time the act took, in milliseconds",
+                          code="bad_report")
+    for key in ("tokens_in", "tokens_out", "cost"):
+        value = getattr(report, key)
+        if value is not None and not value >= 0:  # NaN too
+            raise LoopRefused(f"{key} {value!r} is negative or not a number", code="bad_report")
 
 
 def transition_of(d: Draft, events: list[Event]) -> Transition[TaskState]:

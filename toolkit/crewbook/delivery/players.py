@@ -68,7 +68,9 @@ def happy_report(loop: Any, act: Act, verdicts: Sequence[str] = ()) -> Any:
         return Plan(("the change does what the task asks",), summary="plan the change",
                     duration_ms=5 * 60_000)
     if "built" in act.moves:
-        return Built(("src/change.py",), summary="the change", duration_ms=20 * 60_000)
+        budget = act.details.get("steps")  # a budgeted launch reports its steps (C6)
+        return Built(("src/change.py",), summary="the change", duration_ms=20 * 60_000,
+                     steps=min(budget, 10) if isinstance(budget, int) else None)
     if "judgement" in act.moves and role is not None:
         return Judgement(role, verdicts[0] if verdicts else "pass", duration_ms=8 * 60_000)
     if "result" in act.moves and role is not None:
@@ -151,7 +153,9 @@ class _DeliveryPlayer(Player):
         if role == "architect":
             return Plan(("the change does what the task asks", "the tests pass"), **m)
         if role == "developer":
-            return Built((f"src/change_v{version + 1}.py",), **m)
+            budget = c.details.get("steps")  # a budgeted launch reports its steps (C6)
+            return Built((f"src/change_v{version + 1}.py",),
+                         steps=min(budget, 10) if isinstance(budget, int) else None, **m)
         if role in ("qa", "reviewer"):
             fail = draws.chance(b.fail)
             verdict = ("fail" if fail else "pass") if role == "qa" else \

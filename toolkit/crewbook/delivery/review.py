@@ -11,7 +11,13 @@
   path (authentication, sessions, permissions, secrets or cryptography, database
   migrations, build and deploy configuration, dependency files, code that talks to
   external services), has more than `max_lines` changed lines (80), or holds a
-  binary, a symlink or a submodule; a minor, routine change may skip the reviewer;
+  binary, a symlink or a submodule; a minor, routine change may skip the reviewer.
+  The sensitive categories are seen from the paths and from what the changed lines do
+  (`CONTENT`: imports of HTTP, cloud, mail and telemetry clients, secret loading,
+  authentication and permission code), and a reason names the file and the line; a
+  test file is never authentication, session or permission code;
+- blank input (``source == "blank"``) proves nothing: required. Only an established
+  empty change (from git, the engine, or by hand) changes nothing;
 - a change or a policy that cannot be read (`Unreadable`) means required: when in
   doubt, the reviewer is required.
 
@@ -41,21 +47,58 @@ from .model import (
     ReviewPolicy,
 )
 
-#: Category → regexes on the changed lines of a unified diff (files that are not docs).
+#: Category → regexes on the changed lines of a unified diff (files that are not docs):
+#: what the lines do, which path patterns cannot see (an ``envsecret()`` helper, an
+#: authentication backend in ``backends.py``, an HTTP wrapper in ``lib/curl.py``).
+_IMPORT = r"^\s*(?:import|from|const .*=\s*require\(|import .* from)\s*['\"]?"
 CONTENT: Final[dict[str, tuple[str, ...]]] = {
     "secrets": (
         r"-----BEGIN [A-Z ]*PRIVATE KEY-----", r"\bAKIA[0-9A-Z]{16}\b",
-        r"(?i)\b(api[_-]?key|secret|password|passwd|access[_-]?token)\b\s*[:=]",
+        r"(?i)\b\w*(api[_-]?key|secret|password|passwd|access[_-]?token|credential)\w*"
+        r"['\"]?\s*[:=]",
+        r"(?i)\b\w*(secret|credential|passw(?:or)?d)\w*\s*\(",
+        r"(?i)\b(getenv|environ(?:\.get)?|env)\s*[(\[]\s*['\"]\w*(key|secret|token|password)",
         r"\b(hashlib|hmac|bcrypt|scrypt|argon2|jwt|cryptography|Crypto\.Cipher)\b",
     ),
     "external-services": (
-        r"\b(import|from|require\(?)\s*['\"]?(requests|httpx|aiohttp|urllib3?|boto3|botocore|"
-        r"grpc|axios|node-fetch|stripe|twilio|smtplib|paramiko|kafka|pika)\b",
+        _IMPORT + r"(requests|httpx|aiohttp|urllib3|urllib\.request|urllib2|http\.client|"
+        r"httplib2|pycurl|tornado\.httpclient|boto3?|botocore|aiobotocore|s3fs|minio|"
+        r"google\.cloud|azure|storages|grpc|axios|node-fetch|got|superagent|stripe|twilio|"
+        r"smtplib|aiosmtplib|email\.mime|sendgrid|mailgun|postmark|django\.core\.mail|"
+        r"flask_mail|paramiko|kafka|pika|redis|sentry_sdk|posthog|mixpanel|segment|"
+        r"analytics|datadog|statsd|opentelemetry|newrelic|rollbar|bugsnag|amplitude)\b",
         r"\bfetch\(\s*['\"`]https?://", r"['\"`]https?://(?!localhost|127\.0\.0\.1|example\.)",
+        r"['\"](curl|wget)['\"]", r"\b(send_mail|send_mass_mail|EmailMessage|sendmail|"
+        r"boto3\.(client|resource)|urlopen)\s*\(",
     ),
-    "authentication": (r"\b(authenticate|login_required|check_password|verify_password)\b",),
-    "permissions": (r"\b(has_perm|has_permission|is_superuser|is_admin|grant|revoke)\s*\(",),
+    "authentication": (
+        r"\b(authenticate|login_required|check_password|verify_password|set_password|"
+        r"make_password|AUTHENTICATION_BACKENDS|AUTH_USER_MODEL|ModelBackend|BaseBackend|"
+        r"RemoteUserBackend|get_user_model|LoginView|passport|flask_login|login_user|"
+        r"logout_user)\b",
+        _IMPORT + r"(django\.contrib\.auth|rest_framework\.authentication|allauth|"
+        r"social_core|authlib|oauthlib|flask_login|passport)",
+    ),
+    "permissions": (
+        r"\b(has_perm|has_perms|has_permission|has_object_permission|is_superuser|is_admin|"
+        r"grant|revoke|permission_required|user_passes_test)\s*\(",
+        r"\b(PermissionDenied|HttpResponseForbidden|Forbidden|HTTP_403_FORBIDDEN|"
+        r"permission_classes|PermissionRequiredMixin|UserPassesTestMixin)\b",
+        r"\b(is_superuser|is_staff|is_admin)\b",
+    ),
 }
+#: Categories a test file cannot raise: `tests/test_login.py` tests authentication, it
+#: is not authentication code.
+NOT_IN_TESTS: Final = ("authentication", "sessions", "permissions")
+_TEST_FILE = re.compile(r"(^|/)(tests?|spec|specs|__tests__|testing)/|(^|/)(test_[^/]*|"
+                        r"[^/]*_tests?\.[^/.]+|[^/]*\.(test|spec)\.[^/]+|conftest\.py)$")
+
+
+def is_test_file(path: str) -> bool:
+    """Whether `path` is a test file (a ``tests/`` folder, ``test_*.py``, ``*.spec.ts``...)."""
+    return bool(_TEST_FILE.search(path.lower()))
+
+
 #: Files whose text is not scanned (documentation: a link in a README is not a call).
 DOC_SUFFIXES: Final = (".md", ".rst", ".txt", ".adoc", ".html")
 
@@ -68,6 +111,20 @@ class Match:
     path: str
     pattern: str
     by: Literal["path", "content"] = "path"
+    #: For a content match: the line (in the new file; the old one for a removed line)
+    #: and its text.
+    line: int | None = None
+    text: str = ""
+
+    @property
+    def where(self) -> str:
+        """``path`` or ``path line N (`text`)`` for a reason."""
+        if self.by != "content":
+            return self.path
+        at = f" line {self.line}" if self.line is not None else ""
+        body = self.text.strip()
+        body = body if len(body) <= 60 else body[:57] + "..."
+        return f"{self.path}{at} (`{body}`)" if body else f"{self.path}{at}"
 
     @property
     def label(self) -> str:
@@ -106,7 +163,7 @@ class ReviewDecision:
             "codes": list(self.codes), "policy": self.policy,
             "changed_lines": self.changed_lines, "files": self.files,
             "matches": [{"category": m.category, "path": m.path, "pattern": m.pattern,
-                         "by": m.by} for m in self.matches],
+                         "by": m.by, "line": m.line} for m in self.matches],
         }
 
     def __str__(self) -> str:
@@ -151,8 +208,11 @@ def _compile(pattern: str) -> re.Pattern[str]:
 def match_path(path: str, patterns: Mapping[str, Sequence[str]]) -> list[Match]:
     """The categories `path` falls in (one `Match` per category, first pattern wins)."""
     low = path.lower().removeprefix("./")
+    test = is_test_file(low)
     found = []
     for category, pats in patterns.items():
+        if test and category in NOT_IN_TESTS:
+            continue
         for pattern in pats:
             if _compile(pattern).search(low):
                 found.append(Match(category, path, pattern))
@@ -162,15 +222,20 @@ def match_path(path: str, patterns: Mapping[str, Sequence[str]]) -> list[Match]:
 
 def _content_matches(change: ChangeSummary, seen: set[tuple[str, str]]) -> list[Match]:
     found: list[Match] = []
-    for path, line in change.changed_text:
+    lines: tuple[tuple[str, int | None, str], ...] = change.changed_at or tuple(
+        (p, None, t) for p, t in change.changed_text)
+    # an added line says what the change does; a removed one only what it undoes
+    lines = tuple(sorted(lines, key=lambda item: not item[2].startswith("+")))
+    for path, number, line in lines:
         if path.lower().endswith(DOC_SUFFIXES):
             continue
+        test = is_test_file(path)
         for category, regexes in CONTENT.items():
-            if (category, path) in seen:
+            if (category, path) in seen or (test and category in NOT_IN_TESTS):
                 continue
             for regex in regexes:
                 if re.search(regex, line[1:]):
-                    found.append(Match(category, path, regex, "content"))
+                    found.append(Match(category, path, regex, "content", number, line[1:]))
                     seen.add((category, path))
                     break
     return found
@@ -221,6 +286,12 @@ def review_required(
         return decision(True)
     assert isinstance(change, ChangeSummary)
     if change.empty:
+        if not change.established:  # blank input: a mistyped branch gives an empty diff
+            reasons.append(("blank_input", "the change given is empty, which proves nothing "
+                            "(a mistyped branch gives an empty diff); read it from git "
+                            "(`crewbook review-policy --git BASE..HEAD`) to establish that "
+                            "it changes nothing; when in doubt, the reviewer is required"))
+            return decision(True)
         if reasons:  # an unreadable policy: when in doubt, required
             return decision(True)
         reasons.append(("empty_change", "the change changes nothing"))
@@ -259,8 +330,7 @@ def _risks(change: ChangeSummary, rules: ReviewPolicy,
         hits = [m for m in matches if m.category == category]
         if hits:
             label = CATEGORY_LABELS.get(category, category)
-            shown = _paths(list(dict.fromkeys(
-                m.path + (" (its changed lines)" if m.by == "content" else "") for m in hits)))
+            shown = _paths(list(dict.fromkeys(m.where for m in hits)))
             reasons.append((f"sensitive:{category}", f"touches {label}: {shown}"))
     lines = change.changed_lines
     if lines > rules.max_lines:

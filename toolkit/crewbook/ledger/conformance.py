@@ -18,6 +18,10 @@ code                     what it flags
 ``finalise_unverified``  a finish that ships a version QA did not pass (C4.2)
 ``cap_exceeded``         more launches, plan revisions, steps or attempts than the
                          run's caps allow (C4.3, B6)
+``review_missing``       a pull request of a version the reviewer did not approve
+                         although the decision said review is required (C7)
+``wait_expired``         a report after its wait's deadline (C4.4)
+``path_closed``          ``already_done`` after the run changed the code (C6)
 =======================  ==================================================================
 
 Each loop family gives its rules (``FAMILY.rules`` in its ``family.py``); they are
@@ -49,7 +53,7 @@ CONFORMANCE_COLUMNS: Final = ("run", "seq", "code", "message")
 #: Every code `check_conformance` may report.
 CODES: Final = ("seq_gap", "seq_duplicate", "time_backwards", "act_after_finish",
                 "verdict_not_allowed", "unexpected_role", "finalise_unverified",
-                "cap_exceeded")
+                "cap_exceeded", "review_missing", "wait_expired", "path_closed")
 
 #: An event of a run as the rules see it: the row's fields as a plain dict.
 Event = dict[str, Any]
@@ -239,8 +243,11 @@ def _of_loop(events: Sequence[Event], rules: LoopRules) -> list[tuple[int | None
             expected = f"{turn!r}" if turn is not None else "no one (no act started)"
             out.append((seq, "unexpected_role", f"a {kind} from {role!r}, but the loop "
                         f"expected {expected}"))
-        if kind == "verdict" and role == rules.qa and event["verdict"] in rules.passes:
-            passed[_int(event["version"])] = seq
+        if kind == "verdict" and role == rules.qa:
+            if event["verdict"] in rules.passes:
+                passed[_int(event["version"])] = seq
+            else:  # a later fail on the same version cancels an earlier pass
+                passed.pop(_int(event["version"]), None)
         if kind == "finish" and event["verdict"] in rules.shipping:
             version = _int(event["version"])
             if version not in passed:

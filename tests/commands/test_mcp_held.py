@@ -1,0 +1,146 @@
+"""`crewbook mcp` held (D1–D9) through the official MCP client: prefixed names, tool
+annotations, read-only calls served while a bar runs, progress notifications, and the
+semi-auto gate asked through MCP elicitation."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+
+TASKS_MD = "# Tasks\n\n## Export\n\n- [ ] 1.1 Add the button\n- [ ] 1.2 Write the serializer\n"
+GREEN = f"{shlex.quote(sys.executable)} -c \"print('ok')\""
+
+
+@pytest.fixture
+def project(tour: Path) -> Path:
+    (tour / "_codev" / "changes" / "add-csv-export" / "tasks.md").write_text(TASKS_MD)
+    return tour
+
+
+def _server(project: Path, home: Path, *extra: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-c", "import sys; from crewbook.commands import main; sys.exit(main())", "mcp",
+              "--project", str(project), *extra],
+        env={**os.environ, "CREWBOOK_HOME": str(home)}, cwd=str(project))
+
+
+def _text(result: Any) -> str:
+    content = result.content[0]
+    assert isinstance(content, types.TextContent)
+    return content.text
+
+
+async def _run(params: StdioServerParameters, body: Any, **session: Any) -> Any:
+    async with stdio_client(params) as (read, write), \
+            ClientSession(read, write, **session) as client:
+        await client.initialize()
+        return await body(client)
+
+
+def test_tool_prefix_and_annotations(project: Path, tmp_path: Path) -> None:
+    async def body(client: ClientSession) -> Any:
+        tools = (await client.list_tools()).tools
+        init = await client.call_tool("effortless_crew_init", {
+            "goal": "g", "bar": {"test": GREEN}})
+        status = await client.call_tool("effortless_crew_status", {})
+        return tools, init, status
+
+    tools, init, status = anyio.run(
+        _run, _server(project, tmp_path / "home", "--tool-prefix", "effortless_"), body)
+    by_name = {t.name: t for t in tools}
+    assert set(by_name) >= {"effortless_crew_init", "effortless_task_route_show"}
+    assert all(name.startswith("effortless_") for name in by_name)
+    assert by_name["effortless_crew_status"].annotations.read_only_hint is True
+    assert by_name["effortless_crew_step"].annotations.idempotent_hint is True
+    assert by_name["effortless_crew_report"].annotations.read_only_hint is False
+    assert "Stability: beta · scope: project" in by_name["effortless_crew_init"].description
+    assert not init.is_error, init.content
+    assert json.loads(_text(status))["details"]["expected_role"] == "analyst"
+
+
+def test_status_is_served_while_a_bar_runs_with_progress(project: Path,
+                                                         tmp_path: Path) -> None:
+    gate = tmp_path / "release"
+    waits = (f"{shlex.quote(sys.executable)} -c \"import os, time\n"
+             f"while not os.path.exists({str(gate)!r}): time.sleep(0.05)\"")
+    seen: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
+
+    async def body(client: ClientSession) -> Any:
+        init = await client.call_tool("crew_init", {"goal": "g", "bar": {"test": waits}})
+        assert not init.is_error, init.content
+        await client.call_tool("crew_report", {"role": "analyst", "verdict": "done",
+                                               "summary": "framed"})
+        done: dict[str, Any] = {}
+
+        async def report() -> None:  # measures the bar, which waits for the gate file
+            done["report"] = await client.call_tool(
+                "crew_report", {"role": "developer", "verdict": "done", "summary": "built"},
+                progress_callback=on_progress)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(report)
+            with anyio.fail_after(60):
+                while not seen:  # the long call reports progress while it runs
+                    await anyio.sleep(0.1)
+            status = await client.call_tool("crew_status", {})  # served meanwhile
+            done["status_before_report"] = "report" not in done
+            done["status"] = json.loads(_text(status))
+            gate.write_text("go")
+        return done
+
+    done = anyio.run(_run, _server(project, tmp_path / "home"), body)
+    assert done["status_before_report"]
+    # the developer's report is accepted and saved; its bar is still being measured
+    assert done["status"]["details"]["expected_role"] == "qa"
+    assert done["status"]["details"]["bar"] is None
+    assert not done["report"].is_error, done["report"].content
+    assert json.loads(_text(done["report"]))["role"] == "qa"
+    assert seen
+
+
+def test_semi_auto_asks_through_elicitation(project: Path, tmp_path: Path) -> None:
+    (project / "_codev" / "crew.yaml").write_text("autonomy: semi-auto\n")
+    asked: list[str] = []
+
+    async def accept(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={})
+
+    async def body(client: ClientSession) -> Any:
+        init = await client.call_tool("crew_init", {"goal": "g", "bar": {"test": GREEN}})
+        loop = await client.call_tool("loop_init", {"goal": "g"})
+        return init, loop
+
+    init, loop = anyio.run(functools.partial(_run, elicitation_callback=accept),
+                           _server(project, tmp_path / "home"), body)
+    assert not init.is_error, init.content
+    assert asked
+    assert "crew_init" in asked[0]
+    assert loop.is_error
+    assert "disabled in semi-auto" in _text(loop)
+
+    async def plain(client: ClientSession) -> Any:  # a client that cannot ask
+        return await client.call_tool("crew_report", {"role": "analyst", "verdict": "done",
+                                                      "summary": "framed"})
+
+    refused = anyio.run(_run, _server(project, tmp_path / "home"), plain)
+    assert refused.is_error
+    assert "needs the user's approval" in _text(refused)
+    assert "crewbook crew report" in _text(refused)

@@ -17,8 +17,8 @@ named) does not exist. Errors are raised and printed by `crewbook.commands.main`
 from __future__ import annotations
 
 import argparse
-import stat
 import sys
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError

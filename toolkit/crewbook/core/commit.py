@@ -94,21 +94,39 @@ class StateStore(Generic[M]):
         return kind_of(self.path) != "missing" or kind_of(self.pending) != "missing"
 
     def load(self) -> M:
-        """The state, after settling a commit a crash left pending (takes the lock)."""
-        with self.turn():
-            self.recover()
-            if kind_of(self.path) == "missing":
-                raise NotFoundError(self.missing)
-            data = read_capped(self.path, MAX_STATE_BYTES, shown=self.shown)
-            try:
-                state = self.model.model_validate_json(data)
-            except ValidationError as exc:
-                from ..errors import CrewError
+        """The state, after settling a commit a crash left pending (under the lock).
 
-                raise CrewError(f"{self.shown} is not a valid state file; start again with "
-                                "force=True", self._problems(exc, self.shown)) from None
-            self._seen = hashlib.blake2b(data, digest_size=16).hexdigest()
-            return state
+        When another caller holds the lock (an act being committed, a bar being measured
+        for minutes), the committed state file is read as it is, without waiting: it is
+        only ever replaced whole, and the holder settles any pending commit itself. A
+        writer that opened such a state is refused as stale if the holder then moved on."""
+        from filelock import Timeout
+
+        self.lock.parent.mkdir(parents=True, exist_ok=True)
+        lock = turn_lock(self.lock)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            return self._read()
+        try:
+            self.recover()
+            return self._read()
+        finally:
+            lock.release()
+
+    def _read(self) -> M:
+        if kind_of(self.path) == "missing":
+            raise NotFoundError(self.missing)
+        data = read_capped(self.path, MAX_STATE_BYTES, shown=self.shown)
+        try:
+            state = self.model.model_validate_json(data)
+        except ValidationError as exc:
+            from ..errors import CrewError
+
+            raise CrewError(f"{self.shown} is not a valid state file; start again with "
+                            "force=True", self._problems(exc, self.shown)) from None
+        self._seen = hashlib.blake2b(data, digest_size=16).hexdigest()
+        return state
 
     def recover(self) -> bool | None:
         """Settle a pending commit (call under the lock): True rolled forward, False

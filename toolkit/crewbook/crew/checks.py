@@ -116,8 +116,8 @@ def load_payload(payload: Any, payload_path: str | os.PathLike[str] | None,
     kind = kind_of(resolved)
     if kind not in ("file", "missing", "unreadable"):
         raise CrewError("payload_path is not a regular file", [Problem(
-            "payload_not_file", f"not a regular file: it is a {kind}; write the JSON payload "
-            "to a regular file", str(payload_path), key="payload_path")])
+            "payload_not_file", f"it is a {kind}, not a file; write the JSON payload to a "
+            "regular file", str(payload_path), key="payload_path")])
     if kind != "file":
         raise CrewError("payload file not found", [Problem(
             "payload_not_found", "no such file; write the JSON payload there first"

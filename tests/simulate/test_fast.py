@@ -8,7 +8,8 @@ from dataclasses import asdict, replace
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
+from hypothesis import settings as examples
 from hypothesis import strategies as st
 
 from crewbook.simulate import InlineExecutor, RandomPolicy, TaskFactory, simulate
@@ -46,11 +47,12 @@ def results(settings: dict[str, Any], policy: dict[str, Any], seed: int, n: int
     return fast, full
 
 
+@pytest.mark.slow  # 105 runs on the full engine (about 1.5 s quiet): every rule reached
 def test_the_plain_data_runs_equal_the_engines_on_every_rule() -> None:
     codes: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
     for number, (settings, policy) in enumerate(CASES):
-        fast, full = results(settings, policy, seed=number, n=25)
+        fast, full = results(settings, policy, seed=number, n=15)
         for a, b in zip(fast, full, strict=True):
             assert a == b, (settings, a["run"])
         for r in full:
@@ -62,7 +64,7 @@ def test_the_plain_data_runs_equal_the_engines_on_every_rule() -> None:
     assert {"pull_request", "failed", "stuck"} <= set(reasons)
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32), fail=st.floats(0, 1), question=st.floats(0, 0.6),
        early=st.floats(0, 0.5), steps=st.sampled_from([None, 6, 12, 30]))
 def test_any_policy_and_cap_gives_the_same_outcomes(seed: int, fail: float, question: float,
@@ -70,15 +72,15 @@ def test_any_policy_and_cap_gives_the_same_outcomes(seed: int, fail: float, ques
     policy = {"roles": {"qa": {"fail": fail, "question": question},
                         "developer": {"question": question}},
               "coordinator": {"finalise_early": early}}
-    fast, full = results({"steps": steps}, policy, seed, n=6)
+    fast, full = results({"steps": steps}, policy, seed, n=5)
     assert fast == full
 
 
 def test_simulate_frames_are_equal_with_and_without_the_plain_data_path() -> None:
     factory = TaskFactory(TASK)
-    fast = simulate(factory, BUSY, n=40, seed=3, executor=InlineExecutor())
-    full = simulate(factory, BUSY, n=40, seed=3, executor=InlineExecutor(), fast=False)
-    assert int(fast["acts"].sum()) > 40
+    fast = simulate(factory, BUSY, n=20, seed=3, executor=InlineExecutor())
+    full = simulate(factory, BUSY, n=20, seed=3, executor=InlineExecutor(), fast=False)
+    assert int(fast["acts"].sum()) > 20
     import pandas as pd
 
     pd.testing.assert_frame_equal(fast, full)

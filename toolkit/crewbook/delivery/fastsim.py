@@ -104,7 +104,7 @@ class _Kernel:
                 self.decisions[key] = decision
         return decision.required
 
-    def run(self, rng: np.random.Generator) -> Outcome:  # noqa: C901 - one run, inlined
+    def run(self, rng: np.random.Generator) -> Outcome:
         spec = self.spec
         random = rng.random
         default = spec.default_behaviour()
@@ -135,7 +135,7 @@ class _Kernel:
         fail_at_cap = spec.coordinator.fail_at_cap
         steps_limit, minutes_limit = self.steps_limit, self.minutes_limit
         wait_ms, agent_steps, limit = self.wait_ms, self.agent_steps, self.limit
-        roles, delegations = self.roles, self.delegations
+        roles = self.roles
 
         # the task's state (times in ms from the clock's start)
         clock = 0
@@ -250,12 +250,10 @@ class _Kernel:
                             ) >= minutes_limit)):
                     code = "cap_reached"
                 elif kind == "delegate":
-                    if target not in roles:
-                        code = "bad_move"
-                    elif not plan and not roles[target].anytime:
+                    if target not in roles or (not plan and not roles[target].anytime):
                         code = "bad_move"
                     elif limit.get(target) is not None and \
-                            launches.get(target, 0) >= limit[target]:  # type: ignore[operator]
+                            launches.get(target, 0) >= limit[target]:
                         code = "cap_reached"
                     elif target == REVIEWER and latest(QA, version) != "pass":
                         code = "qa_first"
@@ -274,7 +272,7 @@ class _Kernel:
                         wait = (target, at + wait_ms, n, version)
                         holder = target
                     elif kind == "answer":
-                        assert wait is not None and question is not None
+                        assert wait is not None
                         wait = (wait[0], at + wait_ms, wait[2], wait[3])
                         holder, question = wait[0], None
                     elif kind == "finalise":

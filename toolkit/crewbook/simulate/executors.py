@@ -116,6 +116,9 @@ def opened(executor: ExecutorOption, n: int) -> Iterator[Executor]:
             f"executor must be a concurrent.futures.Executor, 'dask', a Dask scheduler "
             f"address ('tcp://host:8786'), a Dask Client or cluster; not "
             f"{type(executor).__name__}")
+    if isinstance(executor, str) and executor != "dask" and "://" not in executor:
+        raise SimulationError(f"executor {executor!r}: give 'dask' or a scheduler address "
+                              "such as 'tcp://127.0.0.1:8786'")
     try:
         from distributed import Client, LocalCluster
     except ImportError:
@@ -126,19 +129,16 @@ def opened(executor: ExecutorOption, n: int) -> Iterator[Executor]:
         if hasattr(executor, "get_executor"):  # a Client: use it as it is
             client = executor
         elif isinstance(executor, str) and executor == "dask":
-            cluster = LocalCluster(n_workers=cores(), threads_per_worker=1,
-                                   dashboard_address=None)
+            cluster = LocalCluster(  # type: ignore[no-untyped-call]
+                n_workers=cores(), threads_per_worker=1, dashboard_address=None)
             closing.append(cluster)
-            client = Client(cluster)
+            client = Client(cluster)  # type: ignore[no-untyped-call]
             closing.insert(0, client)
         elif isinstance(executor, str):
-            if "://" not in executor:
-                raise SimulationError(f"executor {executor!r}: give 'dask' or a scheduler "
-                                      "address such as 'tcp://127.0.0.1:8786'")
-            client = Client(executor)
+            client = Client(executor)  # type: ignore[no-untyped-call]
             closing.append(client)
         else:  # a cluster object
-            client = Client(executor)
+            client = Client(executor)  # type: ignore[no-untyped-call]
             closing.append(client)
         yield client.get_executor()
     finally:
@@ -157,7 +157,7 @@ def progress_bar(total: int, enabled: bool | None, what: str = "runs") -> Any:
             not os.environ.get("CI")
     if not enabled or total <= 0:
         return None
-    from tqdm.auto import tqdm
+    from tqdm.auto import tqdm  # type: ignore[import-untyped]
 
     return tqdm(total=total, unit=" " + what, file=sys.stderr, smoothing=0.1,
                 mininterval=0.5, dynamic_ncols=True)

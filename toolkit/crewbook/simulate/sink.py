@@ -183,18 +183,20 @@ class SimulationFolder:
         if extra:
             frame = pd.concat([frame, pd.DataFrame(extra)], axis=1)
         frame.attrs["crewbook_seed"] = self.seed
-        return frame
+        out: pd.DataFrame = frame
+        return out
 
     def ledger(self) -> pd.DataFrame:
         """The events, as `read_ledger`'s frame (loads them all; payload as JSON text)."""
         from ..errors import SimulationError
 
         if not self.events:
-            raise SimulationError("this simulation kept no events: run simulate_to(..., "
-                                  "events=True)")
+            raise SimulationError(f"{self.path} holds the runs' outcomes, not events: run "
+                                  "simulate_to(..., events=True) to keep them")
         from ..ledger import read_ledger
 
-        return read_ledger(self.path / EVENTS)
+        frame: pd.DataFrame = read_ledger(sorted((self.path / EVENTS).glob("*.parquet")))
+        return frame
 
     def __repr__(self) -> str:
         what = " and their events" if self.events else ""

@@ -38,26 +38,29 @@ Outcome = tuple[str, bool, int, int, int, int, int, float, int, dict[str, int], 
 Runner = Callable[["np.random.Generator"], Outcome]
 
 
-def _sampler(dist: Distribution, rng: np.random.Generator) -> Callable[[], float]:
+Sampler = Callable[["np.random.Generator"], float]
+
+
+def _sampler(dist: Distribution) -> Sampler:
     """One draw from `dist` per call: the very draws `core.players.Draws.value` makes."""
     if isinstance(dist, int | float):
         value = float(dist)
-        return lambda: value
+        return lambda rng: value
     kind = dist.dist
     if kind == "fixed":
         fixed = float(dist.value)  # type: ignore[union-attr]
-        return lambda: fixed
+        return lambda rng: fixed
     if kind == "uniform":
-        low, high, uniform = dist.low, dist.high, rng.uniform  # type: ignore[union-attr]
-        return lambda: float(uniform(low, high))
+        low, high = dist.low, dist.high  # type: ignore[union-attr]
+        return lambda rng: float(rng.uniform(low, high))
     if kind == "lognormal":
-        mu, sigma, lognormal = math.log(dist.median), dist.sigma, rng.lognormal  # type: ignore[union-attr]
-        return lambda: float(lognormal(mu, sigma))
+        mu, sigma = math.log(dist.median), dist.sigma  # type: ignore[union-attr]
+        return lambda rng: float(rng.lognormal(mu, sigma))
     if kind == "normal":
-        mean, sd, normal = dist.mean, dist.sd, rng.normal  # type: ignore[union-attr]
-        return lambda: max(0.0, float(normal(mean, sd)))
-    scale, exponential = dist.mean, rng.exponential  # type: ignore[union-attr]
-    return lambda: float(exponential(scale))
+        mean, sd = dist.mean, dist.sd  # type: ignore[union-attr]
+        return lambda rng: max(0.0, float(rng.normal(mean, sd)))
+    scale = dist.mean  # type: ignore[union-attr]
+    return lambda rng: float(rng.exponential(scale))
 
 
 def fast_runner(spec: RandomPolicyFile, loop: Any, max_acts: int, max_refusals: int
@@ -92,6 +95,19 @@ class _Kernel:
         self.limit = {r: n for r, _, n in self.delegations}
         self.policy = task.policy
         self.decisions: dict[tuple[tuple[str, ...], bool], ReviewDecision] = {}
+        self.behaviours: dict[str, tuple[Sampler, Sampler, float, Any]] = {}
+
+    def behaviour(self, role: str) -> tuple[Sampler, Sampler, float, Any]:
+        """A role's samplers of durations and tokens, its price and its behaviour."""
+        found = self.behaviours.get(role)
+        if found is None:
+            spec = self.spec
+            b = spec.roles.get(role) or spec.default_behaviour()
+            found = self.behaviours[role] = (
+                _sampler(b.duration_ms if b.duration_ms is not None else spec.duration_ms),
+                _sampler(b.tokens if b.tokens is not None else spec.tokens),
+                b.price_per_mtok if b.price_per_mtok is not None else spec.price_per_mtok, b)
+        return found
 
     def review(self, files: tuple[str, ...], started: bool) -> bool:
         """Whether the reviewer is required (the engine's `review_required`, remembered)."""
@@ -107,20 +123,7 @@ class _Kernel:
     def run(self, rng: np.random.Generator) -> Outcome:
         spec = self.spec
         random = rng.random
-        default = spec.default_behaviour()
-        behaviours: dict[str, tuple[Callable[[], float], Callable[[], float], float, Any]] = {}
-
-        def behaviour(role: str) -> tuple[Callable[[], float], Callable[[], float], float, Any]:
-            found = behaviours.get(role)
-            if found is None:
-                b = spec.roles.get(role) or default
-                found = behaviours[role] = (
-                    _sampler(b.duration_ms if b.duration_ms is not None else spec.duration_ms,
-                             rng),
-                    _sampler(b.tokens if b.tokens is not None else spec.tokens, rng),
-                    b.price_per_mtok if b.price_per_mtok is not None else spec.price_per_mtok,
-                    b)
-            return found
+        behaviour = self.behaviour
 
         share = spec.tokens_in_share
 
@@ -196,8 +199,8 @@ class _Kernel:
                 role = ARCHITECT
                 attempt = 1
                 draw_ms, draw_tokens, price, _ = behaviour(ARCHITECT)
-                ms = round(draw_ms())
-                tokens = round(draw_tokens())
+                ms = round(draw_ms(rng))
+                tokens = round(draw_tokens(rng))
                 t_in = round(tokens * share)
                 t_out, price_cost = tokens - t_in, round(tokens * price / 1e6, 6)
                 base = now if now is not None else clock
@@ -295,8 +298,8 @@ class _Kernel:
                     holder, wait = ARCHITECT, None
                 else:
                     draw_ms, draw_tokens, price, b = behaviour(role)
-                    ms = round(draw_ms())
-                    tokens = round(draw_tokens())
+                    ms = round(draw_ms(rng))
+                    tokens = round(draw_tokens(rng))
                     t_in = round(tokens * share)
                     t_out, price_cost = tokens - t_in, round(tokens * price / 1e6, 6)
                     verdict = ""

@@ -110,3 +110,45 @@ def test_a_dask_cluster_and_its_address_run_unchanged_and_write_their_parts(
                           executor=cluster.scheduler_address)
     pd.testing.assert_frame_equal(by_cluster, expected)
     pd.testing.assert_frame_equal(out.outcomes(), expected)
+
+
+def test_a_parquet_ledger_writes_batches_that_read_back_as_the_memory_ledger(
+        tmp_path: Path) -> None:
+    from crewbook.core.sinks import MemoryLedger, ParquetLedger
+    from crewbook.simulate import run_reports
+
+    factory = TaskFactory(TASK)
+    pairs = run_reports(factory, DELIVERY_POLICY, 3, seed=1, times=True)
+    frames = []
+    sink = ParquetLedger(tmp_path / "pq", "task-1", loop="coordinator", batch=4)
+    for ledger in (MemoryLedger("task-1", loop="coordinator"), sink):
+        loop = factory()
+        loop.ledger = ledger
+        with_ledger: Any = ledger
+        clock = loop.clock
+        for report, at in pairs:  # as replay_run steps a run again
+            clock.catch_up(at)  # type: ignore[attr-defined]
+            loop.report(report)
+            clock.advance(ms=getattr(report, "duration_ms", None) or 0)  # type: ignore[attr-defined]
+        if isinstance(with_ledger, ParquetLedger):
+            held = len(with_ledger) - with_ledger.written
+            assert 0 <= held < 4  # never more than a batch in memory
+            with_ledger.close()
+            frames.append(read_ledger(sorted((tmp_path / "pq").glob("*.parquet"))))
+        else:
+            frames.append(with_ledger.frame())
+    memory, parquet = frames
+    assert len(sink.parts) == -(-len(memory) // 4)
+    assert not list((tmp_path / "pq").glob(".*"))
+    pd.testing.assert_frame_equal(parquet.drop(columns="payload"),
+                                  memory.drop(columns="payload"))
+    # the ledger's Parquet reader leaves out null members of a payload (ledger/reader.py)
+    assert [no_nulls(p) for p in parquet["payload"]] == [no_nulls(p) for p in memory["payload"]]
+
+
+def no_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: no_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [no_nulls(v) for v in value]
+    return value

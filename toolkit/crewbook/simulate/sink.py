@@ -7,7 +7,8 @@ the workers ever hold more than one chunk; a million runs cost the memory of one
       runs/part-s000-000000000.parquet     one row per run (RUN_SCHEMA)
       events/part-s000-000000000.parquet   the runs' ledger events (EVENT_COLUMNS)
 
-A part is written under a temporary name starting with ``.`` and renamed when whole,
+A part is written under a temporary name starting with ``.`` and renamed when whole
+(`crewbook.core.sinks.write_parquet_part`),
 so a reader (pyarrow, DuckDB: ``read_parquet('out/runs/*.parquet')``) never sees half a
 file. Events have exactly the columns of `crewbook.ledger.read_ledger`'s frame, payload
 as JSON text (as `crewbook.ledger.reader.to_parquet` writes them), so the ledger
@@ -18,13 +19,12 @@ analyses read them; runs have the outcome columns of `crewbook.simulate.frames`,
 from __future__ import annotations
 
 import html
-import os
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from ..core.sinks import write_parquet_part
 from ..ledger.reader import COLUMNS
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from .engine import RunResult
 
-__all__ = ["EVENT_COLUMNS", "RUN_COLUMNS", "SimulationFolder", "write_part"]
+__all__ = ["EVENT_COLUMNS", "RUN_COLUMNS", "SimulationFolder", "run_schema", "runs_table"]
 
 #: The events' columns: `read_ledger`'s, in its order (the one definition, in ledger/).
 EVENT_COLUMNS: Final[tuple[str, ...]] = COLUMNS
@@ -94,37 +94,15 @@ def runs_table(results: Sequence[RunResult],
     return pa.Table.from_pydict(columns, schema=schema)
 
 
-def write_part(table_or_frame: pa.Table | pd.DataFrame, folder: Path, name: str) -> Path:
-    """Write one part atomically: a temporary ``.name…`` file, then a rename."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    folder.mkdir(parents=True, exist_ok=True)
-    final = folder / f"{name}.parquet"
-    temp = folder / f".{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
-    try:
-        if isinstance(table_or_frame, pa.Table):
-            pq.write_table(table_or_frame, temp)
-        else:
-            from ..ledger.reader import to_parquet
-
-            to_parquet(table_or_frame, temp)
-        os.replace(temp, final)
-    finally:
-        if temp.exists():
-            temp.unlink()
-    return final
-
-
 def write_chunk(folder: Path, part: str, results: Sequence[RunResult],
                 front: Sequence[tuple[str, Any, pa.DataType]], events: bool) -> None:
     """The files of one chunk of runs (what each executor task writes)."""
-    write_part(runs_table(results, front), folder / RUNS, part)
+    write_parquet_part(runs_table(results, front), folder / RUNS, part)
     if events:
         from .frames import ledger_frame
 
         frame = ledger_frame([line for r in results for line in r.lines])
-        write_part(frame, folder / EVENTS, part)
+        write_parquet_part(frame, folder / EVENTS, part)
 
 
 def check_out(folder: Path) -> None:

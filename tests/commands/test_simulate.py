@@ -80,3 +80,36 @@ def test_errors_are_one_json_document(cli: Callable[..., Any], tmp_path: Path) -
     malformed = cli("simulate", PIPELINE, "--sweep", "max_retries", "--json")
     assert malformed.code == 1
     assert "KEY=VALUE" in malformed.json["error"]["message"]
+
+
+def test_simulate_streams_to_parquet_with_the_same_summary(cli: Callable[..., Any],
+                                                            tmp_path: Path) -> None:
+    task = tmp_path / "task.yaml"
+    task.write_text("id: csv\ndescription: Export the report as CSV\n")
+    memory = cli("simulate", task, "-n", "40", "--seed", "2", "--json")
+    out = cli("simulate", task, "-n", "40", "--seed", "2", "--out", tmp_path / "out",
+              "--executor", "inline", "--json")
+    assert out.code == 0, out.err
+    assert out.json["summary"] == memory.json["summary"]
+    assert out.json["outcomes"] == memory.json["outcomes"]
+    assert {p.parent.name for p in (tmp_path / "out").rglob("*.parquet")} == {"runs"}
+    swept = cli("simulate", task, "-n", "10", "--sweep", "launches.developer=1,3", "--out",
+                tmp_path / "sweep", "--events", "--progress", "--json")
+    assert swept.code == 0, swept.err
+    assert [s["values"] for s in swept.json["settings"]] == [{"launches.developer": 1},
+                                                              {"launches.developer": 3}]
+    assert read_ledger(sorted((tmp_path / "sweep" / "events").glob("*.parquet")))[
+        "run"].nunique() == 20
+    assert "20/20" in swept.err  # the bar, on stderr
+
+
+def test_simulate_refuses_mixed_output_options(cli: Callable[..., Any], tmp_path: Path) -> None:
+    both = cli("simulate", PIPELINE, "--out", tmp_path / "o", "--ledger", tmp_path / "l.jsonl",
+               "--json")
+    assert both.code == 1
+    assert "--events" in both.err + both.out
+    alone = cli("simulate", PIPELINE, "--events", "--json")
+    assert alone.code == 1
+    where = cli("simulate", PIPELINE, "--executor", "threads", "--json")
+    assert where.code == 1
+    assert "scheduler address" in where.err + where.out

@@ -3,7 +3,8 @@
 ``simulate(loop_factory, policy, n=10_000, seed=1)`` plays `n` runs of a loop
 (pipeline, standard, coordinator, or any `crewbook.loop.Loop`) with a policy that
 plays its roles, offline, and returns one row per run; ``sweep(..., grid={...})`` does
-it for every combination of settings. Policies: `RandomPolicy` (a ``policy.yaml``),
+it for every combination of settings; ``simulate_to(folder, ...)`` streams either to
+Parquet files in bounded memory. Policies: `RandomPolicy` (a ``policy.yaml``),
 `ScriptedPolicy`, `ReplayPolicy`, `CallablePolicy`. ``executor=`` takes any
 `concurrent.futures.Executor`, a Dask client's included; results depend only on the
 seed.
@@ -12,7 +13,16 @@ Importing this package is light: numpy, pandas and matplotlib load when used.
 """
 
 from ..core.players import Player
-from .engine import STUCK, UNFINISHED, Simulated, replay_run, run_reports, simulate, sweep
+from .engine import (
+    STUCK,
+    UNFINISHED,
+    Simulated,
+    replay_run,
+    run_reports,
+    simulate,
+    simulate_to,
+    sweep,
+)
 from .executors import InlineExecutor
 from .factories import __getattr__ as __getattr__  # PipelineFactory, TaskFactory (families)
 from .frames import outcome_mix, summarise
@@ -55,6 +65,7 @@ __all__ = [
     "replay_run",
     "run_reports",
     "simulate",
+    "simulate_to",
     "summarise",
     "sweep",
 ]

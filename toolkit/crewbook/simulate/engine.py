@@ -27,7 +27,7 @@ import itertools
 import os
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Future, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -35,12 +35,14 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, overload
 
 from ..core.loop import Loop
 from ..errors import LoopRefused, SimulationError
-from .executors import chunks, default_executor, workers_of
+from .executors import ExecutorOption, chunks, opened, progress_bar, workers_of
 from .factories import as_factory
 from .policies import Policy, SimClock, as_policy
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from .sink import SimulationFolder
 
 #: How a run ended when the loop did not finish it.
 STUCK, UNFINISHED = "stuck", "unfinished"
@@ -68,6 +70,8 @@ class RunSpec:
     max_acts: int = MAX_ACTS
     max_refusals: int = MAX_REFUSALS
     record: bool = False
+    #: Play on plain data when the family offers it (`fast_runner`): same outcomes.
+    fast: bool = True
 
 
 @dataclass
@@ -200,9 +204,32 @@ def play(spec: RunSpec, index: int, loop: Loop[Any, Any] | None = None) -> RunRe
                      dict(attempts), dict(refused), lines, accepted)
 
 
+def fast_runner(spec: RunSpec) -> Callable[[Any], tuple[Any, ...]] | None:
+    """The family's plain-data runner for `spec` (its ``players.fast_runner``), or None
+    when the runs need the full engine: events or reports to keep, a policy other than
+    `RandomPolicy`, a loop the family does not play on plain data."""
+    from .lookup import players_of
+    from .policies import RandomPolicy
+
+    if not spec.fast or spec.ledger or spec.record or type(spec.policy) is not RandomPolicy:
+        return None
+    loop = spec.factory(**dict(spec.settings))
+    make = getattr(players_of(loop), "fast_runner", None)
+    if make is None:
+        return None
+    runner: Callable[[Any], tuple[Any, ...]] | None = make(spec.policy.spec, loop,
+                                                            spec.max_acts, spec.max_refusals)
+    return runner
+
+
 def run_chunk(spec: RunSpec, start: int, stop: int) -> list[RunResult]:
-    """Play runs ``start..stop-1`` of `spec` (what each executor task does)."""
-    return [play(spec, i) for i in range(start, stop)]
+    """Play runs ``start..stop-1`` of `spec` (what each executor task does): on plain
+    data when the family can (`fast_runner`), else act by act on the engine."""
+    runner = fast_runner(spec)
+    if runner is None:
+        return [play(spec, i) for i in range(start, stop)]
+    seed = spec.seed
+    return [RunResult(i, *runner(_rng(seed, i))) for i in range(start, stop)]
 
 
 # ------------------------------------------------------------------------ public API
@@ -233,65 +260,82 @@ def _seed(seed: int | None) -> int:
     return seed
 
 
-def _run(specs: Sequence[RunSpec], n: int, executor: Executor | None
+def _run(specs: Sequence[RunSpec], n: int, executor: Any, progress: bool | None = None
          ) -> list[list[RunResult]]:
     if n < 0:
         raise SimulationError(f"n must be 0 or more, not {n}")
-    own = False
-    if executor is None:
-        executor, own = default_executor(n * len(specs))
-    try:
-        ranges = chunks(n, max(1, workers_of(executor) // max(1, len(specs))) or 1)
-        futures = [[executor.submit(run_chunk, spec, a, b) for a, b in ranges]
-                   for spec in specs]
+    with opened(executor, n * len(specs)) as pool:
+        ranges = chunks(n, max(1, workers_of(pool) // max(1, len(specs))) or 1)
+        futures = [[pool.submit(run_chunk, spec, a, b) for a, b in ranges] for spec in specs]
+        _follow([f for per in futures for f in per], [b - a for a, b in ranges] * len(specs),
+                n * len(specs), progress)
         return [[r for f in per_spec for r in f.result()] for per_spec in futures]
+
+
+def _follow(futures: Sequence[Future[Any]], sizes: Sequence[int], total: int,
+            progress: bool | None) -> None:
+    """Move the progress bar (when there is one) as chunks finish."""
+    bar = progress_bar(total, progress)
+    if bar is None:
+        return
+    size = {id(f): s for f, s in zip(futures, sizes, strict=True)}
+    try:
+        for done in as_completed(futures):
+            bar.update(size[id(done)])
     finally:
-        if own:
-            executor.shutdown()
+        bar.close()
 
 
 @overload
 def simulate(loop_factory: Any, policy: Any, n: int = ..., *, seed: int | None = ...,
-             executor: Executor | None = ..., ledger: Literal[False] = ...,
+             executor: ExecutorOption = ..., ledger: Literal[False] = ...,
              settings: Mapping[str, Any] | None = ..., max_acts: int = ...,
-             max_refusals: int = ...) -> pd.DataFrame: ...
+             max_refusals: int = ..., progress: bool | None = ..., fast: bool = ...
+             ) -> pd.DataFrame: ...
 
 
 @overload
 def simulate(loop_factory: Any, policy: Any, n: int = ..., *, seed: int | None = ...,
-             executor: Executor | None = ..., ledger: Literal[True],
+             executor: ExecutorOption = ..., ledger: Literal[True],
              settings: Mapping[str, Any] | None = ..., max_acts: int = ...,
-             max_refusals: int = ...) -> Simulated: ...
+             max_refusals: int = ..., progress: bool | None = ..., fast: bool = ...
+             ) -> Simulated: ...
 
 
 @overload
 def simulate(loop_factory: Any, policy: Any, n: int = ..., *, seed: int | None = ...,
-             executor: Executor | None = ..., ledger: str | os.PathLike[str],
+             executor: ExecutorOption = ..., ledger: str | os.PathLike[str],
              settings: Mapping[str, Any] | None = ..., max_acts: int = ...,
-             max_refusals: int = ...) -> pd.DataFrame: ...
+             max_refusals: int = ..., progress: bool | None = ..., fast: bool = ...
+             ) -> pd.DataFrame: ...
 
 
 def simulate(loop_factory: Any, policy: Any, n: int = 10_000, *, seed: int | None = None,
-             executor: Executor | None = None, ledger: LedgerOption = False,
+             executor: ExecutorOption = None, ledger: LedgerOption = False,
              settings: Mapping[str, Any] | None = None, max_acts: int = MAX_ACTS,
-             max_refusals: int = MAX_REFUSALS) -> pd.DataFrame | Simulated:
+             max_refusals: int = MAX_REFUSALS, progress: bool | None = None,
+             fast: bool = True) -> pd.DataFrame | Simulated:
     """Run `n` simulated runs; one row per run (see `crewbook.simulate.frames`).
 
     `loop_factory`: ``factory(**settings) -> Loop``, a `Pipeline`, a `Task`, or a file
     (``.toml`` pipeline, ``.yaml`` task). `policy`: a `Policy`, a callable, policy data
     or a ``policy.yaml`` path. `settings`: passed to the factory (``policy.<key>``
     changes the policy). `executor`: any `concurrent.futures.Executor` (default:
-    in-process up to 2,000 runs, else a process pool). `ledger`: ``True`` returns
-    `Simulated` (outcomes and the events frame); a path writes the events there as a
-    JSON Lines ledger. The seed used is in ``frame.attrs["crewbook_seed"]``.
+    in-process up to 2,000 runs, else a process pool), ``"dask"``, a Dask scheduler
+    address, ``Client`` or cluster. `ledger`: ``True`` returns `Simulated` (outcomes
+    and the events frame); a path writes the events there as a JSON Lines ledger.
+    `progress`: a bar on stderr (default: when stderr is a terminal). `fast`: play on
+    plain data where the family can (same outcomes; ``False`` steps the engine). The
+    seed used is in ``frame.attrs["crewbook_seed"]``. For more runs than memory holds,
+    `simulate_to` streams them to Parquet.
     """
     from .frames import ledger_frame, outcomes_frame
 
     factory, chosen, loop_settings = _prepare(loop_factory, policy, settings or {})
     used = _seed(seed)
     spec = RunSpec(factory, chosen, tuple(loop_settings.items()), used, ledger is not False,
-                   "sim", max_acts, max_refusals)
-    results = _run([spec], n, executor)[0]
+                   "sim", max_acts, max_refusals, fast=fast)
+    results = _run([spec], n, executor, progress)[0]
     frame = outcomes_frame(results)
     frame.attrs["crewbook_seed"] = used
     if ledger is False:
@@ -304,19 +348,36 @@ def simulate(loop_factory: Any, policy: Any, n: int = 10_000, *, seed: int | Non
 
 
 def sweep(loop_factory: Any, policy: Any, grid: Mapping[str, Sequence[Any]], n: int = 1_000, *,
-          seed: int | None = None, executor: Executor | None = None,
+          seed: int | None = None, executor: ExecutorOption = None,
           ledger: str | os.PathLike[str] | None = None, max_acts: int = MAX_ACTS,
-          max_refusals: int = MAX_REFUSALS) -> pd.DataFrame:
+          max_refusals: int = MAX_REFUSALS, progress: bool | None = None,
+          fast: bool = True) -> pd.DataFrame:
     """`n` runs of every combination of `grid` (setting → values), as one tidy frame.
 
     Keys are loop settings (``max_retries``, ``launches.developer``, ``review``…) or
     ``policy.<key>`` (``policy.roles.qa.fail``). Columns: ``setting`` (the
     combination's number), one column per grid key, then the outcome columns of
     `simulate`. Every setting uses the same run seeds. `ledger`: a path to write every
-    run's events to (runs named ``sim-s<setting>-<run>``).
+    run's events to (runs named ``sim-s<setting>-<run>``). `executor`, `progress`,
+    `fast`: as for `simulate`.
     """
     from .frames import sweep_frame
 
+    used = _seed(seed)
+    keys, combos, specs = _sweep_specs(loop_factory, policy, grid, used, ledger is not None,
+                                       max_acts, max_refusals, fast)
+    results = _run(specs, n, executor, progress)
+    frame = sweep_frame(keys, combos, results)
+    frame.attrs["crewbook_seed"] = used
+    if ledger is not None:
+        _write(Path(ledger), [line for per in results for r in per for line in r.lines])
+    return frame
+
+
+def _sweep_specs(loop_factory: Any, policy: Any, grid: Mapping[str, Sequence[Any]], seed: int,
+                 ledger: bool, max_acts: int, max_refusals: int, fast: bool
+                 ) -> tuple[list[str], list[tuple[Any, ...]], list[RunSpec]]:
+    """The grid's keys, its combinations and one spec per combination."""
     if not grid:
         raise SimulationError("a sweep needs a grid: setting → list of values")
     keys = list(grid)
@@ -324,19 +385,76 @@ def sweep(loop_factory: Any, policy: Any, grid: Mapping[str, Sequence[Any]], n: 
         if isinstance(values, str | bytes) or not isinstance(values, Sequence) or not values:
             raise SimulationError(f"grid[{key!r}] must be a non-empty list of values")
     combos = list(itertools.product(*(list(grid[k]) for k in keys)))
-    used = _seed(seed)
     specs = []
     for number, combo in enumerate(combos):
         factory, chosen, loop_settings = _prepare(loop_factory, policy, dict(zip(keys, combo,
                                                                                  strict=True)))
-        specs.append(RunSpec(factory, chosen, tuple(loop_settings.items()), used,
-                             ledger is not None, f"sim-s{number:02d}", max_acts, max_refusals))
-    results = _run(specs, n, executor)
-    frame = sweep_frame(keys, combos, results)
-    frame.attrs["crewbook_seed"] = used
-    if ledger is not None:
-        _write(Path(ledger), [line for per in results for r in per for line in r.lines])
-    return frame
+        specs.append(RunSpec(factory, chosen, tuple(loop_settings.items()), seed, ledger,
+                             f"sim-s{number:02d}", max_acts, max_refusals, fast=fast))
+    return keys, combos, specs
+
+
+def chunk_to_folder(spec: RunSpec, start: int, stop: int, folder: str, part: str,
+                    front: tuple[tuple[str, Any, Any], ...]) -> tuple[int, int]:
+    """Play runs ``start..stop-1`` and write them (and their events) as Parquet parts in
+    `folder` (what each executor task does for `simulate_to`); (runs, acts)."""
+    from .sink import write_chunk
+
+    results = run_chunk(spec, start, stop)
+    write_chunk(Path(folder), part, results, front, spec.ledger)
+    return len(results), sum(r.acts for r in results)
+
+
+def simulate_to(out: str | os.PathLike[str], loop_factory: Any, policy: Any, n: int = 10_000,
+                *, grid: Mapping[str, Sequence[Any]] | None = None,
+                settings: Mapping[str, Any] | None = None, seed: int | None = None,
+                executor: ExecutorOption = None, events: bool = False,
+                progress: bool | None = None, max_acts: int = MAX_ACTS,
+                max_refusals: int = MAX_REFUSALS, fast: bool = True) -> SimulationFolder:
+    """`simulate` (or, with `grid`, `sweep`) streamed to a folder of Parquet files, in
+    memory bounded by one chunk of runs whatever `n` (`crewbook.simulate.sink`).
+
+    ``out/runs/`` gets one row per run (``setting`` and the grid's keys first in a
+    sweep); with ``events=True``, ``out/events/`` gets every run's ledger events with
+    `read_ledger`'s columns (the events need the full engine: slower). Workers write
+    their own parts, so a Dask cluster needs `out` on a filesystem they share. Returns
+    a `SimulationFolder` (``.outcomes()`` reads the runs back as `simulate`'s frame).
+    """
+    from .sink import SimulationFolder, arrow_type, check_out
+
+    if n < 0:
+        raise SimulationError(f"n must be 0 or more, not {n}")
+    folder = Path(out)
+    check_out(folder)
+    used = _seed(seed)
+    if grid is not None:
+        if settings:
+            grid = {**{k: [v] for k, v in settings.items()}, **grid}
+        keys, combos, specs = _sweep_specs(loop_factory, policy, grid, used, events, max_acts,
+                                           max_refusals, fast)
+        types = [arrow_type([c[i] for c in combos]) for i in range(len(keys))]
+        fronts = [(("setting", number, arrow_type([0])),
+                   *((k, v, t) for k, v, t in zip(keys, combo, types, strict=True)))
+                  for number, combo in enumerate(combos)]
+    else:
+        factory, chosen, loop_settings = _prepare(loop_factory, policy, settings or {})
+        specs = [RunSpec(factory, chosen, tuple(loop_settings.items()), used, events, "sim",
+                         max_acts, max_refusals, fast=fast)]
+        fronts = [()]
+    folder.mkdir(parents=True, exist_ok=True)
+    runs = acts = 0
+    with opened(executor, n * len(specs)) as pool:
+        ranges = chunks(n, max(1, workers_of(pool) // max(1, len(specs))) or 1)
+        futures = [pool.submit(chunk_to_folder, spec, a, b, str(folder),
+                               f"part-s{number:03d}-{a:09d}", front)
+                   for number, (spec, front) in enumerate(zip(specs, fronts, strict=True))
+                   for a, b in ranges]
+        _follow(futures, [b - a for a, b in ranges] * len(specs), n * len(specs), progress)
+        for future in futures:
+            done, acted = future.result()
+            runs += done
+            acts += acted
+    return SimulationFolder(folder, runs, acts, events, used, len(specs))
 
 
 def _write(path: Path, lines: Sequence[str]) -> None:

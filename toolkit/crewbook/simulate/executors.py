@@ -9,14 +9,19 @@ results are identical whatever the executor, its workers or the chunking.
   the default for small simulations.
 - `default_executor(n)`: inline up to `INLINE_RUNS` runs, else a process pool with one
   worker per core (`os.process_cpu_count` or `os.cpu_count`).
-- Dask: ``Client(cluster).get_executor()``; documented in docs/simulate.md.
+- Dask: ``executor="dask"`` (a `LocalCluster` here), a scheduler address
+  (``"tcp://host:8786"``), a ``Client`` or a cluster, unchanged (`opened`); or
+  ``Client(cluster).get_executor()``; documented in docs/simulate.md.
+
+`progress_bar` is the bar a long simulation shows on stderr (tqdm).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -77,3 +82,82 @@ def chunks(n: int, workers: int, *, per_worker: int = 4, largest: int = 5_000
         return []
     size = max(1, min(largest, -(-n // (workers * per_worker))))
     return [(start, min(n, start + size)) for start in range(0, n, size)]
+
+
+#: What ``executor=`` accepts besides an `Executor`: ``"dask"`` (a new Dask
+#: ``LocalCluster``), a scheduler address (``"tcp://host:8786"``), a Dask ``Client`` or
+#: cluster (``LocalCluster``, any object with a ``scheduler_address``).
+ExecutorOption = Any
+
+
+@contextmanager
+def opened(executor: ExecutorOption, n: int) -> Iterator[Executor]:
+    """The executor `executor` names, for `n` runs; what this opens it also closes.
+
+    Dask is imported only here, and only for a Dask option; a Dask cluster runs the
+    same chunks a process pool does, so the runs are the same whatever runs them.
+    """
+    from ..errors import SimulationError
+
+    if executor is None:
+        made, own = default_executor(n)
+        try:
+            yield made
+        finally:
+            if own:
+                made.shutdown()
+        return
+    if isinstance(executor, Executor):
+        yield executor
+        return
+    if not (isinstance(executor, str) or hasattr(executor, "get_executor")
+            or hasattr(executor, "scheduler_address")):
+        raise SimulationError(
+            f"executor must be a concurrent.futures.Executor, 'dask', a Dask scheduler "
+            f"address ('tcp://host:8786'), a Dask Client or cluster; not "
+            f"{type(executor).__name__}")
+    if isinstance(executor, str) and executor != "dask" and "://" not in executor:
+        raise SimulationError(f"executor {executor!r}: give 'dask' or a scheduler address "
+                              "such as 'tcp://127.0.0.1:8786'")
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise SimulationError("a Dask executor needs dask[distributed]: pip install "
+                              "'dask[distributed]'") from None
+    closing: list[Any] = []
+    try:
+        if hasattr(executor, "get_executor"):  # a Client: use it as it is
+            client = executor
+        elif isinstance(executor, str) and executor == "dask":
+            cluster = LocalCluster(  # type: ignore[no-untyped-call]
+                n_workers=cores(), threads_per_worker=1, dashboard_address=None)
+            closing.append(cluster)
+            client = Client(cluster)  # type: ignore[no-untyped-call]
+            closing.insert(0, client)
+        elif isinstance(executor, str):
+            client = Client(executor)  # type: ignore[no-untyped-call]
+            closing.append(client)
+        else:  # a cluster object
+            client = Client(executor)  # type: ignore[no-untyped-call]
+            closing.append(client)
+        yield client.get_executor()
+    finally:
+        for thing in closing:
+            thing.close()
+
+
+def progress_bar(total: int, enabled: bool | None, what: str = "runs") -> Any:
+    """A progress bar over `total` runs on stderr (tqdm; a widget in a notebook), or
+    None. ``enabled=None`` shows it when stderr is a terminal and not under CI, so
+    scripts, logs and saved notebook outputs stay quiet unless asked."""
+    import sys
+
+    if enabled is None:
+        enabled = bool(getattr(sys.stderr, "isatty", lambda: False)()) and \
+            not os.environ.get("CI")
+    if not enabled or total <= 0:
+        return None
+    from tqdm.auto import tqdm  # type: ignore[import-untyped]
+
+    return tqdm(total=total, unit=" " + what, file=sys.stderr, smoothing=0.1,
+                mininterval=0.5, dynamic_ncols=True)

@@ -68,15 +68,17 @@ def note_html(text: str) -> str:
     return f"<div style='color:#546e7a'>{html.escape(text)}</div>"
 
 
-def drawing_html(model_of: Callable[[], Any], zoom: float = 1.0) -> str:
+def drawing_html(model_of: Callable[[], Any], zoom: float = 1.0,
+                 expand: Sequence[str] = ()) -> str:
     """The drawing of `model_of()` inline (tooltips work) in a scrolling box scaled by
-    `zoom`; the fallback card without `dot` or on any error. Never raises."""
+    `zoom` (`expand`: groups kept open when a big graph collapses); the fallback card
+    without `dot` or on any error. Never raises."""
     dot_text: str | None = None
     try:
         model = model_of()
         if model is None:
             return note_html("(no drawing)")
-        dot_text = to_dot(prepare(model))
+        dot_text = to_dot(prepare(model, expand=expand))
         svg = render_svg(dot_text)
     except Exception as exc:  # a widget must keep working
         return fallback_card(dot_text, exc)
@@ -158,3 +160,24 @@ def problems_html_of(loop: Any) -> str:
     return ("<details class='crewbook-validation'><summary style='color:#e65100'>⚠ "
             f"the pipeline has {plural(len(problems), 'validation warning')}</summary>"
             f"{problems_html(problems)}</details>")
+
+
+#: How a picked node stands out: a thick blue border (the Stepper's current node is
+#: drawn bold by its engine; a pick is blue so the two never look alike).
+PICKED = (("color", "#1565c0"), ("penwidth", "4"))
+
+
+def highlighted(model: Any, node_id: str | None) -> Any:
+    """A copy of the `GraphModel` `model` with `node_id` drawn picked (bold, blue border);
+    `model` itself unchanged; the same model when the node is not in it."""
+    if node_id is None or node_id not in model.nodes:
+        return model
+    import copy
+    from dataclasses import replace
+
+    out = copy.copy(model)
+    out.nodes = dict(model.nodes)
+    node = model.nodes[node_id]
+    kept = tuple((k, v) for k, v in node.attrs if k not in dict(PICKED))
+    out.nodes[node_id] = replace(node, emphasis=True, attrs=(*kept, *PICKED))
+    return out

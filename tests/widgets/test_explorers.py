@@ -145,13 +145,17 @@ def test_ledger_explorer_a_choice_that_no_longer_matches_resets(history: pd.Data
 def test_ledger_explorer_durations_read_and_fit(history: pd.DataFrame) -> None:
     explorer = LedgerExplorer(history)
     view = explorer.events_view.value
-    assert "duration_ms" not in view and ">duration<" in view
+    assert "duration_ms" not in view
+    assert ">duration<" in view
     assert re.search(r">\d+ min \d+ s<", view), "durations as minutes and seconds"
-    assert "days" not in view and "+00:00" not in view
-    assert explorer.layout.max_height == "780px" and explorer.layout.overflow == "auto"
+    assert "days" not in view
+    assert "+00:00" not in view
+    assert explorer.layout.max_height == "780px"
+    assert explorer.layout.overflow == "auto"
     assert explorer.events_view.layout.overflow == "auto"
     width = re.search(r"width='(\d+)'", explorer.timeline_plot.value)
-    assert width is not None and int(width.group(1)) <= 900, "drawn at display size"
+    assert width is not None
+    assert int(width.group(1)) <= 900, "drawn at display size"
     svg = base64.b64decode(explorer.timeline_plot.value.split("base64,")[1].split("'")[0])
     assert svg.lstrip().startswith((b"<?xml", b"<svg"))
 

@@ -75,7 +75,7 @@ def human_duration(value: Any) -> str:
     ms = abs(ms)
     if ms < 1000:
         return f"{sign}{ms:.0f} ms"
-    seconds = int(round(ms / 1000))
+    seconds = round(ms / 1000)
     if seconds < 60:
         return f"{sign}{ms / 1000:.1f} s" if ms < 10_000 else f"{sign}{seconds} s"
     minutes, s = divmod(seconds, 60)
@@ -247,7 +247,8 @@ class LedgerExplorer(w.VBox):  # type: ignore[misc]
                       (8.6, 0.9 + 0.32 * max(roles, 1)), f"timeline of {run}")
             if roles else note_html(f"(run {run} has no acts to draw)"))
         events = filter_events(self.filtered(), run=run)
-        rows = [dict(r) for r in events.to_dict("records")]
+        rows: list[dict[str, Any]] = [{str(k): v for k, v in r.items()}
+                                      for r in events.to_dict("records")]
         for row in rows:
             row["duration"] = human_duration(row.get("duration_ms"))
             ts = row.get("ts")

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from crewbook.delivery import Delegate, Plan
+from crewbook.errors import plural
 from crewbook.widgets import Scripted, Stepper
 
 from .conftest import DATA
@@ -236,8 +237,8 @@ def test_events_of_an_abandoned_branch_are_struck_through(coordinator_loop: Any)
     table = stepper.events.value
     assert "<th style='text-align:left;padding:0 6px'>branch</th>" in table
     assert table.count("line-through") == len(abandoned)
-    assert f"{len(abandoned)} events of abandoned branches" in table
-    assert f"{len(abandoned)} events of abandoned branches" in stepper.message.value
+    assert f"{plural(len(abandoned), 'event')} of abandoned branches" in table
+    assert f"{plural(len(abandoned), 'event')} of abandoned branches" in stepper.message.value
     stepper.step_button.click()
     assert stepper.abandoned() == abandoned, "the new branch's events are current"
     stepper.snapshot_list.value = 3                 # jump forward to the old branch
@@ -302,6 +303,10 @@ def test_a_pipelines_warnings_show_above_the_buttons() -> None:
     stepper = Stepper(pipeline.loop(workspace=DATA / "workspace"))
     assert "1 validation warning" in stepper.problems.value
     assert "no_way_out" in stepper.problems.value
+    shown = pipeline._repr_mimebundle_()["text/html"]     # the pipeline's own display
+    assert "<b>validation</b>: 1 warning (" in shown
+    assert shown.index("validation") < shown.index("no_way_out")
     clean = Stepper(load_pipeline(DATA / "role_pipeline.toml").loop(
         workspace=DATA / "workspace"))
     assert clean.problems.value == ""
+    assert "<b>validation</b>: no problems" in clean.loop.pipeline._repr_html_()

@@ -129,8 +129,9 @@ class LedgerExplorer(w.VBox):  # type: ignore[misc]
                                     layout=narrow)
         self.kind_pick = w.Dropdown(description="kind", options=_choices(frame, "kind"),
                                     layout=narrow)
-        self.start_pick = w.DatePicker(description="from", layout=narrow)
-        self.end_pick = w.DatePicker(description="to", layout=narrow)
+        dates = w.Layout(width="18em")
+        self.start_pick = w.DatePicker(description="from", layout=dates)
+        self.end_pick = w.DatePicker(description="to", layout=dates)
         self.run_list = w.Select(description="run", options=[], rows=9,
                                  layout=w.Layout(width="20em"))
         self.summary = w.HTML()
@@ -227,7 +228,7 @@ class LedgerExplorer(w.VBox):  # type: ignore[misc]
         outcomes = run_outcomes(whole)
         if outcomes["rounds"].dropna().empty:
             return note_html("(no run here has rounds to plot)")
-        return svg_image(lambda ax: plot_rounds(outcomes, ax=ax), (4.6, 2.4),
+        return svg_image(lambda ax: plot_rounds(outcomes, ax=ax), (4.6, 2.7),
                          "rounds per run")
 
     def show_run(self) -> None:

@@ -33,7 +33,7 @@ from typing import Any
 import ipywidgets as w
 
 from ..core.loop import Act, Snapshot
-from ..errors import LoopRefused
+from ..errors import LoopRefused, plural
 from ._common import (
     drawing_html,
     error_html,
@@ -180,7 +180,7 @@ class Stepper(w.VBox):  # type: ignore[misc]
         abandoned = len(self.abandoned())
         self.message.value = note_html(
             f"rewound to {label}"
-            + (f"; {abandoned} events of abandoned branches are struck through below"
+            + (f"; {plural(abandoned, 'event')} of abandoned branches struck through below"
                if abandoned else ""))
         self.propose()
         self.refresh()
@@ -371,8 +371,8 @@ class Stepper(w.VBox):  # type: ignore[misc]
             for r in rows:
                 r["branch"] = "abandoned" if _key(r) in abandoned else "current"
             columns.insert(0, "branch")
-            note = note_html(f"{len(abandoned)} events of abandoned branches (struck "
-                             "through): the loop was rewound before them")
+            note = note_html(f"{plural(len(abandoned), 'event')} of abandoned branches "
+                             "(struck through): the loop was rewound before them")
 
         def style(row: Any) -> str:
             return ABANDONED_STYLE if _key(row) in abandoned else ""

@@ -102,6 +102,7 @@ def test_crew_stepper_rewinds_and_marks_the_abandoned_acts(project: Path) -> Non
     stepper.snapshot_list.value = 1
     stepper.rewind_button.click()
     assert loop.acts == 1
+    assert crewbook.open_crew(project).acts == 1, "the rewind is saved in the state file"
     assert len(stepper.abandoned()) > 0
     assert "line-through" in stepper.events.value
     stepper.step_button.click()

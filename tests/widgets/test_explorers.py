@@ -6,6 +6,7 @@ import base64
 import datetime
 import re
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -15,7 +16,7 @@ from crewbook.draw import GraphModel, Node
 from crewbook.ledger.synthetic import write_history
 from crewbook.widgets import DrawingView, LedgerExplorer, SchemaExplorer
 from crewbook.widgets._common import highlighted
-from crewbook.widgets.ledger_explorer import ALL, filter_events, human_duration
+from crewbook.widgets.ledger_explorer import ALL, filter_events, human_duration, svg_image
 
 
 @pytest.fixture
@@ -194,3 +195,13 @@ def test_drawing_view_zooms(tmp_path: Path) -> None:
     view.zoom.value = 0.5
     assert view.drawing.value != first or "No drawing" in first
     assert repr(view) == "<DrawingView of GraphModel at zoom 0.5>"
+
+
+def test_svg_image_is_stable_and_sized() -> None:
+    def draw(ax: Any) -> None:
+        ax.plot([0, 1, 2], [2, 0, 1])
+
+    first = svg_image(draw, (2.5, 1.5), "a line")
+    assert first == svg_image(draw, (2.5, 1.5), "a line"), "same drawing, same bytes"
+    assert "width='240' height='144'" in first
+    assert "alt='a line'" in first

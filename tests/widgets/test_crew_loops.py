@@ -68,3 +68,43 @@ def test_autonomous_loop_steps_and_refuses_a_recette_without_tests(project: Path
     assert loop.contract().stage == "recette"
     assert "refused [no_test_command]" in stepper.message.value
     assert loop.acts == 2, "the refused recette changed nothing"
+
+
+def test_autonomous_stepper_saves_like_loop_step(project: Path) -> None:
+    (project / "_codev" / "crew.yaml").write_text(f"stacks:\n  - name: app\n    test: {GREEN}\n")
+    crewbook.loop_init("goal", project=project)
+    loop = crewbook.open_autonomous(project)
+    stepper = loop.stepper()
+    stepper.step_button.click()
+    stepper.step_button.click()
+    assert loop.acts == 2
+    assert crewbook.open_autonomous(project).acts == 2, "the state file has every act"
+    prompt = loop.contract().prompt_path
+    assert prompt is not None
+    assert (project / prompt).is_file(), "the next phase's prompt is written, as loop step does"
+    stepper.snapshot_list.value = 1
+    stepper.rewind_button.click()
+    assert loop.acts == 1
+    assert crewbook.open_autonomous(project).acts == 1, "the rewind is saved too"
+    crewbook.loop_step(project=project)            # someone else moves the loop on
+    stepper.step_button.click()
+    assert "(refused [stale])" in stepper.message.value
+    assert loop.acts == 1
+
+
+def test_crew_stepper_rewinds_and_marks_the_abandoned_acts(project: Path) -> None:
+    crewbook.crew_init("goal", scope="story", bar={"test": GREEN}, project=project)
+    loop = crewbook.open_crew(project)
+    stepper = Stepper(loop, events=40)
+    stepper.run_count.value = 3
+    stepper.run_button.click()
+    assert loop.acts == 3
+    stepper.snapshot_list.value = 1
+    stepper.rewind_button.click()
+    assert loop.acts == 1
+    assert crewbook.open_crew(project).acts == 1, "the rewind is saved in the state file"
+    assert len(stepper.abandoned()) > 0
+    assert "line-through" in stepper.events.value
+    stepper.step_button.click()
+    assert loop.acts == 2
+    assert stepper.message.value == ""

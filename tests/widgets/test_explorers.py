@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import datetime
+import re
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -12,7 +15,8 @@ import crewbook
 from crewbook.draw import GraphModel, Node
 from crewbook.ledger.synthetic import write_history
 from crewbook.widgets import DrawingView, LedgerExplorer, SchemaExplorer
-from crewbook.widgets.ledger_explorer import ALL, filter_events
+from crewbook.widgets._common import highlighted
+from crewbook.widgets.ledger_explorer import ALL, filter_events, human_duration, svg_image
 
 
 @pytest.fixture
@@ -81,22 +85,106 @@ def test_ledger_explorer_filters_update_plots_and_runs(history: pd.DataFrame) ->
     explorer = LedgerExplorer(history)
     runs = explorer.run_list.options
     assert len(runs) == history.run.nunique()
-    assert bytes(explorer.outcome_plot.value).startswith(b"\x89PNG")
-    timeline = bytes(explorer.timeline_plot.value)
-    assert timeline.startswith(b"\x89PNG")
+    assert "data:image/svg+xml;base64," in explorer.outcome_plot.value
+    timeline = explorer.timeline_plot.value
+    assert "data:image/svg+xml;base64," in timeline
     explorer.run_list.value = runs[1]
-    assert bytes(explorer.timeline_plot.value) != timeline
+    assert explorer.timeline_plot.value != timeline
     assert f"events of {runs[1]}" in explorer.events_view.value
     loop = explorer.loop_pick.options[1]
-    plot = bytes(explorer.outcome_plot.value)
+    plot = explorer.outcome_plot.value
     explorer.loop_pick.value = loop
     assert set(explorer.run_list.options) == set(history[history.loop == loop].run.astype(str))
-    assert bytes(explorer.outcome_plot.value) != plot
+    assert explorer.outcome_plot.value != plot
     explorer.start_pick.value = datetime.date(2100, 1, 1)
     assert explorer.run_list.options == ()
-    assert "no run matches" in explorer.events_view.value
+    assert "no events match" in explorer.summary.value
+    assert "no events match" in explorer.events_view.value
+    assert "<img" not in explorer.outcome_plot.value + explorer.timeline_plot.value, \
+        "no empty (broken) image"
     assert explorer.message.value == ""
     assert repr(explorer).startswith(f"<LedgerExplorer {len(history):,} events")
+
+
+def test_ledger_explorer_filters_narrow_each_other(history: pd.DataFrame) -> None:
+    explorer = LedgerExplorer(history)
+    all_roles = set(history.role.dropna().astype(str))
+    explorer.loop_pick.value = "coordinator"
+    coordinator = history[history.loop == "coordinator"]
+    assert set(explorer.role_pick.options) == {ALL, *coordinator.role.dropna().astype(str)}
+    assert set(explorer.role_pick.options) != {ALL, *all_roles}, "the choices narrowed"
+    explorer.role_pick.value = "qa"
+    both = coordinator[coordinator.role == "qa"]
+    assert len(explorer.filtered()) == len(both) > 0
+    assert f"{len(both):,} events in {both.run.nunique():,} runs match" in \
+        explorer.summary.value
+    assert set(explorer.run_list.options) == set(both.run.astype(str))
+    assert set(explorer.kind_pick.options) == {ALL, *both.kind.astype(str)}
+    # the loop choices are those where qa acts; going back to (all) widens again
+    assert set(explorer.loop_pick.options) == {
+        ALL, *history[history.role == "qa"].loop.astype(str)}
+    explorer.loop_pick.value = ALL
+    explorer.role_pick.value = ALL
+    assert set(explorer.role_pick.options) == {ALL, *all_roles}
+
+
+def test_ledger_explorer_a_choice_that_no_longer_matches_resets(history: pd.DataFrame) -> None:
+    explorer = LedgerExplorer(history)
+    explorer.role_pick.value = "analyst"           # only the crew has analysts
+    assert explorer.loop_pick.options == (ALL, "crew")
+    analyst = history[history.role == "analyst"]
+    assert set(explorer.kind_pick.options) == {ALL, *analyst.kind.astype(str)}
+    explorer.kind_pick.value = explorer.kind_pick.options[-1]
+    explorer.start_pick.value = datetime.date(2100, 1, 1)   # nothing left: back to (all)
+    assert [p.value for p in (explorer.loop_pick, explorer.role_pick, explorer.kind_pick)] \
+        == [ALL, ALL, ALL]
+    assert explorer.role_pick.options == (ALL,)
+    explorer.start_pick.value = None
+    assert len(explorer.role_pick.options) > 1, "the choices come back"
+
+
+def test_ledger_explorer_durations_read_and_fit(history: pd.DataFrame) -> None:
+    explorer = LedgerExplorer(history)
+    view = explorer.events_view.value
+    assert "duration_ms" not in view
+    assert ">duration<" in view
+    assert re.search(r">\d+ min \d+ s<", view), "durations as minutes and seconds"
+    assert "days" not in view
+    assert "+00:00" not in view
+    assert explorer.layout.max_height == "780px"
+    assert explorer.layout.overflow == "auto"
+    assert explorer.events_view.layout.overflow == "auto"
+    width = re.search(r"width='(\d+)'", explorer.timeline_plot.value)
+    assert width is not None
+    assert int(width.group(1)) <= 900, "drawn at display size"
+    svg = base64.b64decode(explorer.timeline_plot.value.split("base64,")[1].split("'")[0])
+    assert svg.lstrip().startswith((b"<?xml", b"<svg"))
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    (None, "–"), (850, "850 ms"), (4_200, "4.2 s"), (42_000, "42 s"),
+    (2_812_700, "46 min 53 s"), (pd.Timedelta("0 days 00:46:52.7"), "46 min 53 s"),
+    (7_500_000, "2 h 05 min"), (3 * 86_400_000 + 4 * 3_600_000, "3 d 4 h"), (pd.NA, "–"),
+])
+def test_human_duration(value: object, shown: str) -> None:
+    assert human_duration(value) == shown
+
+
+def test_schema_explorer_picks_out_the_artifact(project: crewbook.Project) -> None:
+    explorer = SchemaExplorer(project)
+    first = explorer.artifact_pick.value
+    drawn = explorer.schema_drawing.value
+    assert "#1565c0" in drawn, "the picked artifact has the blue border"
+    other = explorer.artifact_pick.options[-1]
+    assert other != first
+    explorer.artifact_pick.value = other
+    assert explorer.schema_drawing.value != drawn
+    model = highlighted(project.schema().graph_model(), other)
+    assert model.nodes[other].emphasis
+    assert dict(model.nodes[other].attrs)["color"] == "#1565c0"
+    assert not project.schema().graph_model().nodes[other].emphasis, "the model is a copy"
+    assert f"<title>{other}</title>" in explorer.schema_drawing.value or "crewbook-nodraw" \
+        in explorer.schema_drawing.value
 
 
 def test_drawing_view_zooms(tmp_path: Path) -> None:
@@ -107,3 +195,13 @@ def test_drawing_view_zooms(tmp_path: Path) -> None:
     view.zoom.value = 0.5
     assert view.drawing.value != first or "No drawing" in first
     assert repr(view) == "<DrawingView of GraphModel at zoom 0.5>"
+
+
+def test_svg_image_is_stable_and_sized() -> None:
+    def draw(ax: Any) -> None:
+        ax.plot([0, 1, 2], [2, 0, 1])
+
+    first = svg_image(draw, (2.5, 1.5), "a line")
+    assert first == svg_image(draw, (2.5, 1.5), "a line"), "same drawing, same bytes"
+    assert "width='240' height='144'" in first
+    assert "alt='a line'" in first

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html as htmllib
+import re
 import subprocess
 import sys
 from typing import Any
@@ -9,7 +11,10 @@ from typing import Any
 import pytest
 
 from crewbook.delivery import Delegate, Plan
+from crewbook.errors import plural
 from crewbook.widgets import Scripted, Stepper
+
+from .conftest import DATA
 
 
 def events(loop: Any) -> int:
@@ -159,3 +164,149 @@ def test_events_table_shows_the_last_events(coordinator_loop: Any, n: int) -> No
     assert rows == 2
     last = coordinator_loop.ledger.events[-1]
     assert str(last["seq"]) in stepper.events.value
+
+
+def text_of(html_text: str) -> str:
+    """What a reader sees of some HTML: the text, unescaped."""
+    return htmllib.unescape(re.sub(r"<[^>]+>", "", html_text)).strip()
+
+
+def test_changing_the_move_gives_that_moves_fields(coordinator_loop: Any) -> None:
+    stepper = Stepper(coordinator_loop)
+    assert stepper.move.value == "plan"
+    assert "criteria" in stepper.field_controls
+    stepper.move.value = "delegate:explorer"
+    assert "criteria" not in stepper.field_controls, "the plan's fields are gone"
+    assert "instructions" in stepper.field_controls
+    stepper.set_field("instructions", "map the export code")
+    stepper.step_button.click()
+    assert stepper.message.value == "", text_of(stepper.message.value)
+    assert coordinator_loop.contract().role == "explorer"
+    stepper.propose_button.click()
+    stepper.move.value = "question"
+    assert set(stepper.field_controls) >= {"text"}
+
+
+def test_picking_the_proposed_move_again_gives_the_proposal(coordinator_loop: Any) -> None:
+    stepper = Stepper(coordinator_loop)
+    proposed = dict(stepper.draft.fields)
+    stepper.move.value = "fail"
+    assert set(stepper.field_controls) == {"duration_ms", "reason"}
+    stepper.move.value = "plan"
+    assert dict(stepper.draft.fields) == proposed
+
+
+def test_a_form_without_moves_hides_the_move_picker(pipeline_loop: Any) -> None:
+    stepper = Stepper(pipeline_loop)
+    assert pipeline_loop.contract().moves, "the pipeline's contract names transitions"
+    assert stepper.move.options == ()
+    assert stepper.move.layout.display == "none"
+
+
+def test_the_snapshot_picker_follows_rewind_and_reset(coordinator_loop: Any) -> None:
+    stepper = Stepper(coordinator_loop)
+    for _ in range(3):
+        stepper.step_button.click()
+    assert stepper.snapshot_list.value == 3
+    stepper.snapshot_list.value = 1
+    stepper.rewind_button.click()
+    assert stepper.snapshot_list.value == 1, "not the stale 'after act 3'"
+    labels = dict((i, label) for label, i in stepper.snapshot_list.options)
+    assert labels[1].endswith("← now")
+    assert "(abandoned branch)" in labels[3]
+    assert "(abandoned branch)" not in labels[1]
+    stepper.reset_button.click()
+    assert stepper.snapshot_list.value == 0
+    assert labels[0] == "start"
+
+
+def test_events_of_an_abandoned_branch_are_struck_through(coordinator_loop: Any) -> None:
+    stepper = Stepper(coordinator_loop, events=30)
+    for _ in range(3):
+        stepper.step_button.click()
+    assert "branch" not in stepper.events.value
+    written = len(coordinator_loop.ledger)
+    stepper.snapshot_list.value = 1
+    stepper.rewind_button.click()
+    abandoned = stepper.abandoned()
+    runs = {e["run"] for e in coordinator_loop.ledger.events[:written]}
+    after_act_1 = [e for e in coordinator_loop.ledger.events[:written]
+                   if (str(e["run"]), str(e["seq"])) in abandoned]
+    assert len(abandoned) == len(after_act_1) > 0
+    assert runs == {coordinator_loop.ledger.events[0]["run"]}
+    table = stepper.events.value
+    assert "<th style='text-align:left;padding:0 6px'>branch</th>" in table
+    assert table.count("line-through") == len(abandoned)
+    assert f"{plural(len(abandoned), 'event')} of abandoned branches" in table
+    assert f"{plural(len(abandoned), 'event')} of abandoned branches" in stepper.message.value
+    stepper.step_button.click()
+    assert stepper.abandoned() == abandoned, "the new branch's events are current"
+    stepper.snapshot_list.value = 3                 # jump forward to the old branch
+    stepper.rewind_button.click()
+    assert not (stepper.abandoned() & abandoned), "that branch is current again"
+    assert len(stepper.abandoned()) > 0
+
+
+def test_step_and_run_are_off_once_finished(coordinator_loop: Any) -> None:
+    stepper = Stepper(coordinator_loop)
+    assert not stepper.step_button.disabled
+    stepper.run_count.value = 50
+    stepper.run_button.click()
+    assert coordinator_loop.status().finished
+    assert stepper.step_button.disabled
+    assert stepper.run_button.disabled
+    assert "Rewind" in stepper.step_button.tooltip
+    stepper.snapshot_list.value = 1
+    stepper.rewind_button.click()
+    assert not stepper.step_button.disabled
+    assert not stepper.run_button.disabled
+
+
+def test_failed_tries_and_the_escalation_say_why(pipeline_loop: Any) -> None:
+    stepper = Stepper(pipeline_loop)
+    bad = {"analysis": {"summary": "s", "acceptance_criteria": ["a"],
+                        "relevant_files": ["no/such/file.py"]}}
+    stepper.set_field("artifacts", bad)
+    stepper.step_button.click()
+    seen = text_of(stepper.message.value)
+    assert seen.startswith("the try failed: "), seen
+    assert "no/such/file.py" in seen
+    while not pipeline_loop.status().finished:
+        stepper.set_field("artifacts", bad)
+        stepper.step_button.click()
+    seen = text_of(stepper.message.value)
+    assert "escalated: stage 'analyst' failed 3 times" in seen
+    assert pipeline_loop.status().details["reason"] in text_of(stepper.header.value)
+
+
+def test_error_text_starts_with_the_message(coordinator_loop: Any) -> None:
+    stepper = Stepper(coordinator_loop)
+    stepper.set_field("duration_ms", "soon")
+    stepper.step_button.click()
+    seen = text_of(stepper.message.value)
+    assert seen.startswith("field 'duration_ms': 'soon' is not a number"), seen
+    assert "InvalidInputError" not in seen
+    stepper.propose_button.click()
+    stepper.move.value = "fail"                     # a failure needs its reason
+    stepper.step_button.click()
+    seen = text_of(stepper.message.value)
+    assert not seen.startswith(("refused", "LoopRefused")), seen
+    assert re.search(r"\(refused \[\w+\]\)", seen), seen
+    assert coordinator_loop.acts == 0
+
+
+def test_a_pipelines_warnings_show_above_the_buttons() -> None:
+    from crewbook.pipeline import load_pipeline
+
+    pipeline = load_pipeline(DATA / "broken" / "07-no-way-out.toml")
+    assert pipeline.warnings
+    stepper = Stepper(pipeline.loop(workspace=DATA / "workspace"))
+    assert "1 validation warning" in stepper.problems.value
+    assert "no_way_out" in stepper.problems.value
+    shown = pipeline._repr_mimebundle_()["text/html"]     # the pipeline's own display
+    assert "<b>validation</b>: 1 warning (" in shown
+    assert shown.index("validation") < shown.index("no_way_out")
+    clean = Stepper(load_pipeline(DATA / "role_pipeline.toml").loop(
+        workspace=DATA / "workspace"))
+    assert clean.problems.value == ""
+    assert "<b>validation</b>: no problems" in clean.loop.pipeline._repr_html_()

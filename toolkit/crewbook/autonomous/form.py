@@ -4,12 +4,14 @@ and details); at the recette the test run is measured when the step is built, as
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from ..core.form import Draft, as_mapping
-from ..core.loop import Act
+from ..core.loop import Act, Snapshot
 from ..crew.bar import run_command
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, LoopRefused
 from .engine import LoopStep
 
 __all__ = ["AutonomousForm"]
@@ -48,3 +50,42 @@ class AutonomousForm:
         """A step with a summary of the phase."""
         return Draft(move="step", role=act.role, moves=act.moves,
                      fields={"summary": f"{act.stage or 'phase'} done", "details": {}})
+
+    def apply(self, loop: Any, act: Act, report: Any) -> Act:
+        """Apply `report` as ``crewbook loop step`` does: under the state file's lock,
+        refused as stale when another caller moved the loop since it was opened; the
+        act and the new state are committed together, and the next phase's prompt is
+        written to ``act.prompt_path``."""
+        with _turn(loop):
+            following: Act = loop.report(report)
+        _write_prompt(loop, following)
+        return following
+
+    def restore(self, loop: Any, snapshot: Snapshot[Any]) -> Act:
+        """Rewind to `snapshot` and save the restored state in the state file (under its
+        lock), so ``crewbook loop status`` and the next ``loop step`` see the rewind."""
+        with _turn(loop):
+            act: Act = loop.restore(snapshot)
+            store = getattr(loop, "_store", None)
+            if store is not None:
+                store.save(loop.view)
+        _write_prompt(loop, act)
+        return act
+
+
+@contextmanager
+def _turn(loop: Any) -> Iterator[None]:
+    store = getattr(loop, "_store", None)
+    with store.turn() if store is not None else nullcontext():
+        if store is not None and not store.fresh():
+            raise LoopRefused("the loop's state file changed since this loop was opened "
+                              "(the CLI, the MCP server or another notebook acted); open "
+                              "it again with open_autonomous()", code="stale")
+        yield
+
+
+def _write_prompt(loop: Any, act: Act) -> None:
+    if act.prompt_path is not None and getattr(loop, "project", None) is not None:
+        from ..crew.contracts import loop_prompt, write_prompt
+
+        write_prompt(loop.project.root, act.prompt_path, loop_prompt(act))

@@ -3,10 +3,11 @@ role's, summary, payload, measures) as a `Draft` and back."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any
 
 from ..core.form import Draft, as_mapping
-from ..core.loop import Act
+from ..core.loop import Act, Snapshot
 from ..core.measures import MEASURES
 from ..errors import InvalidInputError
 from .engine import CrewReport
@@ -50,3 +51,15 @@ class CrewForm:
         return Draft(role=act.role, verdict=verdicts[0] if verdicts else None,
                      verdicts=verdicts, fields={"summary": f"{act.stage or act.role} done",
                                                 "payload": {}})
+
+    def restore(self, loop: Any, snapshot: Snapshot[Any]) -> Act:
+        """Rewind to `snapshot` (the Stepper's Rewind) and save the restored state in the
+        crew's state file, under its lock and refused as stale when another caller moved
+        the loop, as each act is: `crew_status` and the next `crew_step` see the rewind."""
+        turn = getattr(loop, "_turn", None)
+        with turn() if callable(turn) else nullcontext():
+            act: Act = loop.restore(snapshot)
+            store = getattr(loop, "_store", None)
+            if store is not None:
+                store.save(loop.view)
+        return act

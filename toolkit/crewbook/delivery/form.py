@@ -4,11 +4,12 @@ agent reports (``built``, ``judgement``…) as `Draft`s, built back with `parse_
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import MISSING, fields
 from typing import Any
 
 from ..core.form import Draft, GenericForm, as_mapping, defaults_of, field_kind, jsonable
 from ..core.loop import Act
-from .codec import MOVES, move_name, parse_report
+from .codec import _AGENT_TYPES, _MOVE_TYPES, MOVES, move_name, parse_report
 from .players import happy_report, role_verdicts
 
 __all__ = ["DeliveryForm"]
@@ -65,6 +66,31 @@ class DeliveryForm:
             data[key] = list(value) if isinstance(value, tuple) else value
         data.update(draft.hidden)
         return parse_report(data)
+
+    def for_move(self, loop: Any, act: Act, move: str) -> Draft:
+        """The draft of `move` (``plan``, ``delegate:qa``, ``judgement``…) picked in the
+        form: the happy path's report when it is that move, else the move's report with
+        its required fields empty (the role from ``delegate:ROLE`` or the contract, the
+        first verdict), for the user to fill in."""
+        verdicts = self.verdicts(loop, act)
+        happy = happy_report(loop, act, verdicts) if not act.finished else None
+        if happy is not None and self.to_draft(loop, act, happy).move == move:
+            return self.to_draft(loop, act, happy)
+        name, _, target = move.partition(":")
+        cls = _MOVE_TYPES.get(name) or _AGENT_TYPES.get(name)
+        if cls is None:
+            return Draft(move=move, role=act.role, moves=self._moves(act), verdicts=verdicts)
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.default is not MISSING or f.default_factory is not MISSING:
+                continue
+            if f.name == "role":
+                values["role"] = target or act.role or ""
+            elif f.name == "verdict":
+                values["verdict"] = verdicts[0] if verdicts else ""
+            else:
+                values[f.name] = () if str(f.type).startswith("tuple") else ""
+        return self.to_draft(loop, act, cls(**values))
 
     def propose(self, loop: Any, act: Act) -> Draft:
         """The happy path (`DeliveryPlayers.happy`) as a draft."""

@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING
 
 from ..core.loop import EventSink, utc_now
 from ..draw.display import Drawable
-from ..errors import PipelineError, Problem, StageNotFoundError, did_you_mean, problems_html
+from ..errors import (
+    PipelineError,
+    Problem,
+    StageNotFoundError,
+    did_you_mean,
+    plural,
+    problems_html,
+)
 from ..models import parse_model
 from ..report import ValidationReport
 from ..sources import MAX_TOML_BYTES, parse_toml, read_text
@@ -136,7 +143,11 @@ class Pipeline(Drawable):
             + "</tr>" for s in self.stages)
         head = "".join(f"<th>{h}</th>" for h in ("stage", "needs", "produces", "max_retries",
                                                   "token_budget"))
-        warn = problems_html(self.warnings) if self.warnings else ""
+        warn = (f"<p class='crewbook-validation'><b>validation</b>: "
+                f"{plural(len(self.warnings), 'warning')} (the pipeline loads and runs; "
+                f"fix them or know why not)</p>{problems_html(self.warnings)}"
+                if self.warnings else "<p class='crewbook-validation'><b>validation</b>: "
+                "no problems</p>")
         return (f"<div class='crewbook-pipeline'><b>pipeline {html.escape(self.id)}</b> "
                 f"(start <code>{html.escape(self.start)}</code>)<table><tr>{head}</tr>{rows}"
                 f"</table>{warn}</div>")

@@ -14,6 +14,7 @@ import ipywidgets as w
 from ..draw.display import fallback_card, prepare, svg_box
 from ..draw.dot import to_dot
 from ..draw.render import render_svg
+from ..errors import CrewbookError
 
 
 def guarded(output: w.Output, message: w.HTML) -> Callable[[Callable[..., object]],
@@ -27,6 +28,8 @@ def guarded(output: w.Output, message: w.HTML) -> Callable[[Callable[..., object
             with output:
                 try:
                     fn(*args, **kwargs)
+                except CrewbookError as exc:  # expected: the message says it all
+                    message.value = error_html(exc)
                 except Exception as exc:
                     message.value = error_html(exc)
                     traceback.print_exc()
@@ -34,12 +37,30 @@ def guarded(output: w.Output, message: w.HTML) -> Callable[[Callable[..., object
     return wrap
 
 
+def error_text(exc: BaseException) -> str:
+    """What a user reads of `exc`: its message, never the class name first (a bare
+    exception with no message is named by its class)."""
+    text = str(getattr(exc, "message", None) or exc).strip()
+    return text or type(exc).__name__
+
+
 def error_html(exc: BaseException, title: str = "error") -> str:
-    """A red box naming the exception (its `code` when it has one) and its message."""
+    """A red box: the message first, then, muted, what it is (`title` and the error's
+    `code`, e.g. ``(refused [wrong_role])``; the class name only for an error crewbook
+    did not raise, which is a bug to report)."""
     code = getattr(exc, "code", None)
-    label = f"{title} [{code}]" if code else f"{title}: {type(exc).__name__}"
+    label = f"{title} [{code}]" if code else title
+    if not code and not isinstance(exc, CrewbookError):
+        label += f", {type(exc).__name__}"
     return ("<div class='crewbook-error' style='color:#b71c1c;border-left:3px solid #b71c1c;"
-            f"padding:2px 8px'><b>{html.escape(label)}</b> {html.escape(str(exc))}</div>")
+            f"padding:2px 8px'>{html.escape(error_text(exc))} "
+            f"<span style='color:#78909c'>({html.escape(label)})</span></div>")
+
+
+def warning_html(text: str) -> str:
+    """An amber box (an escalation, a failed try: the loop moved on, but said why)."""
+    return ("<div class='crewbook-warning' style='color:#e65100;border-left:3px solid #e65100;"
+            f"padding:2px 8px'>{html.escape(text)}</div>")
 
 
 def note_html(text: str) -> str:
@@ -47,15 +68,17 @@ def note_html(text: str) -> str:
     return f"<div style='color:#546e7a'>{html.escape(text)}</div>"
 
 
-def drawing_html(model_of: Callable[[], Any], zoom: float = 1.0) -> str:
+def drawing_html(model_of: Callable[[], Any], zoom: float = 1.0,
+                 expand: Sequence[str] = ()) -> str:
     """The drawing of `model_of()` inline (tooltips work) in a scrolling box scaled by
-    `zoom`; the fallback card without `dot` or on any error. Never raises."""
+    `zoom` (`expand`: groups kept open when a big graph collapses); the fallback card
+    without `dot` or on any error. Never raises."""
     dot_text: str | None = None
     try:
         model = model_of()
         if model is None:
             return note_html("(no drawing)")
-        dot_text = to_dot(prepare(model))
+        dot_text = to_dot(prepare(model, expand=expand))
         svg = render_svg(dot_text)
     except Exception as exc:  # a widget must keep working
         return fallback_card(dot_text, exc)
@@ -63,16 +86,23 @@ def drawing_html(model_of: Callable[[], Any], zoom: float = 1.0) -> str:
 
 
 def table_html(rows: Sequence[Mapping[str, Any]], columns: Sequence[str],
-               empty: str = "(none)") -> str:
-    """An HTML table of `rows` (missing values shown as ``–``, text escaped)."""
+               empty: str = "(none)",
+               row_style: Callable[[Mapping[str, Any]], str] | None = None) -> str:
+    """An HTML table of `rows` (missing values shown as ``–``, text escaped, every cell
+    left-aligned under its left-aligned header); `row_style(row)` styles a row."""
     if not rows:
         return note_html(empty)
     head = "".join(f"<th style='text-align:left;padding:0 6px'>{html.escape(c)}</th>"
                    for c in columns)
     body = "".join(
-        "<tr>" + "".join(f"<td style='padding:0 6px'>{html.escape(cell(r.get(c)))}</td>"
-                         for c in columns) + "</tr>" for r in rows)
+        _tr(row_style(r) if row_style is not None else "")
+        + "".join(f"<td style='text-align:left;padding:0 6px'>{html.escape(cell(r.get(c)))}</td>"
+                  for c in columns) + "</tr>" for r in rows)
     return f"<table class='crewbook-table'><tr>{head}</tr>{body}</table>"
+
+
+def _tr(style: str) -> str:
+    return f"<tr style='{html.escape(style)}'>" if style else "<tr>"
 
 
 def cell(value: Any) -> str:
@@ -89,9 +119,25 @@ def cell(value: Any) -> str:
     return str(value)
 
 
+def ledger_size(ledger: Any) -> int | None:
+    """How many events `ledger` holds (all runs): a `MemoryLedger` or a file `Ledger`;
+    None when it cannot say."""
+    events = getattr(ledger, "events", None)
+    if isinstance(events, list):
+        return len(events)
+    if isinstance(events, int):
+        return events
+    try:
+        return len(ledger)
+    except TypeError:
+        return None
+
+
 def last_events(ledger: Any, n: int) -> list[dict[str, Any]]:
     """The last `n` events of a ledger: a `MemoryLedger` (``.events``) or a file `Ledger`
     (``.read()``)."""
+    if n <= 0:
+        return []
     events = getattr(ledger, "events", None)
     if isinstance(events, list):
         return [dict(e) for e in events[-n:]]
@@ -100,3 +146,38 @@ def last_events(ledger: Any, n: int) -> list[dict[str, Any]]:
         frame = read()
         return [dict(r) for r in frame.tail(n).to_dict("records")]
     return []
+
+
+def problems_html_of(loop: Any) -> str:
+    """The validation problems of what `loop` runs (a pipeline's warnings: a stage that
+    can only escalate, an uncapped loop...), shown above the Stepper's buttons; empty
+    when there are none."""
+    problems = getattr(getattr(loop, "pipeline", None), "warnings", None)
+    if not problems:
+        return ""
+    from ..errors import plural, problems_html
+
+    return ("<details class='crewbook-validation'><summary style='color:#e65100'>⚠ "
+            f"the pipeline has {plural(len(problems), 'validation warning')}</summary>"
+            f"{problems_html(problems)}</details>")
+
+
+#: How a picked node stands out: a thick blue border (the Stepper's current node is
+#: drawn bold by its engine; a pick is blue so the two never look alike).
+PICKED = (("color", "#1565c0"), ("penwidth", "4"))
+
+
+def highlighted(model: Any, node_id: str | None) -> Any:
+    """A copy of the `GraphModel` `model` with `node_id` drawn picked (bold, blue border);
+    `model` itself unchanged; the same model when the node is not in it."""
+    if node_id is None or node_id not in model.nodes:
+        return model
+    import copy
+    from dataclasses import replace
+
+    out = copy.copy(model)
+    out.nodes = dict(model.nodes)
+    node = model.nodes[node_id]
+    kept = tuple((k, v) for k, v in node.attrs if k not in dict(PICKED))
+    out.nodes[node_id] = replace(node, emphasis=True, attrs=(*kept, *PICKED))
+    return out

@@ -1,29 +1,44 @@
-"""`LedgerExplorer(frame)`: filter a ledger frame by run, loop, role, kind and date; the
+"""`LedgerExplorer(frame)`: filter a ledger frame by loop, role, kind and date; the
 outcome plot (rounds per run) and the run's timeline follow the filters; pick a run in
 the list to see its events.
 
-The filtering is the plain function `filter_events` (tested alone); the plots are drawn
-with `crewbook.ledger.plots` on their own matplotlib figures (no pyplot state) and shown
-as PNG images.
+The filters narrow each other (faceted): each dropdown offers the values found among
+the events the *other* filters keep, so loop=coordinator then role lists only the roles
+of coordinator runs, and a choice that no longer matches goes back to ``(all)``. The
+filtering is the plain function `filter_events` (tested alone). The plots are drawn
+with `crewbook.ledger.plots` on their own matplotlib figures (no pyplot state) as SVG
+images at their own size (crisp at any zoom, no upscaling); an empty selection says
+"no events match" instead of showing an empty image. The widget stays under
+`MAX_HEIGHT` and scrolls inside; durations read "46 min 53 s".
 """
 
 from __future__ import annotations
 
+import base64
+import html
 import io
+from collections.abc import Callable
 from datetime import date
 from typing import Any
 
 import ipywidgets as w
 import pandas as pd
 
-from ..draw.table import readable
 from ..ledger.analyses import run_outcomes
-from ._common import guarded, note_html
+from ._common import guarded, note_html, table_html
 
 ALL = "(all)"
-#: Columns of the events table, those the frame has.
-EVENT_COLUMNS = ("seq", "ts", "kind", "role", "stage", "verdict", "attempt", "duration_ms",
+#: The dropdown filters, by frame column.
+FILTERS = ("loop", "role", "kind")
+#: Columns of the events table, those the frame has (``duration`` is ``duration_ms``
+#: shown for reading).
+EVENT_COLUMNS = ("seq", "ts", "kind", "role", "stage", "verdict", "attempt", "duration",
                  "summary")
+#: The tallest the widget grows before it scrolls inside (CSS).
+MAX_HEIGHT = "780px"
+#: Screen pixels per inch of a figure (CSS: 96 px to the inch), so an image is shown at
+#: exactly the size it was drawn.
+PX_PER_INCH = 96
 
 
 def filter_events(df: pd.DataFrame, *, run: str | None = None, loop: str | None = None,
@@ -44,22 +59,61 @@ def filter_events(df: pd.DataFrame, *, run: str | None = None, loop: str | None 
     return df[mask.fillna(False)]
 
 
+def human_duration(value: Any) -> str:
+    """A duration for reading: ``850 ms``, ``12 s``, ``46 min 53 s``, ``2 h 05 min``,
+    ``3 d 4 h``; ``–`` when missing. `value` is milliseconds or a timedelta."""
+    if value is None or (not isinstance(value, pd.Timedelta | str) and pd.isna(value)):
+        return "–"
+    if isinstance(value, pd.Timedelta):
+        ms = value.total_seconds() * 1000
+    else:
+        try:
+            ms = float(value)
+        except (TypeError, ValueError):
+            return str(value)
+    sign = "-" if ms < 0 else ""
+    ms = abs(ms)
+    if ms < 1000:
+        return f"{sign}{ms:.0f} ms"
+    seconds = round(ms / 1000)
+    if seconds < 60:
+        return f"{sign}{ms / 1000:.1f} s" if ms < 10_000 else f"{sign}{seconds} s"
+    minutes, s = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{sign}{minutes} min {s} s"
+    hours, m = divmod(minutes, 60)
+    if hours < 24:
+        return f"{sign}{hours} h {m:02d} min"
+    days, h = divmod(hours, 24)
+    return f"{sign}{days} d {h} h"
+
+
 def _choices(df: pd.DataFrame, column: str) -> list[str]:
     if column not in df.columns:
         return [ALL]
     return [ALL, *sorted(str(v) for v in df[column].dropna().unique())]
 
 
-def _png(draw: Any, size: tuple[float, float]) -> bytes:
+def svg_image(draw: Callable[[Any], Any], size: tuple[float, float],
+              alt: str = "plot") -> str:
+    """`draw(ax)` on its own figure of `size` inches, as an SVG ``<img>`` whose width is
+    the figure's own (no upscaling: crisp at any zoom); the same bytes for the same
+    drawing (fixed SVG ids, no date)."""
+    from matplotlib import rc_context
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=size)
-    ax = fig.subplots()
-    draw(ax)
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=80)
-    return buffer.getvalue()
+    with rc_context({"svg.hashsalt": "crewbook", "svg.fonttype": "none"}):
+        fig = Figure(figsize=size)
+        ax = fig.subplots()
+        draw(ax)
+        fig.tight_layout()
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="svg", metadata={"Date": None})
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    width, height = round(size[0] * PX_PER_INCH), round(size[1] * PX_PER_INCH)
+    return (f"<img class='crewbook-plot' alt='{html.escape(alt)}' width='{width}' "
+            f"height='{height}' style='max-width:none' "
+            f"src='data:image/svg+xml;base64,{data}'>")
 
 
 class LedgerExplorer(w.VBox):  # type: ignore[misc]
@@ -68,75 +122,143 @@ class LedgerExplorer(w.VBox):  # type: ignore[misc]
     def __init__(self, frame: pd.DataFrame, *, max_runs: int = 500) -> None:
         self.frame = frame
         self.max_runs = max_runs
-        self.loop_pick = w.Dropdown(description="loop", options=_choices(frame, "loop"))
-        self.role_pick = w.Dropdown(description="role", options=_choices(frame, "role"))
-        self.kind_pick = w.Dropdown(description="kind", options=_choices(frame, "kind"))
-        self.start_pick = w.DatePicker(description="from")
-        self.end_pick = w.DatePicker(description="to")
-        self.run_list = w.Select(description="run", options=[], rows=8)
+        narrow = w.Layout(width="15em")
+        self.loop_pick = w.Dropdown(description="loop", options=_choices(frame, "loop"),
+                                    layout=narrow)
+        self.role_pick = w.Dropdown(description="role", options=_choices(frame, "role"),
+                                    layout=narrow)
+        self.kind_pick = w.Dropdown(description="kind", options=_choices(frame, "kind"),
+                                    layout=narrow)
+        dates = w.Layout(width="18em")
+        self.start_pick = w.DatePicker(description="from", layout=dates)
+        self.end_pick = w.DatePicker(description="to", layout=dates)
+        self.run_list = w.Select(description="run", options=[], rows=9,
+                                 layout=w.Layout(width="20em"))
         self.summary = w.HTML()
-        self.outcome_plot = w.Image(format="png")
-        self.timeline_plot = w.Image(format="png")
-        self.events_view = w.HTML()
+        self.outcome_plot = w.HTML(layout=w.Layout(overflow="auto"))
+        self.timeline_plot = w.HTML(layout=w.Layout(overflow="auto"))
+        self.events_view = w.HTML(layout=w.Layout(max_height="260px", overflow="auto"))
         self.message = w.HTML()
         self.output = w.Output()
+        self._updating = False
         guard = guarded(self.output, self.message)
         for pick in (self.loop_pick, self.role_pick, self.kind_pick, self.start_pick,
                      self.end_pick):
-            pick.observe(guard(lambda _: self.apply_filters()), names="value")
-        self.run_list.observe(guard(lambda _: self.show_run()), names="value")
+            pick.observe(guard(lambda _: self._filters_changed()), names="value")
+        self.run_list.observe(guard(lambda _: self._run_changed()), names="value")
         filters = w.VBox([w.HBox([self.loop_pick, self.role_pick, self.kind_pick]),
                           w.HBox([self.start_pick, self.end_pick])])
         super().__init__([filters, self.summary, w.HBox([self.run_list, self.outcome_plot]),
-                          self.timeline_plot, self.events_view, self.message, self.output])
+                          self.timeline_plot, self.events_view, self.message, self.output],
+                         layout=w.Layout(max_height=MAX_HEIGHT, overflow="auto"))
         self.add_class("crewbook-ledger-explorer")
         with self.output:
             self.apply_filters()
 
-    def filtered(self) -> pd.DataFrame:
-        """The events the filters keep (all runs)."""
-        return filter_events(self.frame, loop=self.loop_pick.value, role=self.role_pick.value,
-                             kind=self.kind_pick.value, start=self.start_pick.value,
+    def picks(self) -> dict[str, w.Dropdown]:
+        """The dropdown filters, by column."""
+        return {"loop": self.loop_pick, "role": self.role_pick, "kind": self.kind_pick}
+
+    def filtered(self, *, without: str | None = None) -> pd.DataFrame:
+        """The events the filters keep (all runs); `without` leaves one dropdown out
+        (its choices are the values the others keep)."""
+        values = {c: (None if c == without else p.value) for c, p in self.picks().items()}
+        return filter_events(self.frame, **values, start=self.start_pick.value,
                              end=self.end_pick.value)
 
+    def _filters_changed(self) -> None:
+        if not self._updating:
+            self.apply_filters()
+
+    def _run_changed(self) -> None:
+        if not self._updating:
+            self.show_run()
+
+    def narrow_choices(self) -> None:
+        """Recompute each dropdown's choices from the other filters (a value that no
+        longer occurs goes back to ``(all)``)."""
+        self._updating = True
+        try:
+            for _ in range(len(FILTERS) + 1):  # a value reset widens the others: settle
+                reset = False
+                for column, pick in self.picks().items():
+                    options = _choices(self.filtered(without=column), column)
+                    value = pick.value if pick.value in options else ALL
+                    reset = reset or value != pick.value
+                    if tuple(options) != tuple(pick.options):
+                        pick.options = options
+                    pick.value = value
+                if not reset:
+                    break
+        finally:
+            self._updating = False
+
     def apply_filters(self) -> None:
-        """Refresh the run list, the summary and the outcome plot for the filters."""
+        """Narrow the choices, then refresh the run list, the summary and the outcome
+        plot for the filters."""
         self.message.value = ""
+        self.narrow_choices()
         kept = self.filtered()
         runs = sorted(kept["run"].astype(str).unique()) if "run" in kept.columns else []
-        self.summary.value = note_html(f"{len(kept):,} events in {len(runs):,} runs match"
-                                       + (f"; the list shows the first {self.max_runs}"
-                                          if len(runs) > self.max_runs else ""))
         if kept.empty:
-            self.outcome_plot.value = b""
+            self.summary.value = note_html("no events match these filters: widen one (pick "
+                                           "(all) or other dates)")
+            self.outcome_plot.value = ""
         else:
-            from ..ledger.plots import plot_rounds
-
-            # Outcomes of the runs kept, counted on all their events (rounds need verdicts).
-            whole = self.frame[self.frame["run"].astype(str).isin(runs)]
-            outcomes = run_outcomes(whole)
-            self.outcome_plot.value = _png(lambda ax: plot_rounds(outcomes, ax=ax), (5, 2.6))
+            self.summary.value = note_html(
+                f"{len(kept):,} events in {len(runs):,} runs match"
+                + (f"; the list shows the first {self.max_runs}"
+                   if len(runs) > self.max_runs else ""))
+            self.outcome_plot.value = self._outcome_plot(runs)
         current = self.run_list.value
-        self.run_list.options = runs[: self.max_runs]
-        self.run_list.value = current if current in self.run_list.options else (
-            runs[0] if runs else None)
+        self._updating = True
+        try:
+            self.run_list.options = runs[: self.max_runs]
+            self.run_list.value = current if current in self.run_list.options else (
+                runs[0] if runs else None)
+        finally:
+            self._updating = False
         self.show_run()
+
+    def _outcome_plot(self, runs: list[str]) -> str:
+        from ..ledger.plots import plot_rounds
+
+        # Outcomes of the runs kept, counted on all their events (rounds need verdicts).
+        whole = self.frame[self.frame["run"].astype(str).isin(runs)]
+        outcomes = run_outcomes(whole)
+        if outcomes["rounds"].dropna().empty:
+            return note_html("(no run here has rounds to plot)")
+        return svg_image(lambda ax: plot_rounds(outcomes, ax=ax), (4.6, 2.7),
+                         "rounds per run")
 
     def show_run(self) -> None:
         """The picked run's timeline and its events (those the filters keep)."""
         run = self.run_list.value
         if run is None:
-            self.timeline_plot.value = b""
-            self.events_view.value = note_html("(no run matches the filters)")
+            self.timeline_plot.value = ""
+            self.events_view.value = note_html("no events match: no run to show")
             return
+        from ..ledger.analyses import timeline
         from ..ledger.plots import plot_timeline
 
         whole = self.frame[self.frame["run"].astype(str) == run]
-        self.timeline_plot.value = _png(lambda ax: plot_timeline(whole, run, ax=ax), (9, 2.8))
+        roles = timeline(whole, run)["role"].nunique() if len(whole) else 0
+        self.timeline_plot.value = (
+            svg_image(lambda ax: plot_timeline(whole, run, ax=ax),
+                      (8.6, 0.9 + 0.32 * max(roles, 1)), f"timeline of {run}")
+            if roles else note_html(f"(run {run} has no acts to draw)"))
         events = filter_events(self.filtered(), run=run)
-        columns = [c for c in EVENT_COLUMNS if c in events.columns]
-        self.events_view.value = (f"<b>{len(events)} events of {run}</b>"
-                                  + readable(events[columns], index=False)._repr_html_())
+        rows: list[dict[str, Any]] = [{str(k): v for k, v in r.items()}
+                                      for r in events.to_dict("records")]
+        for row in rows:
+            row["duration"] = human_duration(row.get("duration_ms"))
+            ts = row.get("ts")
+            if isinstance(ts, pd.Timestamp):
+                row["ts"] = ts.tz_convert("UTC").strftime("%Y-%m-%d %H:%M:%S")
+        columns = [c for c in EVENT_COLUMNS if c in events.columns
+                   or (c == "duration" and "duration_ms" in events.columns)]
+        self.events_view.value = (f"<b>{len(events)} events of {html.escape(run)}</b>"
+                                  + table_html(rows, columns, "no events match"))
 
     def __repr__(self) -> str:
         return f"<LedgerExplorer {len(self.frame):,} events, run {self.run_list.value}>"

@@ -31,7 +31,7 @@ from ..core.loop import Act
 from ..families import family_of
 
 __all__ = ["FIELD_KINDS", "Draft", "FormSpec", "GenericForm", "Policy", "Scripted",
-           "adapter_for", "field_kind", "happy_path", "propose", "read_value",
+           "adapter_for", "draft_for_move", "field_kind", "happy_path", "propose", "read_value",
            "register_adapter", "show_value"]
 
 #: Form specs registered by hand, by loop kind (they win over a family's).
@@ -84,8 +84,29 @@ def propose(loop: Any, act: Act, policy: Policy | None = None) -> Draft:
     adapter = adapter_for(loop)
     proposal = (policy or happy_path)(loop, act)
     if isinstance(proposal, Draft):
-        return replace(proposal, moves=proposal.moves or act.moves,
+        # A form that names no move (the pipeline's: the stage decides) gets no move
+        # choices: the contract's moves are then transition names, not something to pick.
+        moves = proposal.moves or (act.moves if proposal.move is not None else ())
+        return replace(proposal, moves=moves,
                        verdicts=proposal.verdicts or adapter.verdicts(loop, act))
     if proposal is None:
         return adapter.propose(loop, act)
     return adapter.to_draft(loop, act, proposal)
+
+
+def draft_for_move(loop: Any, act: Act, move: str, policy: Policy | None = None) -> Draft:
+    """The draft for `move` picked in the form: the policy's proposal when it is that
+    move, else the form spec's fields of that move (``for_move(loop, act, move)``, when
+    the spec has it), else the move alone with no fields. The previous move's fields are
+    never carried over: a ``plan``'s ``criteria`` would be refused by a ``delegate``."""
+    adapter = adapter_for(loop)
+    proposed = propose(loop, act, policy)
+    if proposed.move == move:
+        return proposed
+    for_move = getattr(adapter, "for_move", None)
+    if callable(for_move):
+        draft: Draft = for_move(loop, act, move)
+    else:
+        draft = Draft(move=move, role=proposed.role, verdict=proposed.verdict)
+    return replace(draft, move=move, moves=proposed.moves or act.moves,
+                   verdicts=draft.verdicts or proposed.verdicts)

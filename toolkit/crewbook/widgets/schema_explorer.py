@@ -1,6 +1,7 @@
 """`SchemaExplorer(project)`: pick a schema to see its graph; pick an artifact to see its
-instruction, template, role and `done_when`; pick a change to see its status drawing and
-its tasks."""
+instruction, template, role and `done_when`, and the graph redrawn with that artifact
+picked out (thick blue border; its folder kept open when a big graph collapses); pick a
+change to see its status drawing and its tasks."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 import ipywidgets as w
 
 from ..draw.table import readable
-from ._common import drawing_html, error_html, guarded, note_html
+from ._common import drawing_html, error_html, guarded, highlighted, note_html
 
 
 class SchemaExplorer(w.VBox):  # type: ignore[misc]
@@ -35,21 +36,22 @@ class SchemaExplorer(w.VBox):  # type: ignore[misc]
         self.tasks_view = w.HTML()
         self.message = w.HTML()
         self.output = w.Output()
+        self._updating = False
         guard = guarded(self.output, self.message)
         self.schema_pick.observe(guard(lambda _: self.show_schema()), names="value")
-        self.artifact_pick.observe(guard(lambda _: self.show_artifact()), names="value")
+        self.artifact_pick.observe(guard(lambda _: self._artifact_changed()), names="value")
         self.change_pick.observe(guard(lambda _: self.show_change()), names="value")
         self.zoom.observe(guard(lambda _: self.redraw()), names="value")
         tabs = w.Tab(children=[
             w.VBox([self.schema_drawing]),
-            w.VBox([self.artifact_pick, self.artifact_view]),
+            w.VBox([self.artifact_view]),
             w.VBox([self.change_pick, self.change_drawing, self.tasks_view]),
         ])
         for i, title in enumerate(("graph", "artifact", "change")):
             tabs.set_title(i, title)
         self.tabs = tabs
-        super().__init__([w.HBox([self.schema_pick, self.zoom]), tabs, self.message,
-                          self.output])
+        super().__init__([w.HBox([self.schema_pick, self.artifact_pick, self.zoom]), tabs,
+                          self.message, self.output])
         self.add_class("crewbook-schema-explorer")
         with self.output:
             self.show_schema()
@@ -60,21 +62,42 @@ class SchemaExplorer(w.VBox):  # type: ignore[misc]
         return self.project.schema(self.schema_pick.value)
 
     def show_schema(self) -> None:
-        """Draw the picked schema and list its artifacts."""
+        """List the picked schema's artifacts, then show the first (`show_artifact`)."""
         self.message.value = ""
         if self.schema_pick.value is None:
             self.schema_drawing.value = note_html("(no usable schema in this project)")
             return
         schema = self.schema()
-        self.schema_drawing.value = drawing_html(schema.graph_model, self.zoom.value)
         ids = list(schema.order)
-        self.artifact_pick.options = ids
-        self.artifact_pick.value = ids[0] if ids else None
+        current = self.artifact_pick.value
+        self._updating = True
+        try:
+            self.artifact_pick.options = ids
+            self.artifact_pick.value = current if current in ids else (ids[0] if ids else None)
+        finally:
+            self._updating = False
         self.show_artifact()
 
+    def _artifact_changed(self) -> None:
+        if not self._updating:
+            self.show_artifact()
+
+    def draw_schema(self) -> None:
+        """The schema's graph with the picked artifact picked out."""
+        schema = self.schema()
+        picked = self.artifact_pick.value
+        model = schema.graph_model()
+        node = model.nodes.get(picked) if picked is not None else None
+        expand = [node.group] if node is not None and node.group else []
+        self.schema_drawing.value = drawing_html(lambda: highlighted(model, picked),
+                                                 self.zoom.value, expand)
+
     def show_artifact(self) -> None:
-        """The picked artifact: what it generates, requires, its instruction, role,
-        `done_when` and template."""
+        """The picked artifact: the graph with it picked out, what it generates,
+        requires, its instruction, role, `done_when` and template."""
+        if self.schema_pick.value is None:
+            return
+        self.draw_schema()
         if self.artifact_pick.value is None:
             self.artifact_view.value = note_html("(no artifact)")
             return

@@ -8,8 +8,16 @@ at a refusal or the end), **Rewind** (to a snapshot taken after any earlier step
 line; the live drawing (``loop.graph_model()``, current node highlighted by the engine)
 with a zoom slider; the last ledger events as a table.
 
-A refusal (`LoopRefused`) is shown with its code and reason and changes nothing: the
-loop refused before writing anything. Every callback runs inside the widget's `Output`,
+Changing the move refills the fields with that move's own (`draft_for_move`); a form
+without moves (the pipeline's) hides the move picker. A refusal (`LoopRefused`) is
+shown with its reason and code and changes nothing: the loop refused before writing
+anything; an accepted report that fails a try or escalates says why in amber. Once
+the loop has finished, Step and Run N are disabled until a Rewind or Reset. After a
+rewind, the events written by the abandoned branch are struck through in the table
+(column ``branch``) and counted, and snapshots taken on it say so in the picker. A
+form spec may say how its family applies a report and restores a snapshot (``apply``,
+``restore``: the autonomous loop's do what ``crewbook loop step`` does: lock, stale
+check, state file, next prompt). Every callback runs inside the widget's `Output`,
 so an unexpected error shows there with its traceback instead of vanishing.
 
 The logic is in plain methods (`step`, `run`, `rewind`, `reset`, `propose`) that the
@@ -25,13 +33,24 @@ from typing import Any
 import ipywidgets as w
 
 from ..core.loop import Act, Snapshot
-from ..errors import LoopRefused
-from ._common import drawing_html, error_html, guarded, last_events, note_html, table_html
+from ..errors import LoopRefused, plural
+from ._common import (
+    drawing_html,
+    error_html,
+    guarded,
+    last_events,
+    ledger_size,
+    note_html,
+    problems_html_of,
+    table_html,
+    warning_html,
+)
 from .proposals import (
     Draft,
     Policy,
     Scripted,
     adapter_for,
+    draft_for_move,
     propose,
     read_value,
     show_value,
@@ -39,6 +58,8 @@ from .proposals import (
 
 #: Ledger columns the events table shows (those the events have).
 EVENT_COLUMNS = ("seq", "act", "kind", "role", "stage", "verdict", "version", "summary")
+#: How the events of an abandoned branch look in the table.
+ABANDONED_STYLE = "color:#9e9e9e;text-decoration:line-through"
 
 
 class Stepper(w.VBox):  # type: ignore[misc]
@@ -58,8 +79,16 @@ class Stepper(w.VBox):  # type: ignore[misc]
         self.n_events = events
         self.adapter = adapter_for(loop)
         self.snapshots: list[tuple[str, Snapshot[Any]]] = [("start", loop.snapshot())]
+        #: Each snapshot's line of history: the Stepper steps (indexes in `_written`)
+        #: that led to it; `line` is the current one.
+        self._lines: list[tuple[int, ...]] = [()]
+        self.line: tuple[int, ...] = ()
+        #: The (run, seq) of the events each Stepper step wrote, by step.
+        self._written: list[tuple[tuple[str, str], ...]] = []
+        self.at = 0  # the index in `snapshots` of the state the loop is in
         self.draft = Draft()
         self.refusals = 0
+        self._filling = False
 
         self.output = w.Output(layout=w.Layout(max_height="12em", overflow="auto"))
         self.message = w.HTML()
@@ -83,6 +112,7 @@ class Stepper(w.VBox):  # type: ignore[misc]
         self.field_controls: dict[str, tuple[str, w.Widget]] = {}
         self.zoom = w.FloatSlider(value=zoom, min=0.2, max=2.0, step=0.1, description="zoom",
                                   readout_format=".1f", continuous_update=False)
+        self.problems = w.HTML()
         self.drawing = w.HTML()
         self.events = w.HTML()
 
@@ -93,14 +123,18 @@ class Stepper(w.VBox):  # type: ignore[misc]
         self.reset_button.on_click(guard(lambda _: self.reset()))
         self.propose_button.on_click(guard(lambda _: self.propose()))
         self.zoom.observe(guard(lambda _: self._draw()), names="value")
+        self.move.observe(guard(lambda change: self._move_changed(change["new"])),
+                          names="value")
 
         controls = w.HBox([self.step_button, self.run_count, self.run_button,
                            self.snapshot_list, self.rewind_button, self.reset_button])
         form = w.VBox([w.HTML("<b>report</b>"), w.HBox([self.move, self.role]),
                        self.verdict, self.fields, self.propose_button])
-        super().__init__([self.header, controls, form, self.message, self.zoom, self.drawing,
-                          w.HTML("<b>last ledger events</b>"), self.events, self.output])
+        super().__init__([self.header, self.problems, controls, form, self.message, self.zoom,
+                          self.drawing, w.HTML("<b>last ledger events</b>"), self.events,
+                          self.output])
         self.add_class("crewbook-stepper")
+        self.problems.value = problems_html_of(loop)
         with self.output:
             self.propose()
             self.refresh()
@@ -138,8 +172,16 @@ class Stepper(w.VBox):  # type: ignore[misc]
         if index is None:
             raise LoopRefused("pick a snapshot to rewind to", code="no_snapshot")
         label, snap = self.snapshots[int(index)]
-        act: Act = self.loop.restore(snap)
-        self.message.value = note_html(f"rewound to {label}")
+        restore = getattr(self.adapter, "restore", None)
+        act: Act = (restore(self.loop, snap) if callable(restore)
+                    else self.loop.restore(snap))
+        self.at = int(index)
+        self.line = self._lines[self.at]
+        abandoned = len(self.abandoned())
+        self.message.value = note_html(
+            f"rewound to {label}"
+            + (f"; {plural(abandoned, 'event')} of abandoned branches struck through below"
+               if abandoned else ""))
         self.propose()
         self.refresh()
         return act
@@ -157,6 +199,19 @@ class Stepper(w.VBox):  # type: ignore[misc]
         self._fill_form(self.draft)
         return self.draft
 
+    def pick_move(self, move: str) -> Draft:
+        """Put `move`'s own fields in the form (what picking it in the list does)."""
+        act = self.loop.contract()
+        self.draft = draft_for_move(self.loop, act, move, self.policy)
+        self._fill_form(self.draft)
+        return self.draft
+
+    def abandoned(self) -> set[tuple[str, str]]:
+        """The (run, seq) of the events written by Stepper steps that are not on the
+        current line of history (left by a rewind)."""
+        kept = set(self.line)
+        return {key for i, keys in enumerate(self._written) if i not in kept for key in keys}
+
     # ------------------------------------------------------------------ form
     def read_form(self) -> Draft:
         """The draft as the form holds it now (`ValueError` for a bad field)."""
@@ -172,7 +227,20 @@ class Stepper(w.VBox):  # type: ignore[misc]
         _, control = self.field_controls[name]
         control.value = value if isinstance(value, str | bool) else show_value(value)
 
+    def _move_changed(self, move: str | None) -> None:
+        if self._filling or move is None or move == self.draft.move:
+            return
+        self.message.value = ""
+        self.pick_move(move)
+
     def _fill_form(self, draft: Draft) -> None:
+        self._filling = True
+        try:
+            self._fill(draft)
+        finally:
+            self._filling = False
+
+    def _fill(self, draft: Draft) -> None:
         moves = list(draft.moves)
         if draft.move and draft.move not in moves:
             moves.append(draft.move)
@@ -207,16 +275,47 @@ class Stepper(w.VBox):  # type: ignore[misc]
 
     # ------------------------------------------------------------------ display
     def _apply(self, report: Any) -> bool:
+        before = ledger_size(self.loop.ledger)
+        apply = getattr(self.adapter, "apply", None)
         try:
-            act = self.loop.report(report)
+            act = (apply(self.loop, self.loop.contract(), report) if callable(apply)
+                   else self.loop.report(report))
         except LoopRefused as refused:
             return self._refused(refused)
+        after = ledger_size(self.loop.ledger)
+        written = (last_events(self.loop.ledger, after - before)
+                   if before is not None and after is not None else [])
+        self._written.append(tuple(_key(e) for e in written))
+        self.line = (*self.line, len(self._written) - 1)
         who = act.finished_reason if act.finished else (act.stage or act.role)
         self.snapshots.append((f"after act {self.loop.acts}: next {who}", self.loop.snapshot()))
-        self.message.value = ""
+        self._lines.append(self.line)
+        self.at = len(self.snapshots) - 1
+        self.message.value = self._outcome(act, written)
         self.propose()
         self.refresh()
         return True
+
+    def _outcome(self, act: Act, written: Sequence[Any]) -> str:
+        """Amber lines for what an accepted report did that the user must see: a failed
+        try (with its errors), an escalation or a failure (with the reason)."""
+        lines = []
+        for event in written:
+            kind, summary = event.get("kind"), str(event.get("summary") or "")
+            payload = event.get("payload")
+            errors = payload.get("errors") if isinstance(payload, dict) else None
+            if kind == "report" and event.get("verdict") == "failed":
+                detail = "; ".join(map(str, errors)) if errors else summary
+                lines.append(f"the try failed: {detail}")
+            elif kind in ("escalate", "error"):
+                lines.append(f"{'escalated' if kind == 'escalate' else 'error'}: {summary}")
+        if act.finished and not lines and act.finished_reason not in GOOD_ENDS:
+            reason = self.loop.status().details.get("reason") or next(
+                (str(e.get("summary")) for e in reversed(written)
+                 if e.get("kind") == "finish" and e.get("summary")), None)
+            lines.append(f"finished: {act.finished_reason}"
+                         + (f": {reason}" if reason else ""))
+        return "".join(warning_html(line) for line in lines)
 
     def _refused(self, refused: LoopRefused) -> bool:
         self.refusals += 1
@@ -225,10 +324,13 @@ class Stepper(w.VBox):  # type: ignore[misc]
         return False
 
     def refresh(self) -> None:
-        """Redraw the header, the snapshot list, the drawing and the events table."""
+        """Redraw the header, the buttons, the snapshot list, the drawing and the events
+        table."""
         status = self.loop.status()
         act = self.loop.contract()
+        reason = status.details.get("reason") if status.finished else None
         where = (f"finished: <code>{html.escape(str(status.finished_reason))}</code>"
+                 + (f" — {html.escape(str(reason))}" if reason else "")
                  if status.finished else
                  f"next: <b>{html.escape(str(act.stage or act.role))}</b>"
                  + (f" — expects {html.escape(act.expects)}" if act.expects else ""))
@@ -236,12 +338,46 @@ class Stepper(w.VBox):  # type: ignore[misc]
         self.header.value = (f"<div class='crewbook-stepper-header'><b>{html.escape(status.loop)}"
                              f"</b> after {status.acts} acts · {where}"
                              + (f"<br><small>caps: {caps}</small>" if caps else "") + "</div>")
-        self.snapshot_list.options = [(label, i) for i, (label, _) in enumerate(self.snapshots)]
-        self.snapshot_list.value = len(self.snapshots) - 1
+        for button in (self.step_button, self.run_button):
+            button.disabled = status.finished
+        self.step_button.tooltip = ("the loop has finished: Rewind or Reset to step again"
+                                    if status.finished else "apply the report in the form")
+        self._list_snapshots()
         self._draw()
+        self._table()
+
+    def _list_snapshots(self) -> None:
+        """The picker: every snapshot, those off the current line marked, the one the
+        loop is at selected (so it never shows a later act after a rewind)."""
+        kept = set(self.line)
+        options = []
+        for i, (label, _) in enumerate(self.snapshots):
+            line = self._lines[i]
+            off = any(step not in kept for step in line)
+            shown = label + (" (abandoned branch)" if off else "") + (
+                " ← now" if i == self.at else "")
+            options.append((shown, i))
+        self.snapshot_list.options = options
+        self.snapshot_list.value = self.at
+
+    def _table(self) -> None:
         rows = last_events(self.loop.ledger, self.n_events)
+        abandoned = self.abandoned()
         columns = [c for c in EVENT_COLUMNS if any(c in r for r in rows)]
-        self.events.value = table_html(rows, columns, "(no events yet)")
+        if len({r.get("run") for r in rows}) > 1:
+            columns.insert(0, "run")
+        note = ""
+        if abandoned:
+            for r in rows:
+                r["branch"] = "abandoned" if _key(r) in abandoned else "current"
+            columns.insert(0, "branch")
+            note = note_html(f"{plural(len(abandoned), 'event')} of abandoned branches "
+                             "(struck through): the loop was rewound before them")
+
+        def style(row: Any) -> str:
+            return ABANDONED_STYLE if _key(row) in abandoned else ""
+
+        self.events.value = note + table_html(rows, columns, "(no events yet)", style)
 
     def _draw(self) -> None:
         model_of = getattr(self.loop, "graph_model", None)
@@ -250,3 +386,12 @@ class Stepper(w.VBox):  # type: ignore[misc]
 
     def __repr__(self) -> str:
         return f"<Stepper of {self.loop!r}>"
+
+
+#: How a loop may finish without anything to explain.
+GOOD_ENDS = ("done", "pull_request", "already_done", "delivered", "scope_covered")
+
+
+def _key(event: Any) -> tuple[str, str]:
+    """An event's identity in the ledger: (run, seq) as text."""
+    return (str(event.get("run")), str(event.get("seq")))

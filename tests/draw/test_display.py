@@ -293,6 +293,8 @@ def test_a_wide_drawing_says_how_to_zoom(monkeypatch: pytest.MonkeyPatch) -> Non
     html, svg = display.drawing_bundle(model)
     assert svg == wide
     assert "Overview of a 4,000 × " in html
-    assert "DrawingView" in html and "focus=" in html and "obj.graph()" in html
+    assert "DrawingView" in html
+    assert "focus=" in html
+    assert "obj.graph()" in html
     monkeypatch.setattr(display, "render_svg", lambda _: SMALL_SVG)
     assert "Overview of" not in display.drawing_bundle(model)[0]

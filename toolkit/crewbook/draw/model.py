@@ -256,7 +256,7 @@ class GraphModel:
         return out
 
     def _unknown_node(self, node_id: str) -> str:
-        close = difflib.get_close_matches(node_id, sorted(self.nodes), n=5, cutoff=0.6)
+        close = _closest(node_id, self.nodes)
         hint = (f"; closest: {', '.join(repr(c) for c in close)}" if close
                 else f"; its nodes include {', '.join(repr(n.id) for n in self.sorted_nodes()[:5])}"
                 if self.nodes else "; it has no nodes")
@@ -335,6 +335,20 @@ class GraphModel:
                     f"{len(members):,} {'folders' if mode == 'group' else 'rank bands'}"
                     + (f", {kept:,} shown individually" if kept else ""))
         return out
+
+
+def _closest(word: str, names: Iterable[str], n: int = 5) -> list[str]:
+    """The `n` names most like `word` (case aside; ratio >= 0.6), best first, ties by name."""
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(word.lower())
+    scored = []
+    for name in names:
+        matcher.set_seq1(name.lower())
+        if matcher.real_quick_ratio() >= 0.6 and matcher.quick_ratio() >= 0.6:
+            score = matcher.ratio()
+            if score >= 0.6:
+                scored.append((-score, name))
+    return [name for _, name in sorted(scored)[:n]]
 
 
 def _more_node(node_id: str, count: int, way: str) -> Node:

@@ -25,10 +25,13 @@ from ..draw.model import GraphModel
 from ..draw.render import render_svg
 from ._common import guarded, note_html
 
-__all__ = ["WINDOW", "DrawingView", "Viewport", "reveal_html"]
+__all__ = ["READABLE", "WINDOW", "DrawingView", "Viewport", "reveal_html"]
 
 #: Default window of a view, in CSS pixels (width, height).
-WINDOW = (880, 520)
+WINDOW = (1000, 560)
+#: `reveal_html` shrinks a drawing to fit its window down to this share of the asked
+#: zoom (labels stay legible); a bigger drawing is cropped around the node instead.
+READABLE = 0.6
 _PT = 4 / 3  # CSS px per pt: dot writes its SVG in points
 _ROOT = re.compile(r"<svg\b[^>]*>", re.S)
 _VIEWBOX = re.compile(r'viewBox="([-\d.]+) ([-\d.]+) ([-\d.]+) ([-\d.]+)"')
@@ -141,9 +144,10 @@ def _emphasised(model: GraphModel) -> str | None:
 
 def reveal_html(model_of: Callable[[], Any], zoom: float = 1.0, node_id: str | None = None,
                 *, window: tuple[int, int] = WINDOW) -> str:
-    """The drawing of `model_of()` inline at `zoom`; when it is bigger than `window`, only
-    the window's part around `node_id` (default: the emphasised node, a loop's current
-    one), with a line saying so. The fallback card without `dot` or on any error; never
+    """The drawing of `model_of()` inline at `zoom`; when it is bigger than `window`, the
+    whole of it shrunk to fit (down to `READABLE` times `zoom`), else only the window's
+    part around `node_id` (default: the emphasised node, a loop's current one), with a
+    line saying so. The fallback card without `dot` or on any error; never
     raises. The Stepper draws with it, so the current node stays in view."""
     dot_text: str | None = None
     try:
@@ -155,6 +159,8 @@ def reveal_html(model_of: Callable[[], Any], zoom: float = 1.0, node_id: str | N
         port = Viewport(render_svg(dot_text), window=window, zoom=zoom)
         target = node_id if node_id is not None else _emphasised(shown)
         note = ""
+        if not port.fits() and zoom <= 1.0 and port.fit_zoom >= READABLE * zoom:
+            port.zoom = port.fit_zoom  # a loop a little wider than the window: all of it
         if not port.fits() and target is not None and port.reveal(target):
             note = note_html(f"the part around {target!r} of a {port.size[0] * _PT:,.0f} × "
                              f"{port.size[1] * _PT:,.0f} px drawing; all of it: "

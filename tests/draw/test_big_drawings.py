@@ -130,7 +130,7 @@ def test_a_2000_artifact_schema_displays_small_and_on_an_overview(schema_2000: A
     assert len(bundle["text/plain"]) < 300
     # the overview: collapsed into folders, drawn (not tuples), fitted to the cell
     assert "collapsed into 40 folders" in html
-    found = re.search(r"<img alt='drawing' width='(\d+)' style='max-width:100%;height:auto' "
+    found = re.search(r"<img alt='drawing' style='width:(\d+)px;max-width:100%;height:auto' "
                       r"src='data:image/svg\+xml;base64,([^']+)'", html)
     assert found is not None
     width, height = svg_size(base64.b64decode(found.group(2)).decode("utf-8")) or (0, 0)

@@ -62,8 +62,8 @@ def test_with_dot_the_bundle_has_the_drawing(lite: crewbook.Schema) -> None:
     assert bundle["image/svg+xml"].lstrip().startswith("<?xml")
     html = bundle["text/html"]
     assert html.startswith("<div class='crewbook-display'><div class='crewbook-drawing "
-                           "crewbook-overview'><img alt='drawing' width='")
-    assert "style='max-width:100%;height:auto'" in html, "an overview shrinks to the cell"
+                           "crewbook-overview'><img alt='drawing' style='width:")
+    assert "px;max-width:100%;height:auto'" in html, "an overview shrinks to the cell"
     assert bundle["text/vnd.mermaid"] == lite.mermaid(), "mermaid beside the SVG"
     assert "data:image/svg+xml;base64," in html
     assert "<?xml" not in html

@@ -129,7 +129,8 @@ class Viewport:
         tag = root.group(0)
         tag = re.sub(r'\swidth="[^"]*"', f' width="{width * scale:.0f}px"', tag, count=1)
         tag = re.sub(r'\sheight="[^"]*"', f' height="{height * scale:.0f}px"', tag, count=1)
-        tag = _VIEWBOX.sub(f'viewBox="{x:.2f} {y:.2f} {width:.2f} {height:.2f}"', tag, count=1)
+        tag = _VIEWBOX.sub(f'viewBox="{x:.2f} {y:.2f} {width:.2f} {height:.2f}" '
+                           'style="max-width:100%;height:auto"', tag, count=1)
         return self.svg[:root.start()] + tag + self.svg[root.end():]
 
 
@@ -178,7 +179,7 @@ def _frame(svg: str) -> str:
 
 class DrawingView(w.VBox):  # type: ignore[misc]
     """A drawing of `obj` (a `GraphModel` or anything with ``graph_model()``: a schema, a
-    change status, a loop...) in a window: pan (arrows), zoom (slider, ＋/－), the whole
+    change status, a loop...) in a window: pan (arrows), zoom (slider, +/-), the whole
     drawing (fit) or 1:1, a node searched by id (suggestions as you type), its
     neighbourhood within `depth` edges (focus), back to the overview.
 
@@ -203,8 +204,8 @@ class DrawingView(w.VBox):  # type: ignore[misc]
                                       layout=w.Layout(width="130px"))
         buttons = {
             "left": ("◀", "pan left"), "right": ("▶", "pan right"), "up": ("▲", "pan up"),
-            "down": ("▼", "pan down"), "zoom_in": ("＋", "zoom in"),
-            "zoom_out": ("－", "zoom out"), "fit": ("fit", "the whole drawing in the window"),
+            "down": ("▼", "pan down"), "zoom_in": ("+", "zoom in"),
+            "zoom_out": ("-", "zoom out"), "fit": ("fit", "the whole drawing in the window"),
             "actual": ("1:1", "actual size"), "find": ("find", "centre on the node"),
             "focus_button": ("focus", "draw only the node's neighbourhood within depth"),
             "overview_button": ("overview", "back to the whole drawing"),

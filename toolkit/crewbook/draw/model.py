@@ -314,8 +314,14 @@ class GraphModel:
         out = GraphModel(self.name, self.title, self.direction, legend=self.legend,
                          clusters=dict(self.clusters))
         summary_id = {key: f"{mode}:{key}" for key in members}
+        expanded = {n.id: k for n in foldable
+                    if n.id not in key_of and (k := _key_of_kept(n, keep, mode)) is not None}
+        for key in sorted(set(expanded.values())):  # an expanded folder: drawn as a box
+            out.clusters.setdefault(f"{key} (expanded)", f"{key}/ (expanded)")
         for node in self.nodes.values():
-            if node.id not in key_of:
+            if node.id in expanded:
+                out.add_node(replace(node, group=f"{expanded[node.id]} (expanded)"))
+            elif node.id not in key_of:
                 out.add_node(node)
         internal: dict[str, Counter[str]] = defaultdict(Counter)
         counted: Counter[tuple[str, str, str, str, EdgeStyle]] = Counter()
@@ -356,6 +362,17 @@ def _more_node(node_id: str, count: int, way: str) -> Node:
     tip = (f"{count:,} {'edge' if count == 1 else 'edges'} "
            f"{'into' if way == 'in' else 'out of'} this node from nodes left out")
     return Node(node_id, label=text, kind="note", tooltip=tip)
+
+
+def _key_of_kept(node: Node, keep: set[str], mode: str) -> str | None:
+    """The expanded folder `node` belongs to (by folder only: rank bands draw no box)."""
+    if mode != "group":
+        return None
+    group = node.group or "."
+    for key in keep:
+        if group == key or group.startswith(key + "/"):
+            return key
+    return None
 
 
 def _top_folder(group: str | None, depth: int) -> str:

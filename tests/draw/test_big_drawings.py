@@ -149,3 +149,22 @@ def test_a_focus_in_a_2000_artifact_schema_is_small_and_whole(schema_2000: Any) 
     assert "<title>a01234</title>" in svg
     assert "+3 more" in svg
     assert "of 2,001 nodes" in svg
+
+
+def test_an_expanded_folder_is_a_box_of_its_own() -> None:
+    model = GraphModel("folders")
+    for area in range(3):
+        for i in range(5):
+            model.add_node(Node(f"x{area}{i}", group=f"area-{area}/sub", rank=i))
+            if i:
+                model.add_edge(Edge(f"x{area}{i - 1}", f"x{area}{i}"))
+        if area:
+            model.add_edge(Edge(f"x{area - 1}4", f"x{area}0"))
+    out = model.collapse(by="group", expand=["area-1"], threshold=3)
+    assert out.clusters == {"area-1 (expanded)": "area-1/ (expanded)"}
+    members = sorted(n.id for n in out.nodes.values() if n.group == "area-1 (expanded)")
+    assert members == [f"x1{i}" for i in range(5)]
+    assert {n.id for n in out.nodes.values() if n.kind == "summary"} == {
+        "group:area-0", "group:area-2"}
+    assert repr(out).endswith("collapsed (10 of 15 nodes collapsed into 2 folders, "
+                              "5 shown individually)>")

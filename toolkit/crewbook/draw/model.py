@@ -196,7 +196,8 @@ class GraphModel:
 
     def __repr__(self) -> str:
         return (f"<GraphModel {self.name!r}: {len(self.nodes)} nodes, {len(self.edges)} edges"
-                + (f" ({self.note})" if self.note else "") + ">")
+                + (f", {'focused' if self.note.startswith('around ') else 'collapsed'} "
+                   f"({self.note})" if self.note else "") + ">")
 
     # ----------------------------------------------------------------- focus
     def focus(self, node_id: str, depth: int = 1) -> GraphModel:

@@ -45,8 +45,9 @@ NODE_IN_VIEW = """(id) => {
 
 
 def _put_notebook(lab: str) -> None:
-    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-              "source": source} for source in CELLS]
+    cells: list[dict[str, Any]] = [
+        {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+         "source": source} for source in CELLS]
     notebook = {"cells": cells, "metadata": {"kernelspec": {
         "display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}},
         "nbformat": 4, "nbformat_minor": 5}

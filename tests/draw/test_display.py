@@ -57,13 +57,14 @@ def lite(tour: Path) -> crewbook.Schema:
 @pytest.mark.requires_dot
 def test_with_dot_the_bundle_has_the_drawing(lite: crewbook.Schema) -> None:
     bundle = lite._repr_mimebundle_()
-    assert set(bundle) == {"text/plain", "text/html", "image/svg+xml"}
+    assert set(bundle) == {"text/plain", "text/html", "image/svg+xml", "text/vnd.mermaid"}
     assert bundle["text/plain"] == repr(lite)
     assert bundle["image/svg+xml"].lstrip().startswith("<?xml")
     html = bundle["text/html"]
-    assert html.startswith("<div class='crewbook-display'><div class='crewbook-drawing' "
-                           "style='overflow:auto;max-width:100%;max-height:80vh;border:0'>"
-                           "<img alt='drawing' width='")
+    assert html.startswith("<div class='crewbook-display'><div class='crewbook-drawing "
+                           "crewbook-overview'><img alt='drawing' style='width:")
+    assert "px;max-width:100%;height:auto'" in html, "an overview shrinks to the cell"
+    assert bundle["text/vnd.mermaid"] == lite.mermaid(), "mermaid beside the SVG"
     assert "data:image/svg+xml;base64," in html
     assert "<?xml" not in html
     assert "<div class='crewbook-schema'>" in html, "the object's own table follows"
@@ -291,7 +292,9 @@ def test_a_wide_drawing_says_how_to_zoom(monkeypatch: pytest.MonkeyPatch) -> Non
     model.add_node(Node("a", "a"))
     html, svg = display.drawing_bundle(model)
     assert svg == wide
-    assert "4,000 px wide, shown at 1:1" in html
+    assert "Overview of a 4,000 × " in html
     assert "DrawingView" in html
+    assert "focus=" in html
+    assert "obj.graph()" in html
     monkeypatch.setattr(display, "render_svg", lambda _: SMALL_SVG)
-    assert "px wide" not in display.drawing_bundle(model)[0]
+    assert "Overview of" not in display.drawing_bundle(model)[0]

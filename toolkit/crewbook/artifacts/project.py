@@ -243,7 +243,9 @@ class Project:
         return f"<Project {self.root.name!r}{layout} at {self.root}>"
 
     def _repr_html_(self) -> str:
-        changes = ", ".join(c.name for c in self.changes()) or "none yet"
+        from ..draw.cards import short_list
+
+        changes = short_list([c.name for c in self.changes()]) or "none yet"
         return (
             f"<div><b>Project {html.escape(self.root.name)}</b>: default schema "
             f"<code>{html.escape(self.config.schema_ or 'spec-driven')}</code>; "

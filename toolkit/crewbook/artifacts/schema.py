@@ -11,6 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from ..draw.cards import short_list
 from ..draw.display import Drawable
 from ..errors import (
     ArtifactNotFoundError,
@@ -150,32 +151,41 @@ class Schema(Drawable):
 
     # --------------------------------------------------------------- display
     def __repr__(self) -> str:
-        return (
-            f"<Schema {self.name!r} ({self.source}), {len(self.artifacts)} artifacts: {self.chain}>"
-        )
+        return (f"<Schema {self.name!r} ({self.source}), {len(self.artifacts)} artifacts: "
+                f"{short_list(self.order, ' → ')}>")
 
     def _repr_html_(self) -> str:
-        rows = []
+        from ..draw.cards import head_tail, more_row
+
         rank = {art_id: i for i, art_id in enumerate(self.order)}
-        for art in sorted(self.artifacts, key=lambda a: rank[a.id]):
-            role = html.escape(f"{art.role.name.en} ({art.role.id})") if art.role else ""
-            rows.append(
-                f"<tr><td><b>{html.escape(art.id)}</b></td><td><code>{html.escape(art.generates)}"
-                f"</code></td><td>{html.escape(', '.join(art.requires))}</td><td>{role}</td>"
-                f"<td>{html.escape(art.description or '')}</td></tr>"
-            )
+        ordered = sorted(self.artifacts, key=lambda a: rank[a.id])
+        first, hidden, last = head_tail(ordered)
+        rows = [self._row_html(art) for art in first]
+        rows.append(more_row(hidden, 5, "artifacts"))
+        rows += [self._row_html(art) for art in last]
         warn = problems_html(self.warnings) if self.warnings else ""
         desc = html.escape(self.model.description or "")
+        shown = (f"the first {len(first)} and last {len(last)} of {len(ordered):,} artifacts in "
+                 "topological order; all of them: <code>.frames().artifacts</code>"
+                 if hidden else "")
         return (
             f"<div class='crewbook-schema'><p><b>Schema {html.escape(self.name)}</b> "
             f"<i>({self.source})</i> v{self.model.version}: {desc}</p>"
-            f"<p><code>{html.escape(self.chain)}</code> → apply "
-            f"(needs {html.escape(', '.join(self.model.apply.requires) or 'nothing')}; "
+            f"<p><code>{html.escape(short_list(self.order, ' → '))}</code> → apply "
+            f"(needs {html.escape(short_list(self.model.apply.requires) or 'nothing')}; "
             f"tracks <code>{html.escape(self.model.apply.tracks)}</code>)</p>"
-            "<table><thead><tr><th>artifact</th><th>generates</th><th>requires</th>"
+            + (f"<p style='color:#607d8b;font-size:90%'>{shown}</p>" if shown else "")
+            + "<table><thead><tr><th>artifact</th><th>generates</th><th>requires</th>"
             f"<th>role</th><th>description</th></tr></thead><tbody>{''.join(rows)}</tbody>"
             f"</table>{warn}</div>"
         )
+
+    @staticmethod
+    def _row_html(art: ArtifactSpec) -> str:
+        role = html.escape(f"{art.role.name.en} ({art.role.id})") if art.role else ""
+        return (f"<tr><td><b>{html.escape(art.id)}</b></td><td><code>{html.escape(art.generates)}"
+                f"</code></td><td>{html.escape(', '.join(art.requires))}</td><td>{role}</td>"
+                f"<td>{html.escape(art.description or '')}</td></tr>")
 
 
 def schema_file(path: Path) -> Path:

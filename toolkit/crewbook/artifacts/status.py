@@ -156,14 +156,19 @@ class ChangeStatus(Drawable):
         )
 
     def _repr_html_(self) -> str:
-        rows = "".join(
-            f"<tr><td>{_MARK[a.status]}</td><td><b>{html.escape(a.id)}</b></td>"
-            f"<td style='color:{_COLOUR[a.status]}'>{a.status}</td>"
-            f"<td>{html.escape(', '.join(a.missing))}</td>"
-            f"<td><code>{html.escape(', '.join(a.paths[:5]))}"
-            f"{' …' if len(a.paths) > 5 else ''}</code></td></tr>"
-            for a in self.artifacts
-        )
+        from ..draw.cards import head_tail, more_row, short_list
+
+        first, hidden, last = head_tail(self.artifacts)
+
+        def row(a: ArtifactState) -> str:
+            return (f"<tr><td>{_MARK[a.status]}</td><td><b>{html.escape(a.id)}</b></td>"
+                    f"<td style='color:{_COLOUR[a.status]}'>{a.status}</td>"
+                    f"<td>{html.escape(short_list(a.missing))}</td>"
+                    f"<td><code>{html.escape(', '.join(a.paths[:5]))}"
+                    f"{' …' if len(a.paths) > 5 else ''}</code></td></tr>")
+
+        rows = ("".join(row(a) for a in first) + more_row(hidden, 5, "artifacts")
+                + "".join(row(a) for a in last))
         ap = self.apply
         pct = f"{100 * ap.done / ap.total:.0f}%" if ap.total else "–"
         nxt = f"; next: <b>{html.escape(self.next)}</b>" if self.next else ""

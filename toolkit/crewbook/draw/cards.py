@@ -8,14 +8,24 @@ from __future__ import annotations
 import base64
 import html
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
 from ..errors import DotNotFoundError
 from .render import INSTALL_HINTS
 from .settings import options
 
-__all__ = ["BOX_STYLE", "WIDE", "fallback_card", "filter_bundle", "inline_svg", "safe_repr",
-           "svg_box", "svg_size", "wide_note"]
+__all__ = ["BOX_STYLE", "FIT_HEIGHT", "HEAD_ROWS", "TAIL_ROWS", "WIDE", "fallback_card",
+           "filter_bundle", "fit_width", "head_tail", "inline_svg", "more_row", "overview_box",
+           "overview_note", "safe_repr", "short_list", "svg_box", "svg_size", "wide_note"]
+
+T = TypeVar("T")
+#: Rows a big table shows: the first `HEAD_ROWS` and the last `TAIL_ROWS`, with a row
+#: saying how many are left out between them.
+HEAD_ROWS = 10
+TAIL_ROWS = 5
+#: Most CSS pixels an overview is tall (it shrinks to the cell's width, then to this).
+FIT_HEIGHT = 720
 
 _PROLOG = re.compile(r"\A(?:\s*<\?xml[^>]*\?>|\s*<!DOCTYPE[^>]*>|\s*<!--.*?-->)*\s*", re.S)
 _SIZE = re.compile(r'<svg\b[^>]*?\swidth="([\d.]+)(pt|px)?"[^>]*?\sheight="([\d.]+)(pt|px)?"', re.S)
@@ -48,6 +58,62 @@ def inline_svg(svg: str, zoom: float = 1.0) -> str:
     style = "max-width:none" if size else "max-width:100%"
     return (f"<img alt='drawing'{width} style='{style}' "
             f"src='data:image/svg+xml;base64,{data}'>")
+
+
+def overview_box(svg: str) -> str:
+    """The drawing shrunk to fit the cell: at most its own size, `FIT_HEIGHT` pixels tall
+    and the cell's width, aspect kept (an `<img>` with a data URI, like `inline_svg`;
+    CSS width and ``max-width:100%``, which JupyterLab's sanitiser keeps)."""
+    data = base64.b64encode(_PROLOG.sub("", svg, count=1).encode("utf-8")).decode("ascii")
+    size = svg_size(svg)
+    width = f"width:{fit_width(size)}px;" if size else ""
+    return (f"<div class='crewbook-drawing crewbook-overview'><img alt='drawing' "
+            f"style='{width}max-width:100%;height:auto' "
+            f"src='data:image/svg+xml;base64,{data}'></div>")
+
+
+def fit_width(size: tuple[float, float]) -> int:
+    """The width (CSS px) at which a drawing of `size` is at most 1:1 and `FIT_HEIGHT` tall."""
+    return max(1, round(size[0] * min(1.0, FIT_HEIGHT / size[1])))
+
+
+def overview_note(svg: str) -> str:
+    """A line under an overview too big for the cell at 1:1: how to see it at 1:1, pan,
+    zoom, search and focus."""
+    size = svg_size(svg)
+    if size is None or (size[0] <= WIDE and size[1] <= FIT_HEIGHT):
+        return ""
+    scale = min(1.0, WIDE / size[0], FIT_HEIGHT / size[1])
+    return (f"<p style='color:#607d8b;font-size:90%'>Overview of a {size[0]:,.0f} × "
+            f"{size[1]:,.0f} px drawing (about {scale:.0%} on a {WIDE:,} px cell). At 1:1: "
+            "<code>obj.graph()</code>; around one node: <code>obj.graph(focus=\"id\", "
+            "depth=2)</code>; pan, zoom, search and focus: "
+            "<code>crewbook.widgets.DrawingView(obj)</code>.</p>")
+
+
+def head_tail(items: Sequence[T], head: int = HEAD_ROWS,
+              tail: int = TAIL_ROWS) -> tuple[list[T], int, list[T]]:
+    """(the first `head` items, how many are left out, the last `tail`); all of them
+    in the first list when there are not more than `head + tail` (+1: never "1 more")."""
+    if len(items) <= head + tail + 1:
+        return list(items), 0, []
+    return list(items[:head]), len(items) - head - tail, list(items[len(items) - tail:])
+
+
+def more_row(hidden: int, columns: int, noun: str = "rows") -> str:
+    """The table row standing for `hidden` rows left out of a big table."""
+    if not hidden:
+        return ""
+    return (f"<tr class='crewbook-more'><td colspan='{columns}' style='text-align:center;"
+            f"color:#607d8b'>… {hidden:,} more {html.escape(noun)} …</td></tr>")
+
+
+def short_list(names: Sequence[str], sep: str = ", ", head: int = 8, tail: int = 3) -> str:
+    """`names` joined by `sep`, the middle of a long list replaced by ``… (N more) …``."""
+    first, hidden, last = head_tail(names, head, tail)
+    if not hidden:
+        return sep.join(first)
+    return sep.join([*first, f"… ({hidden:,} more) …", *last])
 
 
 def svg_box(svg: str, zoom: float = 1.0, *, inline: bool = False) -> str:

@@ -23,6 +23,8 @@ from .cards import (
     fallback_card,
     filter_bundle,
     inline_svg,
+    overview_box,
+    overview_note,
     safe_repr,
     svg_box,
     svg_size,
@@ -38,8 +40,8 @@ if TYPE_CHECKING:
     import graphviz
 
 __all__ = ["BOX_STYLE", "SAVE_FORMATS", "WIDE", "Drawable", "drawing_bundle", "fallback_card",
-           "filter_bundle", "inline_svg", "mimebundle", "prepare", "safe_repr", "save",
-           "svg_box", "svg_size", "wide_note"]
+           "filter_bundle", "inline_svg", "mermaid_of", "mimebundle", "overview_box",
+           "overview_note", "prepare", "safe_repr", "save", "svg_box", "svg_size", "wide_note"]
 
 #: File extensions `save` understands, and what it writes for each.
 SAVE_FORMATS = {".dot": "DOT text", ".gv": "DOT text", ".mmd": "mermaid text",
@@ -48,11 +50,15 @@ SAVE_FORMATS = {".dot": "DOT text", ".gv": "DOT text", ".mmd": "mermaid text",
 
 
 def prepare(
-    model: GraphModel, *, collapse: bool | None = None, expand: Iterable[str] = ()
+    model: GraphModel, *, collapse: bool | None = None, expand: Iterable[str] = (),
+    focus: str | None = None, depth: int = 1,
 ) -> GraphModel:
-    """`model`, collapsed when asked (`collapse=True`), or when it has more nodes than
-    `options.collapse_threshold` and `collapse` is not False."""
+    """`model`, cut to the neighbourhood of `focus` within `depth` edges when asked
+    (`GraphModel.focus`), then collapsed when asked (`collapse=True`), or when it has
+    more nodes than `options.collapse_threshold` and `collapse` is not False."""
     expand = tuple(expand)
+    if focus is not None:
+        model = model.focus(focus, depth)
     if collapse or (collapse is None and (len(model) > options.collapse_threshold or expand)):
         return model.collapse(expand=expand)
     return model
@@ -96,18 +102,31 @@ def drawing_bundle(model: GraphModel | None) -> tuple[str, str | None]:
         svg = render_svg(dot_text)
     except Exception as exc:  # a display must never raise
         return fallback_card(dot_text, exc), None
-    return f"{svg_box(svg)}{wide_note(svg)}{_note(prepared)}", svg
+    return f"{overview_box(svg)}{overview_note(svg)}{_note(prepared)}", svg
+
+
+def mermaid_of(model: GraphModel | None) -> str | None:
+    """The mermaid text of the drawing a display shows (collapsed as it is), or None."""
+    if model is None:
+        return None
+    try:
+        return to_mermaid(prepare(model))
+    except Exception:  # a display must never raise; the HTML card says why
+        return None
 
 
 def mimebundle(obj: object, model_of: Any, html_of: Any) -> dict[str, str]:
-    """text/plain, text/html (drawing + `html_of()`), image/svg+xml when drawn. Never raises."""
+    """text/plain, text/html (the drawing fitted to the cell + `html_of()`), and when
+    drawn image/svg+xml and text/vnd.mermaid (JupyterLab >= 4.1 draws it). Never raises."""
     bundle = {"text/plain": safe_repr(obj)}
+    mermaid: str | None = None
     try:
         model = model_of()
     except Exception as exc:
         drawing, svg = fallback_card(None, exc), None
     else:
         drawing, svg = drawing_bundle(model)
+        mermaid = mermaid_of(model) if svg is not None else None
     try:
         body = html_of() if html_of is not None else ""
     except Exception as exc:
@@ -115,6 +134,8 @@ def mimebundle(obj: object, model_of: Any, html_of: Any) -> dict[str, str]:
     bundle["text/html"] = f"<div class='crewbook-display'>{drawing}{body}</div>"
     if svg is not None:
         bundle["image/svg+xml"] = svg
+    if mermaid is not None:
+        bundle["text/vnd.mermaid"] = mermaid
     return bundle
 
 
@@ -131,35 +152,48 @@ class Drawable:
         """The model shown by the display (None: no drawing); `graph_model()` by default."""
         return self.graph_model()
 
-    def dot(self, *, collapse: bool | None = None, expand: Iterable[str] = ()) -> str:
-        """DOT text; identical for identical inputs (big graphs collapse, see `collapse`)."""
-        return to_dot(prepare(self.graph_model(), collapse=collapse, expand=expand))
+    def dot(self, *, collapse: bool | None = None, expand: Iterable[str] = (),
+            focus: str | None = None, depth: int = 1) -> str:
+        """DOT text; identical for identical inputs (big graphs collapse, see `graph`)."""
+        return to_dot(prepare(self.graph_model(), collapse=collapse, expand=expand,
+                              focus=focus, depth=depth))
 
-    def mermaid(self, *, collapse: bool | None = None, expand: Iterable[str] = ()) -> str:
-        """Mermaid flowchart text."""
-        return to_mermaid(prepare(self.graph_model(), collapse=collapse, expand=expand))
+    def mermaid(self, *, collapse: bool | None = None, expand: Iterable[str] = (),
+                focus: str | None = None, depth: int = 1) -> str:
+        """Mermaid flowchart text (same arguments as `graph`)."""
+        return to_mermaid(prepare(self.graph_model(), collapse=collapse, expand=expand,
+                                  focus=focus, depth=depth))
 
     def graph(
-        self, *, collapse: bool | None = None, expand: Iterable[str] = ()
+        self, *, collapse: bool | None = None, expand: Iterable[str] = (),
+        focus: str | None = None, depth: int = 1,
     ) -> graphviz.Digraph:
-        """A `graphviz.Digraph` to restyle (`g.attr(rankdir="TB")`) or render.
+        """A `graphviz.Digraph` to restyle (`g.attr(rankdir="TB")`) or render; its display
+        is at 1:1 (the object's own display fits the drawing to the cell).
 
         `collapse=None` collapses graphs above `crewbook.draw.options.collapse_threshold`;
-        `expand=["specs"]` keeps those groups' members as individual nodes.
+        `expand=["specs"]` keeps those groups' members as individual nodes;
+        `focus="specs", depth=2` draws only the nodes within 2 edges of ``specs`` (marked),
+        with ``+N more`` stubs where neighbours are left out (an unknown id is an error
+        naming the closest ones).
         """
         from ._graphviz import to_graphviz
 
-        return to_graphviz(prepare(self.graph_model(), collapse=collapse, expand=expand))
+        return to_graphviz(prepare(self.graph_model(), collapse=collapse, expand=expand,
+                                   focus=focus, depth=depth))
 
-    def svg(self, *, collapse: bool | None = None, expand: Iterable[str] = ()) -> str:
+    def svg(self, *, collapse: bool | None = None, expand: Iterable[str] = (),
+            focus: str | None = None, depth: int = 1) -> str:
         """SVG text rendered by `dot` (raises `DotNotFoundError` without it)."""
-        return render_svg(self.dot(collapse=collapse, expand=expand))
+        return render_svg(self.dot(collapse=collapse, expand=expand, focus=focus, depth=depth))
 
     def save(
-        self, path: Path | str, *, collapse: bool | None = None, expand: Iterable[str] = ()
+        self, path: Path | str, *, collapse: bool | None = None, expand: Iterable[str] = (),
+        focus: str | None = None, depth: int = 1,
     ) -> Path:
         """Write `.dot`, `.mmd`, `.svg`, `.png` or `.pdf`, chosen by the extension."""
-        return save(prepare(self.graph_model(), collapse=collapse, expand=expand), path)
+        return save(prepare(self.graph_model(), collapse=collapse, expand=expand,
+                            focus=focus, depth=depth), path)
 
     def _repr_mimebundle_(
         self, include: Iterable[str] | None = None, exclude: Iterable[str] | None = None,

@@ -11,13 +11,14 @@ so the same model gives byte-identical text whatever order it was built in.
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from ..errors import InvalidInputError, UsageError
+from ..errors import InvalidInputError, NotFoundError, UsageError
 
 #: Node kinds the renderers know: `artifact` (one file), `collection` (a glob: many
 #: files), `gate` (a condition such as `apply`), `missing` (named but not declared),
@@ -34,6 +35,10 @@ CollapseBy = Literal["auto", "group", "rank"]
 COLLAPSIBLE_KINDS = frozenset({"artifact", "collection", "missing", "stage", "role"})
 #: Most summary nodes a collapse by rank makes (bands of consecutive ranks).
 RANK_BANDS = 40
+#: Prefix of the "+N more" stub nodes `focus` adds for neighbours it leaves out.
+MORE_PREFIX = "more:"
+#: DOT attributes marking the focused node (on top of `emphasis`): a double border.
+FOCUS_ATTRS = (("color", "#ad1457"), ("peripheries", "2"))
 
 Attrs = tuple[tuple[str, str], ...]
 
@@ -191,7 +196,73 @@ class GraphModel:
 
     def __repr__(self) -> str:
         return (f"<GraphModel {self.name!r}: {len(self.nodes)} nodes, {len(self.edges)} edges"
-                + (f", collapsed ({self.note})" if self.note else "") + ">")
+                + (f", {'focused' if self.note.startswith('around ') else 'collapsed'} "
+                   f"({self.note})" if self.note else "") + ">")
+
+    # ----------------------------------------------------------------- focus
+    def focus(self, node_id: str, depth: int = 1) -> GraphModel:
+        """The neighbourhood of `node_id`: the nodes within `depth` edges of it (either
+        direction), every edge among them, the node itself marked (bold, double border),
+        and for each kept node whose other neighbours are left out a ``+N more`` stub.
+
+        Like transitions' `show_roi`: a readable part of a big drawing. An unknown id
+        raises `NotFoundError` naming it and the closest ids.
+        """
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
+            raise UsageError(f"depth must be a whole number of edges (0 or more), not {depth!r}")
+        if node_id not in self.nodes:
+            raise NotFoundError(self._unknown_node(node_id))
+        neighbours: dict[str, set[str]] = defaultdict(set)
+        for e in self.edges:
+            if e.source != e.target:
+                neighbours[e.source].add(e.target)
+                neighbours[e.target].add(e.source)
+        kept = {node_id}
+        frontier = [node_id]
+        for _ in range(depth):
+            nxt = sorted({n for f in frontier for n in neighbours[f]} - kept)
+            kept.update(nxt)
+            frontier = nxt
+        out = GraphModel(self.name, self.title, self.direction, legend=self.legend,
+                         clusters={g: label for g, label in self.clusters.items()
+                                   if any(self.nodes[k].group == g
+                                          for k in kept if k in self.nodes)})
+        for key in sorted(kept):
+            node = self.nodes.get(key)
+            if node is None:  # an edge end naming no node: renderers draw it plain
+                continue
+            if key == node_id:
+                node = replace(node, emphasis=True, attrs=(*node.attrs, *FOCUS_ATTRS))
+            out.add_node(node)
+        cut_in: Counter[str] = Counter()
+        cut_out: Counter[str] = Counter()
+        for e in self.edges:
+            if e.source in kept and e.target in kept:
+                out.add_edge(e)
+            elif e.target in kept:
+                cut_in[e.target] += 1
+            elif e.source in kept:
+                cut_out[e.source] += 1
+        for key, count in sorted(cut_in.items()):
+            stub = out.add_node(_more_node(f"{MORE_PREFIX}{key}:in", count, "in"))
+            out.add_edge(Edge(stub.id, key, "summary", style="dashed"))
+        for key, count in sorted(cut_out.items()):
+            stub = out.add_node(_more_node(f"{MORE_PREFIX}{key}:out", count, "out"))
+            out.add_edge(Edge(key, stub.id, "summary", style="dashed"))
+        shown = sum(1 for k in kept if k in self.nodes)
+        left = len(self.nodes) - shown
+        out.note = (f"around {node_id!r} within {depth} {'edge' if depth == 1 else 'edges'}: "
+                    f"{shown:,} of {len(self.nodes):,} nodes"
+                    + (f", {left:,} left out" if left else ""))
+        return out
+
+    def _unknown_node(self, node_id: str) -> str:
+        close = _closest(node_id, self.nodes)
+        hint = (f"; closest: {', '.join(repr(c) for c in close)}" if close
+                else f"; its nodes include {', '.join(repr(n.id) for n in self.sorted_nodes()[:5])}"
+                if self.nodes else "; it has no nodes")
+        return (f"drawing {self.name!r} has no node {node_id!r}{hint}; focus on one of its node "
+                "ids (see .graph_model().nodes)")
 
     # -------------------------------------------------------------- collapse
     def collapse(
@@ -244,8 +315,14 @@ class GraphModel:
         out = GraphModel(self.name, self.title, self.direction, legend=self.legend,
                          clusters=dict(self.clusters))
         summary_id = {key: f"{mode}:{key}" for key in members}
+        expanded = {n.id: k for n in foldable
+                    if n.id not in key_of and (k := _key_of_kept(n, keep, mode)) is not None}
+        for key in sorted(set(expanded.values())):  # an expanded folder: drawn as a box
+            out.clusters.setdefault(f"{key} (expanded)", f"{key}/ (expanded)")
         for node in self.nodes.values():
-            if node.id not in key_of:
+            if node.id in expanded:
+                out.add_node(replace(node, group=f"{expanded[node.id]} (expanded)"))
+            elif node.id not in key_of:
                 out.add_node(node)
         internal: dict[str, Counter[str]] = defaultdict(Counter)
         counted: Counter[tuple[str, str, str, str, EdgeStyle]] = Counter()
@@ -265,6 +342,38 @@ class GraphModel:
                     f"{len(members):,} {'folders' if mode == 'group' else 'rank bands'}"
                     + (f", {kept:,} shown individually" if kept else ""))
         return out
+
+
+def _closest(word: str, names: Iterable[str], n: int = 5) -> list[str]:
+    """The `n` names most like `word` (case aside; ratio >= 0.6), best first, ties by name."""
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(word.lower())
+    scored = []
+    for name in names:
+        matcher.set_seq1(name.lower())
+        if matcher.real_quick_ratio() >= 0.6 and matcher.quick_ratio() >= 0.6:
+            score = matcher.ratio()
+            if score >= 0.6:
+                scored.append((-score, name))
+    return [name for _, name in sorted(scored)[:n]]
+
+
+def _more_node(node_id: str, count: int, way: str) -> Node:
+    text = f"+{count:,} more"
+    tip = (f"{count:,} {'edge' if count == 1 else 'edges'} "
+           f"{'into' if way == 'in' else 'out of'} this node from nodes left out")
+    return Node(node_id, label=text, kind="note", tooltip=tip)
+
+
+def _key_of_kept(node: Node, keep: set[str], mode: str) -> str | None:
+    """The expanded folder `node` belongs to (by folder only: rank bands draw no box)."""
+    if mode != "group":
+        return None
+    group = node.group or "."
+    for key in keep:
+        if group == key or group.startswith(key + "/"):
+            return key
+    return None
 
 
 def _top_folder(group: str | None, depth: int) -> str:

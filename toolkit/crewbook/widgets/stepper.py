@@ -35,7 +35,6 @@ import ipywidgets as w
 from ..core.loop import Act, Snapshot
 from ..errors import LoopRefused, plural
 from ._common import (
-    drawing_html,
     error_html,
     guarded,
     last_events,
@@ -55,6 +54,7 @@ from .proposals import (
     read_value,
     show_value,
 )
+from .view import reveal_html  # keeps the current node in view
 
 #: Ledger columns the events table shows (those the events have).
 EVENT_COLUMNS = ("seq", "act", "kind", "role", "stage", "verdict", "version", "summary")
@@ -381,7 +381,7 @@ class Stepper(w.VBox):  # type: ignore[misc]
 
     def _draw(self) -> None:
         model_of = getattr(self.loop, "graph_model", None)
-        self.drawing.value = (drawing_html(model_of, self.zoom.value) if callable(model_of)
+        self.drawing.value = (reveal_html(model_of, self.zoom.value) if callable(model_of)
                               else note_html("(this loop has no drawing)"))
 
     def __repr__(self) -> str:

@@ -1,42 +1,378 @@
-"""`DrawingView(obj)`: any drawing at 1:1 in a scrolling box, with a zoom slider and the
-SVG inline (node tooltips work)."""
+"""`DrawingView(obj)`: any drawing in a window you pan, zoom, search and focus; and
+`reveal_html`, the drawing of a loop kept around its current node (the Stepper's).
+
+Pure ipywidgets: the drawing is inline SVG in an `HTML` widget, and every move (pan,
+zoom, 1:1, fit) only rewrites the root element's ``viewBox`` from Python, so no script
+runs in the page (JupyterLab 4 never runs scripts of widget HTML) and nothing is laid
+out again. Node positions come from the SVG `dot` wrote (each node's ``<title>`` and
+first ``<text>``), so a search can centre the window on a node.
+"""
 
 from __future__ import annotations
 
+import html
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import ipywidgets as w
 
+from ..draw.cards import fallback_card
+from ..draw.display import prepare
+from ..draw.dot import to_dot
 from ..draw.model import GraphModel
-from ._common import drawing_html, guarded
+from ..draw.render import render_svg
+from ._common import guarded, note_html
+
+__all__ = ["READABLE", "WINDOW", "DrawingView", "Viewport", "reveal_html"]
+
+#: Default window of a view, in CSS pixels (width, height).
+WINDOW = (1000, 560)
+#: `reveal_html` shrinks a drawing to fit its window down to this share of the asked
+#: zoom (labels stay legible); a bigger drawing is cropped around the node instead.
+READABLE = 0.6
+_PT = 4 / 3  # CSS px per pt: dot writes its SVG in points
+_ROOT = re.compile(r"<svg\b[^>]*>", re.S)
+_VIEWBOX = re.compile(r'viewBox="([-\d.]+) ([-\d.]+) ([-\d.]+) ([-\d.]+)"')
+_TRANSLATE = re.compile(r'class="graph" transform="[^"]*translate\(([-\d.]+) ([-\d.]+)\)')
+_NODE = re.compile(r'class="node">\s*<title>(.*?)</title>', re.S)
+_TEXT = re.compile(r'<text\b[^>]*?\sx="([-\d.]+)" y="([-\d.]+)"')
+_PROLOG = re.compile(r"\A(?:\s*<\?xml[^>]*\?>|\s*<!DOCTYPE[^>]*>|\s*<!--.*?-->)*\s*", re.S)
+
+
+@dataclass
+class Viewport:
+    """A rendered SVG and a window on it: `show()` gives the SVG cropped (by its
+    ``viewBox``) to `window` CSS px around `centre`, at `zoom` (1.0 = 1:1)."""
+
+    svg: str
+    window: tuple[int, int] = WINDOW
+    zoom: float = 1.0
+    centre: tuple[float, float] = (0.0, 0.0)
+    size: tuple[float, float] = (0.0, 0.0)
+    positions: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.svg = _PROLOG.sub("", self.svg, count=1)
+        box = _VIEWBOX.search(self.svg)
+        self.size = (float(box.group(3)), float(box.group(4))) if box else (0.0, 0.0)
+        shift = _TRANSLATE.search(self.svg)
+        dx, dy = (float(shift.group(1)), float(shift.group(2))) if shift else (0.0, 0.0)
+        for found in _NODE.finditer(self.svg):
+            text = _TEXT.search(self.svg, found.end())
+            if text is not None:
+                node_id = html.unescape(found.group(1))
+                self.positions.setdefault(node_id, (float(text.group(1)) + dx,
+                                                    float(text.group(2)) + dy))
+        self.centre = (self.size[0] / 2, self.size[1] / 2)
+
+    @property
+    def fit_zoom(self) -> float:
+        """The zoom at which the whole drawing fits the window (never above 1:1)."""
+        if not self.size[0] or not self.size[1]:
+            return 1.0
+        return min(1.0, self.window[0] / (self.size[0] * _PT),
+                   self.window[1] / (self.size[1] * _PT))
+
+    def fit(self) -> None:
+        """The whole drawing, centred (the overview)."""
+        self.zoom = self.fit_zoom
+        self.centre = (self.size[0] / 2, self.size[1] / 2)
+
+    def fits(self) -> bool:
+        """Whether the whole drawing is in the window at the current zoom."""
+        return (self.size[0] * _PT * self.zoom <= self.window[0] + 0.5
+                and self.size[1] * _PT * self.zoom <= self.window[1] + 0.5)
+
+    def pan(self, dx: float, dy: float) -> None:
+        """Move the window by fractions of itself (``pan(0.33, 0)``: a third to the right)."""
+        width, height = self._box()
+        self.centre = (self.centre[0] + dx * width, self.centre[1] + dy * height)
+
+    def reveal(self, node_id: str) -> bool:
+        """Centre the window on `node_id`; False when it is not in this drawing."""
+        where = self.positions.get(node_id)
+        if where is None:
+            return False
+        self.centre = where
+        return True
+
+    def visible(self, node_id: str) -> bool:
+        """Whether `node_id`'s label is inside the window."""
+        where = self.positions.get(node_id)
+        if where is None:
+            return False
+        x, y, width, height = self.view_box()
+        return x <= where[0] <= x + width and y <= where[1] <= y + height
+
+    def _box(self) -> tuple[float, float]:
+        scale = _PT * self.zoom
+        width = min(self.window[0] / scale, self.size[0]) if self.size[0] else 0.0
+        height = min(self.window[1] / scale, self.size[1]) if self.size[1] else 0.0
+        return width, height
+
+    def view_box(self) -> tuple[float, float, float, float]:
+        """(x, y, width, height) of the window in the drawing's units, kept inside it."""
+        width, height = self._box()
+        x = min(max(self.centre[0] - width / 2, 0.0), max(self.size[0] - width, 0.0))
+        y = min(max(self.centre[1] - height / 2, 0.0), max(self.size[1] - height, 0.0))
+        return x, y, width, height
+
+    def show(self) -> str:
+        """The SVG, its root sized to the window and its viewBox on the window's part."""
+        x, y, width, height = self.view_box()
+        scale = _PT * self.zoom
+        root = _ROOT.search(self.svg)
+        if root is None:
+            return self.svg
+        tag = root.group(0)
+        tag = re.sub(r'\swidth="[^"]*"', f' width="{width * scale:.0f}px"', tag, count=1)
+        tag = re.sub(r'\sheight="[^"]*"', f' height="{height * scale:.0f}px"', tag, count=1)
+        tag = _VIEWBOX.sub(f'viewBox="{x:.2f} {y:.2f} {width:.2f} {height:.2f}" '
+                           'style="max-width:100%;height:auto"', tag, count=1)
+        return self.svg[:root.start()] + tag + self.svg[root.end():]
+
+
+def _render(model: GraphModel) -> str:
+    return render_svg(to_dot(model))
+
+
+def _emphasised(model: GraphModel) -> str | None:
+    marked = [n.id for n in model.sorted_nodes() if n.emphasis]
+    return marked[0] if marked else None
+
+
+def reveal_html(model_of: Callable[[], Any], zoom: float = 1.0, node_id: str | None = None,
+                *, window: tuple[int, int] = WINDOW) -> str:
+    """The drawing of `model_of()` inline at `zoom`; when it is bigger than `window`, the
+    whole of it shrunk to fit (down to `READABLE` times `zoom`), else only the window's
+    part around `node_id` (default: the emphasised node, a loop's current one), with a
+    line saying so. The fallback card without `dot` or on any error; never
+    raises. The Stepper draws with it, so the current node stays in view."""
+    dot_text: str | None = None
+    try:
+        model = model_of()
+        if model is None:
+            return note_html("(no drawing)")
+        shown = prepare(model)
+        dot_text = to_dot(shown)
+        port = Viewport(render_svg(dot_text), window=window, zoom=zoom)
+        target = node_id if node_id is not None else _emphasised(shown)
+        note = ""
+        if not port.fits() and zoom <= 1.0 and port.fit_zoom >= READABLE * zoom:
+            port.zoom = port.fit_zoom  # a loop a little wider than the window: all of it
+        if not port.fits() and target is not None and port.reveal(target):
+            note = note_html(f"the part around {target!r} of a {port.size[0] * _PT:,.0f} × "
+                             f"{port.size[1] * _PT:,.0f} px drawing; all of it: "
+                             "crewbook.widgets.DrawingView(obj)")
+        elif not port.fits():
+            port.centre = (0.0, 0.0)  # the start of the drawing, as a scrolled box shows it
+    except Exception as exc:  # a widget must keep working
+        return fallback_card(dot_text, exc)
+    return _frame(port.show()) + note
+
+
+def _frame(svg: str) -> str:
+    return f"<div class='crewbook-drawing crewbook-view' style='overflow:hidden'>{svg}</div>"
 
 
 class DrawingView(w.VBox):  # type: ignore[misc]
-    """A zoomable drawing of `obj`: a `GraphModel` or anything with ``graph_model()``
-    (a schema, a change status, a loop...)."""
+    """A drawing of `obj` (a `GraphModel` or anything with ``graph_model()``: a schema, a
+    change status, a loop...) in a window: pan (arrows), zoom (slider, +/-), the whole
+    drawing (fit) or 1:1, a node searched by id (suggestions as you type), its
+    neighbourhood within `depth` edges (focus), back to the overview.
 
-    def __init__(self, obj: Any, zoom: float = 1.0) -> None:
+    From code: `focus(node_id, depth)`, `overview()`, `reveal(node_id)` (centre the window
+    on a node; focuses on it when the overview has it folded away), `pan`, `fit`,
+    `actual_size`.
+    """
+
+    def __init__(self, obj: Any, zoom: float | None = None, *,
+                 window: tuple[int, int] = WINDOW) -> None:
         self.obj = obj
-        self.zoom = w.FloatSlider(value=zoom, min=0.1, max=3.0, step=0.1, description="zoom",
-                                  readout_format=".1f", continuous_update=False)
+        self.window = window
+        self.focused: str | None = None
+        self.port: Viewport | None = None
+        self._syncing = False
+        self.zoom = w.FloatSlider(value=1.0, min=0.05, max=3.0, step=0.05, description="zoom",
+                                  readout_format=".2f", continuous_update=False)
+        self.search = w.Combobox(placeholder="node id", description="node",
+                                 ensure_option=False, continuous_update=False,
+                                 layout=w.Layout(width="260px"))
+        self.depth = w.BoundedIntText(value=2, min=0, max=20, description="depth",
+                                      layout=w.Layout(width="130px"))
+        buttons = {
+            "left": ("◀", "pan left"), "right": ("▶", "pan right"), "up": ("▲", "pan up"),
+            "down": ("▼", "pan down"), "zoom_in": ("+", "zoom in"),
+            "zoom_out": ("-", "zoom out"), "fit": ("fit", "the whole drawing in the window"),
+            "actual": ("1:1", "actual size"), "find": ("find", "centre on the node"),
+            "focus_button": ("focus", "draw only the node's neighbourhood within depth"),
+            "overview_button": ("overview", "back to the whole drawing"),
+        }
+        self.buttons: dict[str, w.Button] = {}
+        for name, (text, tip) in buttons.items():
+            self.buttons[name] = w.Button(description=text, tooltip=tip,
+                                          layout=w.Layout(width="auto"))
         self.drawing = w.HTML()
+        self.status = w.HTML()
         self.message = w.HTML()
         self.output = w.Output()
-        self.zoom.observe(guarded(self.output, self.message)(lambda _: self.refresh()),
-                          names="value")
-        super().__init__([self.zoom, self.drawing, self.message, self.output])
-        self.refresh()
+        guard = guarded(self.output, self.message)
+        b = self.buttons
+        b["left"].on_click(guard(lambda _: self.pan(-1 / 3, 0)))
+        b["right"].on_click(guard(lambda _: self.pan(1 / 3, 0)))
+        b["up"].on_click(guard(lambda _: self.pan(0, -1 / 3)))
+        b["down"].on_click(guard(lambda _: self.pan(0, 1 / 3)))
+        b["zoom_in"].on_click(guard(lambda _: self._set_zoom(self.zoom.value * 1.25)))
+        b["zoom_out"].on_click(guard(lambda _: self._set_zoom(self.zoom.value / 1.25)))
+        b["fit"].on_click(guard(lambda _: self.fit()))
+        b["actual"].on_click(guard(lambda _: self.actual_size()))
+        b["find"].on_click(guard(lambda _: self.reveal(self.search.value.strip())))
+        b["focus_button"].on_click(guard(lambda _: self.focus(self.search.value.strip())))
+        b["overview_button"].on_click(guard(lambda _: self.overview()))
+        self.search.observe(guard(lambda _: self.focus(self.search.value.strip())),
+                            names="value", type="change")
+        self.zoom.observe(guard(lambda _: self._zoomed()), names="value")
+        tools = w.HBox([b["left"], b["right"], b["up"], b["down"], b["zoom_in"], b["zoom_out"],
+                        b["fit"], b["actual"], self.zoom])
+        finder = w.HBox([self.search, b["find"], self.depth, b["focus_button"],
+                         b["overview_button"]])
+        super().__init__([tools, finder, self.message, self.drawing, self.status, self.output])
+        self.add_class("crewbook-drawing-view")
+        with self.output:
+            self._load()
+            if zoom is not None:
+                self._set_zoom(zoom)
 
+    # ------------------------------------------------------------------ model
     def model(self) -> GraphModel | None:
-        """The model drawn."""
+        """The whole model drawn (before collapsing or focusing)."""
         if isinstance(self.obj, GraphModel):
             return self.obj
         model: GraphModel | None = self.obj.graph_model()
         return model
 
+    def shown_model(self) -> GraphModel | None:
+        """The model in the window: the overview (collapsed when big) or the focus."""
+        model = self.model()
+        if model is None:
+            return None
+        if self.focused is not None:
+            return prepare(model, collapse=False, focus=self.focused, depth=self.depth.value)
+        return prepare(model)
+
+    def _load(self) -> None:
+        """Render the shown model and fit it; a card instead on any error (never raises)."""
+        self.message.value = ""
+        dot_text: str | None = None
+        self.port = None
+        try:
+            model = self.model()
+            ids = sorted(model.nodes) if model is not None else []
+            if list(self.search.options) != ids:
+                self.search.options = ids
+            shown = self.shown_model()
+            if shown is None:
+                self.drawing.value = note_html("(no drawing)")
+                return
+            dot_text = to_dot(shown)
+            self.port = Viewport(render_svg(dot_text), window=self.window)
+        except Exception as exc:  # a widget must keep working
+            self.drawing.value = fallback_card(dot_text, exc)
+            return
+        self.fit()
+
+    # ---------------------------------------------------------------- actions
     def refresh(self) -> None:
-        """Redraw at the slider's zoom."""
-        self.drawing.value = drawing_html(self.model, self.zoom.value)
+        """Draw again from the object (after it changed), keeping the focus."""
+        self._load()
+
+    def fit(self) -> None:
+        """The whole drawing in the window."""
+        if self.port is not None:
+            self.port.fit()
+            self._show_zoom(self.port.zoom)
+
+    def actual_size(self) -> None:
+        """1:1 around the window's centre."""
+        self._set_zoom(1.0)
+
+    def pan(self, dx: float, dy: float) -> None:
+        """Move the window by fractions of its size (negative: left / up)."""
+        if self.port is not None:
+            self.port.pan(dx, dy)
+            self._draw()
+
+    def focus(self, node_id: str, depth: int | None = None) -> None:
+        """Draw only `node_id` and its neighbours within `depth` edges (the depth box when
+        None), the node marked; an unknown id is a red line naming the closest ones."""
+        if not node_id:
+            return
+        model = self.model()
+        if model is not None and node_id not in model.nodes:
+            model.focus(node_id)  # raises NotFoundError naming the closest ids
+        if depth is not None:
+            self.depth.value = depth
+        self.focused = node_id
+        self._load()
+        if self.port is not None:  # at 1:1 (readable), the window centred on the node
+            self.port.zoom = 1.0
+            self.port.reveal(node_id)
+            self._show_zoom(1.0)
+
+    def overview(self) -> None:
+        """Back to the whole drawing, fitted to the window."""
+        self.focused = None
+        self._load()
+
+    def reveal(self, node_id: str) -> None:
+        """Keep `node_id` in view: centre the window on it; when the drawing does not
+        show it (folded into a collapsed folder, or outside the focus), focus on it."""
+        if not node_id:
+            return
+        if self.port is None or node_id not in self.port.positions:
+            self.focus(node_id)
+            return
+        self.port.reveal(node_id)
+        if self.port.zoom < 0.5:  # an overview's labels are too small to find a node by
+            self._set_zoom(1.0)
+        self._draw()
+
+    # ---------------------------------------------------------------- drawing
+    def _set_zoom(self, zoom: float) -> None:
+        if self.port is None:
+            return
+        self.port.zoom = max(self.zoom.min, min(self.zoom.max, zoom))
+        self._show_zoom(self.port.zoom)
+
+    def _show_zoom(self, zoom: float) -> None:
+        self._syncing = True
+        try:
+            self.zoom.value = round(max(self.zoom.min, min(self.zoom.max, zoom)), 4)
+        finally:
+            self._syncing = False
+        if self.port is not None:
+            self.port.zoom = zoom
+        self._draw()
+
+    def _zoomed(self) -> None:
+        if self._syncing or self.port is None:
+            return
+        self.port.zoom = self.zoom.value
+        self._draw()
+
+    def _draw(self) -> None:
+        if self.port is None:
+            return
+        self.drawing.value = _frame(self.port.show())
+        size = f"{self.port.size[0] * _PT:,.0f} × {self.port.size[1] * _PT:,.0f} px"
+        where = (f"around <b>{html.escape(self.focused)}</b> within {self.depth.value} edges"
+                 if self.focused is not None else "overview")
+        whole = "whole drawing" if self.port.fits() else "part of the drawing"
+        self.status.value = (f"<div style='color:#546e7a'>{where} · {whole} ({size}) at "
+                             f"{self.port.zoom:.0%}</div>")
 
     def __repr__(self) -> str:
-        return f"<DrawingView of {type(self.obj).__name__} at zoom {self.zoom.value:.1f}>"
+        focus = f", focused on {self.focused!r}" if self.focused is not None else ""
+        return f"<DrawingView of {type(self.obj).__name__} at zoom {self.zoom.value:.1f}{focus}>"

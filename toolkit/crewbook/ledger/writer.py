@@ -39,7 +39,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, cast
 
 from filelock import FileLock
 
@@ -67,10 +67,17 @@ _STREAM_BYTES: Final = 16 << 20
 
 #: The fields of a line after its `seq`, in the order the writer writes them.
 _BODY: Final = FIELDS[FIELDS.index("seq") + 1:]
-_KNOWN: Final = frozenset(FIELDS)
+_BODY_TAIL: Final = _BODY[2:]  # after loop and kind
 _KIND_SET: Final = frozenset(KINDS)
-_TEXTS: Final = ("role", "stage", "verdict", "summary")
-_COUNTS: Final = ("version", "tokens_in", "tokens_out", "duration_ms")
+#: The rule each field follows in `Ledger._quick` (the model's types, checked exactly).
+_TEXT, _COUNT, _NAME, _KIND, _ATTEMPT, _COST, _PAYLOAD, _TS, _V, _SKIP = range(10)
+_RULES: Final[dict[str, int]] = {
+    "v": _V, "ts": _TS, "run": _NAME, "seq": _SKIP, "loop": _NAME, "kind": _KIND,
+    "role": _TEXT, "stage": _TEXT, "verdict": _TEXT, "attempt": _ATTEMPT, "version": _COUNT,
+    "summary": _TEXT, "tokens_in": _COUNT, "tokens_out": _COUNT, "cost": _COST,
+    "duration_ms": _COUNT, "payload": _PAYLOAD,
+}
+assert set(_RULES) == set(FIELDS), "a field of LedgerEvent has no rule here"
 #: The ISO-8601 forms both `datetime.fromisoformat` and the model read the same way.
 _TS_FORM: Final = re.compile(
     r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|[+-]\d{2}:\d{2})?")
@@ -151,6 +158,7 @@ class Ledger:
         self._last_run: str | None = None
         self._head = 0  # bytes before this were not scanned yet (opening reads the tail)
         self._ts_cache: tuple[str | None, str] = (None, "")
+        self._head_cache: tuple[Any, str, bytes] = (None, "", b"")
         with self._lock:
             self._open_tail()
             self._catch_up()
@@ -216,11 +224,21 @@ class Ledger:
         other writers' lines never interleave with it. ``fsync`` follows the ledger's
         policy (``fsync="always"``: once per batch).
         """
-        items = list(events)
+        items = events if type(events) is list else list(events)
+        check = self._quick
+        fast = [check(event) for event in items]
+        if None not in fast:  # the usual batch: every event settled by the quick rules
+            settled = cast(list[_Line], fast)
+            with self._thread_lock, self._lock:
+                seqs = self._numbers([line.run for line in settled])
+                data = b"".join([line.line(seq) for line, seq in zip(settled, seqs, strict=True)])
+                self._write(data, [(line.run, seq)
+                                   for line, seq in zip(settled, seqs, strict=True)])
+            return len(settled)
         lines: list[_Line | LedgerEvent] = []
         problems: list[Problem] = []
         for index, event in enumerate(items):
-            quick = self._quick(event)
+            quick = fast[index]
             if quick is not None:
                 lines.append(quick)
                 continue
@@ -257,6 +275,9 @@ class Ledger:
         if self._head and any(run not in self._next_seq for run in runs):
             self._scan_head()  # a run the tail did not show: its seq is further back
         numbers = self._next_seq
+        if len(set(runs)) == 1:  # the usual batch: one run's events, numbered in a row
+            first = numbers.get(runs[0], 0)
+            return list(range(first, first + len(runs)))
         taken: dict[str, int] = {}
         seqs: list[int] = []
         for run in runs:
@@ -289,59 +310,81 @@ class Ledger:
         rules cannot settle it (then the model does: same line, or its refusal)."""
         if type(event) is not dict:
             return None
-        for key in event:
-            if key not in _KNOWN:
+        run, loop, ts = self.run, self.loop, None
+        kind: Any = None
+        fields: dict[str, Any] = {}
+        for key, value in event.items():  # one pass: each key's rule (`_RULES`)
+            rule = _RULES.get(key)
+            if rule is None:
+                return None  # an unknown key: the model names it
+            if value is None or rule == _SKIP:
+                continue
+            kind_of_value = type(value)
+            if rule == _TEXT:
+                if kind_of_value is not str:
+                    return None
+                fields[key] = value
+            elif rule == _COUNT:
+                if kind_of_value is not int or not 0 <= value <= MAX_INT:
+                    return None
+                fields[key] = value
+            elif rule == _NAME:
+                if kind_of_value is not str or not value:
+                    return None
+                if key == "run":
+                    run = value
+                else:
+                    loop = value
+            elif rule == _KIND:
+                if kind_of_value is not str or value not in _KIND_SET:
+                    return None
+                kind = value
+            elif rule == _ATTEMPT:
+                if kind_of_value is not int or not 1 <= value <= MAX_INT:
+                    return None
+                fields[key] = value
+            elif rule == _COST:
+                if kind_of_value is not float or not math.isfinite(value) or value < 0:
+                    return None
+                fields[key] = value
+            elif rule == _PAYLOAD:
+                if kind_of_value is not dict:
+                    return None
+                for name in value:
+                    if type(name) is not str:
+                        return None
+                fields[key] = value
+            elif rule == _TS:
+                ts = value
+            elif kind_of_value is not int or value != 1:  # v
                 return None
-        v = event.get("v", 1)
-        run = event.get("run")
-        if run is None:
-            run = self.run
-        loop = event.get("loop")
-        if loop is None:
-            loop = self.loop
-        kind = event.get("kind")
-        if (type(v) is not int or v != 1 or type(run) is not str or not run
-                or type(loop) is not str or not loop or type(kind) is not str
-                or kind not in _KIND_SET):
+        if kind is None or not run or loop is None:
             return None
-        for key in _TEXTS:
-            value = event.get(key)
-            if value is not None and type(value) is not str:
-                return None
-        for key in _COUNTS:
-            value = event.get(key)
-            if value is not None and (type(value) is not int or not 0 <= value <= MAX_INT):
-                return None
-        attempt = event.get("attempt")
-        if attempt is not None and (type(attempt) is not int or not 1 <= attempt <= MAX_INT):
-            return None
-        cost = event.get("cost")
-        if cost is not None and (type(cost) is not float or not math.isfinite(cost)
-                                 or cost < 0):
-            return None
-        payload = event.get("payload")
-        if payload is None:
-            payload = {}
-        elif type(payload) is not dict:
-            return None
-        for key in payload:
-            if type(key) is not str:
-                return None
         for key in REQUIRED_BY_KIND[kind]:
-            if event.get(key) is None:
+            if key not in fields:
                 return None
-        ts = self._ts_text(event.get("ts"))
-        if ts is None:
-            return None
-        body: dict[str, Any] = {"loop": loop}
-        for key in _BODY[1:-1]:
-            value = event.get(key)
-            if value is not None:
-                body[key] = value
-        body["payload"] = payload
+        cached = self._head_cache  # the events of one act share their ts and run
+        if ts is not None and cached[0] == ts and cached[1] == run:
+            head = cached[2]
+        else:
+            stamp = self._ts_text(ts)
+            if stamp is None:
+                return None
+            try:
+                head = f'{{"v":1,"ts":"{stamp}","run":{_JSON.encode(run)}'.encode()
+            except ValueError:  # lone surrogates
+                return None
+            if ts is not None:
+                self._head_cache = (ts, run, head)
+        body: dict[str, Any] = {"loop": loop, "kind": kind}
+        if fields:
+            for key in _BODY_TAIL:  # the writer's field order
+                if key in fields:
+                    body[key] = fields[key]
+        if "payload" not in body:
+            body["payload"] = {}
         try:
-            head = f'{{"v":1,"ts":"{ts}","run":{_JSON.encode(run)}'.encode()
-            tail = _JSON.encode(body).encode("utf-8")
+            tail = _JSON.encode(body).encode()
         except (TypeError, ValueError, RecursionError):  # not JSON, lone surrogates...
             return None
         return _Line(run, head, b"," + tail[1:])
@@ -361,6 +404,13 @@ class Ledger:
                 when = datetime.fromisoformat(value)
             except ValueError:
                 return None
+            if value.endswith("+00:00") and (len(value) == 25 or (
+                    len(value) == 32 and when.microsecond)):  # already the stored form
+                if not 1678 <= when.year <= 2261:
+                    return None
+                text = value[:-6] + "Z"
+                self._ts_cache = (value, text)
+                return text
         elif type(value) is datetime:
             when = value
         else:

@@ -10,6 +10,9 @@ An engine is a *pure state machine* wrapped by `Loop`:
   without touching it; a report the rules refuse raises `LoopRefused` with the reason
   before anything is written, so a refusal changes nothing and logs nothing. When it
   is accepted the events are appended to the ledger, then the new state is committed.
+  The returned contract is built when first read (`Loop.next_contract`): stepping a loop
+  without reading contracts (a simulation, a replay, a benchmark) builds none, and an
+  act kept unread is built before the state changes, so it shows its own moment.
 - ``status() -> Status``: read-only: where the loop is, counters and caps, whether it
   finished and why (``finished_reason``), and the decision journal.
 - ``ledger``: where accepted acts go (a `crewbook.Ledger`, or an in-memory list).
@@ -64,6 +67,7 @@ from __future__ import annotations
 
 import copy
 import html
+import threading
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -243,6 +247,9 @@ class Act:
         )
 
 
+_RESOLVING: Final = threading.RLock()
+
+
 class _PendingAct(Act):
     """The contract `Loop.report` returns, built the first time anything reads it.
 
@@ -259,19 +266,17 @@ class _PendingAct(Act):
         object.__setattr__(self, "_loop", loop)
 
     def _resolve(self) -> None:
-        data = object.__getattribute__(self, "__dict__")
-        loop = data.pop("_loop", None)
-        if loop is None:
-            return
-        if loop._pending is not None and loop._pending() is self:
-            loop._pending = None
-        try:
-            built = loop.contract()
-        except BaseException:
-            data["_loop"] = loop  # still pending: the next read tries again
-            raise
-        data.update(built.__dict__)
-        object.__setattr__(self, "__class__", type(built))
+        with _RESOLVING:  # two threads reading one pending act build it once
+            data = object.__getattribute__(self, "__dict__")
+            loop = data.get("_loop")
+            if loop is None:
+                return
+            built = loop.contract()  # raises? still pending: the next read tries again
+            del data["_loop"]
+            if loop._pending is not None and loop._pending() is self:
+                loop._pending = None
+            data.update(built.__dict__)
+            object.__setattr__(self, "__class__", type(built))
 
     def __getattribute__(self, name: str) -> Any:
         _PendingAct._resolve(self)

@@ -270,11 +270,12 @@ class Ledger:
 
     def _numbers(self, runs: list[str]) -> list[int]:
         """The next `seq` of each event's run, in order (call under the locks)."""
-        self._require_open()
         self._catch_up()
         if self._head and any(run not in self._next_seq for run in runs):
             self._scan_head()  # a run the tail did not show: its seq is further back
         numbers = self._next_seq
+        if len(runs) == 1:
+            return [numbers.get(runs[0], 0)]
         if len(set(runs)) == 1:  # the usual batch: one run's events, numbered in a row
             first = numbers.get(runs[0], 0)
             return list(range(first, first + len(runs)))

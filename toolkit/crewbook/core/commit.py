@@ -75,6 +75,7 @@ class StateStore(Generic[M]):
         self.missing = missing
         self._problems = problems
         self._seen: str | None = None
+        self._dumped: tuple[M, str] | None = None  # the state `commit` just serialised
 
     # ---------------------------------------------------------------- locking
     @contextmanager
@@ -190,15 +191,16 @@ class StateStore(Generic[M]):
         write_atomic(self.pending, f'{where[:-1]}, "state": {text}}}\n')
         batch = getattr(sink, "append_batch", None)  # engine-built events: no model built
         stored = batch(list(events)) if batch is not None else sink.append_many(list(events))
-        self._save_text(text + "\n")
+        self._dumped = (state, text)
+        self.save(state)
         self.pending.unlink(missing_ok=True)
         return stored
 
     def save(self, state: M) -> None:
         """Write the state file (atomically) and remember it as the one this loop holds."""
-        self._save_text(state.model_dump_json(indent=1) + "\n")
-
-    def _save_text(self, text: str) -> None:
+        dumped, self._dumped = self._dumped, None
+        text = (dumped[1] if dumped is not None and dumped[0] is state
+                else state.model_dump_json(indent=1)) + "\n"
         write_atomic(self.path, text)
         self._seen = hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 

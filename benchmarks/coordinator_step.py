@@ -186,8 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, value in results.items():
         print(f"  {name:<26}{value:>10,.0f} tasks/s {value * ACTS:>10,.0f} acts/s   "
               f"{value / peer:5.2f}x transitions")
-    print_loop_targets(results["crewbook, ledger file"] / peer,
-                       results["crewbook, no ledger"] / peer)
+    print_loop_targets("coordinator tasks/s", results["crewbook, ledger file"],
+                       results["crewbook, no ledger"], peer)
     return 0
 
 

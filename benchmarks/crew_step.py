@@ -178,8 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         }
     print_vs_peer(f"accepted crew acts/s ({args.stories} stories x {len(SCRIPT)} acts, "
                   "median of 5)", peer, results)
-    print_loop_targets(results["crewbook, ledger file"] / peer,
-                       results["crewbook, no ledger"] / peer)
+    print_loop_targets("crew acts/s", results["crewbook, ledger file"],
+                       results["crewbook, no ledger"], peer)
     ours, bare = bar_overhead(args.commands)
     ratio = ours / bare
     print()

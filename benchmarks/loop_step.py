@@ -161,8 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         }
     print_vs_peer(f"accepted reports/s through a {STAGES}-stage pipeline ({args.runs} runs, "
                   "median of 5)", peer, results)
-    print_loop_targets(results["crewbook, ledger file"] / peer,
-                       results["crewbook, no ledger"] / peer)
+    print_loop_targets("pipeline reports/s", results["crewbook, ledger file"],
+                       results["crewbook, no ledger"], peer)
     if not args.no_coordinator:
         # Issue 7: coordinator tasks per second through a full path, ledger on.
         import coordinator_step

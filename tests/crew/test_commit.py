@@ -38,19 +38,18 @@ CHILD = textwrap.dedent("""
     import os, signal, sys
     from crewbook.ledger.writer import Ledger
     root, loop, mode, nth = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-    original = Ledger.append_many
+    original = Ledger._write  # where every append's lines reach the file, in one write
     calls = [0]
 
-    def append_many(self, events):
+    def write(self, data, numbered):
         calls[0] += 1
         if mode == "before-append" and calls[0] == nth:
             os.kill(os.getpid(), signal.SIGKILL)
-        stored = original(self, events)
+        original(self, data, numbered)
         if mode == "after-append" and calls[0] == nth:
             os.kill(os.getpid(), signal.SIGKILL)
-        return stored
 
-    Ledger.append_many = append_many
+    Ledger._write = write
     from crewbook.crew.api import crew_report, crew_step, loop_step, open_autonomous
     print("ready", flush=True)
     if loop == "crew":

@@ -75,6 +75,7 @@ class StateStore(Generic[M]):
         self.missing = missing
         self._problems = problems
         self._seen: str | None = None
+        self._dumped: tuple[M, str] | None = None  # the state `commit` just serialised
 
     # ---------------------------------------------------------------- locking
     @contextmanager
@@ -175,24 +176,31 @@ class StateStore(Generic[M]):
         if not events:
             self.save(state)
             return []
-        offset = self.ledger.stat().st_size if self.ledger.exists() else 0
+        try:
+            offset = os.stat(self.ledger).st_size
+        except FileNotFoundError:
+            offset = 0
         head = events[0]
         first = {k: head[k] for k in ("run", "kind", "ts") if head.get(k) is not None}
         if "run" not in first:
             first["run"] = getattr(sink, "run", None)
         if "ts" in first and not isinstance(first["ts"], str):
             first["ts"] = first["ts"].isoformat()
-        write_atomic(self.pending, json.dumps(
-            {"offset": offset, "first": first, "state": state.model_dump(mode="json")},
-            ensure_ascii=False) + "\n")
-        stored = sink.append_many(list(events))
+        text = state.model_dump_json(indent=1)  # serialised once: the pending file and the state
+        where = json.dumps({"offset": offset, "first": first}, ensure_ascii=False)
+        write_atomic(self.pending, f'{where[:-1]}, "state": {text}}}\n')
+        batch = getattr(sink, "append_batch", None)  # engine-built events: no model built
+        stored = batch(list(events)) if batch is not None else sink.append_many(list(events))
+        self._dumped = (state, text)
         self.save(state)
         self.pending.unlink(missing_ok=True)
         return stored
 
     def save(self, state: M) -> None:
         """Write the state file (atomically) and remember it as the one this loop holds."""
-        text = state.model_dump_json(indent=1) + "\n"
+        dumped, self._dumped = self._dumped, None
+        text = (dumped[1] if dumped is not None and dumped[0] is state
+                else state.model_dump_json(indent=1)) + "\n"
         write_atomic(self.path, text)
         self._seen = hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 

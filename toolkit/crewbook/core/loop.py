@@ -10,6 +10,9 @@ An engine is a *pure state machine* wrapped by `Loop`:
   without touching it; a report the rules refuse raises `LoopRefused` with the reason
   before anything is written, so a refusal changes nothing and logs nothing. When it
   is accepted the events are appended to the ledger, then the new state is committed.
+  The returned contract is built when first read (`Loop.next_contract`): stepping a loop
+  without reading contracts (a simulation, a replay, a benchmark) builds none, and an
+  act kept unread is built before the state changes, so it shows its own moment.
 - ``status() -> Status``: read-only: where the loop is, counters and caps, whether it
   finished and why (``finished_reason``), and the decision journal.
 - ``ledger``: where accepted acts go (a `crewbook.Ledger`, or an in-memory list).
@@ -64,6 +67,8 @@ from __future__ import annotations
 
 import copy
 import html
+import threading
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, is_dataclass
@@ -242,6 +247,54 @@ class Act:
         )
 
 
+_RESOLVING: Final = threading.RLock()
+
+
+class _PendingAct(Act):
+    """The contract `Loop.report` returns, built the first time anything reads it.
+
+    Building a contract reads files and routes (the backlog, routing profiles) and makes
+    texts; a caller that steps a loop without reading the contract (a benchmark, a
+    simulation, a replay) never pays for it. On the first read (a field, ``==``,
+    ``repr``, ``hash``, a copy...) the loop's `contract()` is built, its fields are
+    copied in, and the object becomes a plain `Act` for good. The loop settles a pending
+    act before its state changes again (`Loop._settle`), so it always shows the act it
+    was returned for.
+    """
+
+    def __init__(self, loop: Loop[Any, Any]) -> None:
+        object.__setattr__(self, "_loop", loop)
+
+    def _resolve(self) -> None:
+        with _RESOLVING:  # two threads reading one pending act build it once
+            data = object.__getattribute__(self, "__dict__")
+            loop = data.get("_loop")
+            if loop is None:
+                return
+            built = loop.contract()  # raises? still pending: the next read tries again
+            del data["_loop"]
+            if loop._pending is not None and loop._pending() is self:
+                loop._pending = None
+            data.update(built.__dict__)
+            object.__setattr__(self, "__class__", type(built))
+
+    def __getattribute__(self, name: str) -> Any:
+        _PendingAct._resolve(self)
+        return object.__getattribute__(self, name)
+
+    def __eq__(self, other: object) -> bool:
+        _PendingAct._resolve(self)
+        return bool(self == other)
+
+    def __hash__(self) -> int:
+        _PendingAct._resolve(self)
+        return hash(self)
+
+    def __repr__(self) -> str:
+        _PendingAct._resolve(self)
+        return repr(self)
+
+
 @dataclass(frozen=True)
 class Status:
     """A read-only view of a loop: where it is, its counters and caps, how it ended."""
@@ -336,6 +389,8 @@ class Loop(Drawable, ABC, Generic[State, Report]):
         #: all, having started at act `acts` > 0), for forking on `restore`.
         self._written: list[Mapping[str, Any]] | None = [] if acts == 0 else None
         self._forks = 0
+        #: The contract `report` last returned, while nobody has read it (`_PendingAct`).
+        self._pending: weakref.ref[_PendingAct] | None = None
 
     # -- what engines implement ---------------------------------------------
     @abstractmethod
@@ -398,21 +453,35 @@ class Loop(Drawable, ABC, Generic[State, Report]):
         result = self.transition(state, report)
         ts = self.clock().isoformat()
         stamped = [self._stamp(event, ts) for event in result.events]
+        self._settle()
         self._commit(stamped, result.state)
         self._record(stamped)
         self._state = result.state
         self._acts += 1
-        return self.contract()
+        return self.next_contract()
+
+    def next_contract(self) -> Act:
+        """The contract as it stands now, built when first read (see `_PendingAct`):
+        what `report` returns, so stepping a loop never builds contracts nobody reads."""
+        self._settle()
+        pending = _PendingAct(self)
+        self._pending = weakref.ref(pending)
+        return pending
+
+    def _settle(self) -> None:
+        """Build the contract `report` last returned if someone still holds it unread:
+        call before the state changes (engines that change it outside `report` too)."""
+        ref = self._pending
+        if ref is not None:
+            self._pending = None
+            pending = ref()
+            if pending is not None:
+                _PendingAct._resolve(pending)
 
     def _commit(self, events: list[dict[str, Any]], state: State) -> None:
         """Log one accepted act's events (an engine whose state lives in a file overrides
         this to commit the events and the new state together, `core.commit`)."""
-        append_many = getattr(self.ledger, "append_many", None)
-        if append_many is not None:
-            append_many(events)  # one lock and one write for the whole act
-        else:
-            for event in events:
-                self.ledger.append(event)
+        append_events(self.ledger, events)
 
     def is_finished(self) -> bool:
         """Whether the loop has finished (engines may answer faster than `status()`)."""
@@ -452,6 +521,7 @@ class Loop(Drawable, ABC, Generic[State, Report]):
                  "payload": {"from_act": self._acts, "to_act": snapshot.act}},
                 self.clock().isoformat(),
             ))
+        self._settle()
         self._state = copy.deepcopy(snapshot.state) if self.copy_state else snapshot.state
         self._acts = snapshot.act
         return self.contract()
@@ -473,12 +543,7 @@ class Loop(Drawable, ABC, Generic[State, Report]):
                   "payload": {"from_run": current, "from_act": self._acts,
                               "to_act": snapshot.act, "copied": len(copies)}}
         batch: list[Mapping[str, Any]] = [*copies, rewind]
-        append_many = getattr(self.ledger, "append_many", None)
-        if append_many is not None:
-            append_many(batch)
-        else:
-            for event in batch:
-                self.ledger.append(event)
+        append_events(self.ledger, batch)
         self.run = new
         self._written = batch
 
@@ -512,6 +577,20 @@ class Loop(Drawable, ABC, Generic[State, Report]):
 
     def _repr_html_(self) -> str:
         return self.status()._repr_html_() + self.contract()._repr_html_()
+
+
+def append_events(ledger: EventSink, events: Sequence[Mapping[str, Any]]) -> None:
+    """Log the events of one act (or a batch) together: the sink's ``append_batch`` when it
+    has one (`crewbook.Ledger`: engine-built dicts, checked without a model, one lock and
+    one write), else ``append_many``, else one ``append`` each."""
+    batch = getattr(ledger, "append_batch", None)
+    if batch is None:
+        batch = getattr(ledger, "append_many", None)
+    if batch is not None:
+        batch(events)
+    else:
+        for event in events:
+            ledger.append(event)
 
 
 def check_caps(caps: Sequence[Cap], move: str, allowed_at_cap: Sequence[str]) -> None:
@@ -554,6 +633,25 @@ def _plain(value: Any) -> Any:
     return value
 
 
-__all__ = ["EPOCH", "STEPPER", "Act", "Cap", "EventSink", "JournalEntry", "LazyRoute", "Loop",
-           "ManualClock", "MemoryLedger", "RouteSource", "Snapshot", "State", "Status",
-           "Transition", "Verdict", "check_caps", "require_role", "utc_now"]
+__all__ = [
+    "EPOCH",
+    "STEPPER",
+    "Act",
+    "Cap",
+    "EventSink",
+    "JournalEntry",
+    "LazyRoute",
+    "Loop",
+    "ManualClock",
+    "MemoryLedger",
+    "RouteSource",
+    "Snapshot",
+    "State",
+    "Status",
+    "Transition",
+    "Verdict",
+    "append_events",
+    "check_caps",
+    "require_role",
+    "utc_now",
+]

@@ -19,8 +19,8 @@ created with the project's default schema, its description the axis. Declared
 ``stacks:`` in the same file give the bar's and the autonomous loop's default
 commands (`STACK_MODELS` for the built-in models).
 
-Reading is cached per change on the tasks file's size and modification time, so the
-loop re-reads a change only when someone edited it.
+Reading is cached per change on the tasks file's modification time, size and inode, so
+the loop re-reads a change only when someone edited or replaced it.
 """
 
 from __future__ import annotations
@@ -130,8 +130,8 @@ class Backlog:
 
     def __init__(self, project: Project) -> None:
         self.project = project
-        self._epics: dict[str, tuple[tuple[int, int], Epic, str]] = {}
-        self._crew_file: tuple[tuple[int, int] | None, CrewFile] | None = None
+        self._epics: dict[str, tuple[tuple[int, int, int], Epic, str]] = {}
+        self._crew_file: tuple[tuple[int, int, int] | None, CrewFile] | None = None
 
     # -- epics -------------------------------------------------------------------------
     def epic_names(self) -> list[str]:
@@ -244,15 +244,17 @@ class Backlog:
             return new_change(name, project=self.project, description=axis)
 
 
-_ABSENT: Final = (-1, -1)
+_ABSENT: Final = (-1, -1, -1)
 
 
-def _stat(path: Path | str) -> tuple[int, int] | None:
+def _stat(path: Path | str) -> tuple[int, int, int] | None:
+    """What says a file changed: modification time, size and inode (an editor that saves
+    by renaming a new file in place may keep the time and the size)."""
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return (st.st_mtime_ns, st.st_size)
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 __all__ = ["STACK_MODELS", "Backlog", "Epic", "Story", "normalise_bar", "slug", "stories_of",

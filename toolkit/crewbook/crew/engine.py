@@ -32,7 +32,17 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..artifacts.project import Project
-from ..core.loop import Act, Cap, EventSink, JournalEntry, Loop, Status, Transition, utc_now
+from ..core.loop import (
+    Act,
+    Cap,
+    EventSink,
+    JournalEntry,
+    Loop,
+    Status,
+    Transition,
+    append_events,
+    utc_now,
+)
 from ..core.measures import MEASURES
 from ..errors import LoopRefused, did_you_mean
 from ..routing.router import Router
@@ -160,12 +170,17 @@ class CrewLoop(Loop[CrewState, CrewReport]):
         """Apply a role's report (refusals change and log nothing) as one commit of the
         ledger and the state file; then create a promoted epic's change, and measure the
         bar when qa is next."""
+        if self._store is None:  # a loop in memory: no lock, no state file to check
+            return self._report(report)
         with self._turn():
-            done = self._retried(report)
-            if done is not None:
-                return done
-            super().report(report)  # ends with contract(), which reads the backlog
-            return self._after_act()
+            return self._report(report)
+
+    def _report(self, report: CrewReport) -> Act:
+        done = self._retried(report)
+        if done is not None:
+            return done
+        super().report(report)
+        return self._after_act()
 
     def _retried(self, report: CrewReport) -> Act | None:
         """The next contract when `report` repeats an accepted act (idempotent retry);
@@ -191,7 +206,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
             self.backlog.promote(s.epic_axis, s.epic)
         if self.bar_due():
             self.measure_bar()
-        return self.contract()
+        return self.next_contract()
 
     def measure_bar(self) -> BarFacts:
         """Run every bar command now, log one ``bar`` event each, cache the facts."""
@@ -208,6 +223,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
                                                version=s.version), "ts": ts}, ts) for r in runs]
             facts = BarFacts(act=s.dev_act, version=s.version, runs=tuple(runs))
             new = s.model_copy(update={"bar": facts, "bar_runs": s.bar_runs + len(runs)})
+            self._settle()  # a contract returned before the bar keeps showing that state
             if self._store is None:
                 _append(self.ledger, events)
             else:
@@ -537,9 +553,4 @@ def left(used: int, limit: int | None) -> int | None:
 
 
 def _append(ledger: EventSink, events: list[Event]) -> None:
-    append_many = getattr(ledger, "append_many", None)
-    if append_many is not None:
-        append_many(events)
-    else:
-        for event in events:
-            ledger.append(event)
+    append_events(ledger, events)

@@ -12,13 +12,23 @@ every event (slower, but survives a power cut, not just a crash).
 A writer that dies mid-write can leave a line cut short at the end of the file. The
 next writer seals it with a newline (so its own line stays whole) and warns; readers
 leave the cut line out with a warning, wherever it is.
+
+Two ways in. `append` / `append_many` take events from anyone (a user, an importer) and
+validate each with the `LedgerEvent` model, returning the stored events. `append_batch`
+is the engines' path (a loop's act, a simulation, a replay): plain dicts, checked by
+exact, cheap rules (the same rules as the model: known keys, kinds, strict types, UTC
+times, required fields, JSON and UTF-8 text) and written straight as JSON lines, with
+no model built; any event those rules cannot settle takes the model's path, so what
+lands in the file, and every refusal, is what `append_many` would give.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import math
 import os
+import re
 import secrets
 import threading
 import warnings
@@ -29,7 +39,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, cast
 
 from filelock import FileLock
 
@@ -41,7 +51,7 @@ from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from ..errors import LedgerError, Problem, UsageError
-from .events import LedgerEvent, validation_problems
+from .events import FIELDS, KINDS, MAX_INT, REQUIRED_BY_KIND, LedgerEvent, validation_problems
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,6 +64,36 @@ _ARROW_SCAN_BYTES: Final = 1 << 20
 _TAIL_BYTES: Final = 1 << 20
 #: Bytes read at once when a ledger is scanned: memory stays bounded on any file.
 _STREAM_BYTES: Final = 16 << 20
+
+#: The fields of a line after its `seq`, in the order the writer writes them.
+_BODY: Final = FIELDS[FIELDS.index("seq") + 1:]
+_BODY_TAIL: Final = _BODY[2:]  # after loop and kind
+_KIND_SET: Final = frozenset(KINDS)
+#: The rule each field follows in `Ledger._quick` (the model's types, checked exactly).
+_TEXT, _COUNT, _NAME, _KIND, _ATTEMPT, _COST, _PAYLOAD, _TS, _V, _SKIP = range(10)
+_RULES: Final[dict[str, int]] = {
+    "v": _V, "ts": _TS, "run": _NAME, "seq": _SKIP, "loop": _NAME, "kind": _KIND,
+    "role": _TEXT, "stage": _TEXT, "verdict": _TEXT, "attempt": _ATTEMPT, "version": _COUNT,
+    "summary": _TEXT, "tokens_in": _COUNT, "tokens_out": _COUNT, "cost": _COST,
+    "duration_ms": _COUNT, "payload": _PAYLOAD,
+}
+assert set(_RULES) == set(FIELDS), "a field of LedgerEvent has no rule here"
+#: The ISO-8601 forms both `datetime.fromisoformat` and the model read the same way.
+_TS_FORM: Final = re.compile(
+    r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|[+-]\d{2}:\d{2})?")
+#: Compact JSON, text as UTF-8, no NaN (what the model writes); one encoder, made once.
+_JSON: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+class _Line(NamedTuple):
+    """An event checked and written out but for its `seq` (given under the lock)."""
+
+    run: str
+    head: bytes  # '{"v":1,"ts":...,"run":...'
+    body: bytes  # ',"loop":...,"payload":{...}}'
+
+    def line(self, seq: int) -> bytes:
+        return b"%b,\"seq\":%d%b\n" % (self.head, seq, self.body)
 
 
 class _FlockLock:
@@ -117,6 +157,8 @@ class Ledger:
         self._events = 0  # complete, parseable lines in the file
         self._last_run: str | None = None
         self._head = 0  # bytes before this were not scanned yet (opening reads the tail)
+        self._ts_cache: tuple[str | None, str] = (None, "")
+        self._head_cache: tuple[Any, str, bytes] = (None, "", b"")
         with self._lock:
             self._open_tail()
             self._catch_up()
@@ -157,31 +199,230 @@ class Ledger:
             what = "the event is" if len(items) == 1 else "events are"
             raise LedgerError(f"cannot append to {self.path}: {what} not valid", problems)
         with self._thread_lock, self._lock:
-            fd = self._require_open()
-            self._catch_up()
-            if self._head and any(d.run not in self._next_seq for d in drafts):
-                self._scan_head()  # a run the tail did not show: its seq is further back
-            numbers = dict(self._next_seq)
-            stored: list[LedgerEvent] = []
-            for draft in drafts:
-                seq = numbers.get(draft.run, 0)
-                numbers[draft.run] = seq + 1
-                stored.append(draft.model_copy(update={"seq": seq}))
+            seqs = self._numbers([d.run for d in drafts])
+            stored = [d.model_copy(update={"seq": seq}) for d, seq in zip(drafts, seqs,
+                                                                          strict=True)]
             try:
                 data = "".join(e.to_line() + "\n" for e in stored).encode("utf-8")
             except (PydanticSerializationError, UnicodeEncodeError) as exc:
-                raise LedgerError(f"cannot append to {self.path}: an event is not JSON", [
-                    Problem("ledger_bad_event", f"cannot write it as JSON: {exc}; keep "
-                            "payload to JSON values (text, numbers, lists, dicts)",
-                            str(self.path), key="payload")]) from None
-            if data:
-                _write_all(fd, data)
-                if self.fsync == "always":
-                    os.fsync(fd)
-            self._scanned += len(data)
-            for event in stored:
-                self._count(event.run, event.seq)
+                raise self._not_json(exc) from None
+            self._write(data, [(e.run, e.seq) for e in stored])
         return stored
+
+    def append_batch(self, events: Iterable[Mapping[str, Any]]) -> int:
+        """Store engine-built events (dicts) as whole lines under one lock and one write;
+        all of them or none. Returns how many were stored.
+
+        The path of loops (the events of one act), simulations and replays (thousands of
+        events at once: hand them over in batches of a few thousand to bound memory).
+        Each event is filled and numbered as by `append`, in order; it is checked by the
+        model's rules without building a model (see the module docstring), so the lines
+        hold what `append_many` would store (a float may be spelled the Python way,
+        ``1e-07``) and any `LedgerError` (keys prefixed ``[i].``) is the one it raises.
+        One batch is one ``write`` on the ``O_APPEND`` descriptor, under the file lock:
+        it lands whole before this returns (a ``kill -9`` afterwards loses nothing), and
+        other writers' lines never interleave with it. ``fsync`` follows the ledger's
+        policy (``fsync="always"``: once per batch).
+        """
+        items = events if type(events) is list else list(events)
+        check = self._quick
+        fast = [check(event) for event in items]
+        if None not in fast:  # the usual batch: every event settled by the quick rules
+            settled = cast(list[_Line], fast)
+            with self._thread_lock, self._lock:
+                seqs = self._numbers([line.run for line in settled])
+                data = b"".join([line.line(seq) for line, seq in zip(settled, seqs, strict=True)])
+                self._write(data, [(line.run, seq)
+                                   for line, seq in zip(settled, seqs, strict=True)])
+            return len(settled)
+        lines: list[_Line | LedgerEvent] = []
+        problems: list[Problem] = []
+        for index, event in enumerate(items):
+            quick = fast[index]
+            if quick is not None:
+                lines.append(quick)
+                continue
+            try:  # what the quick rules cannot settle: the model decides (and explains)
+                lines.append(self._draft(event))
+            except ValidationError as exc:
+                found = validation_problems(exc, path=str(self.path))
+                if len(items) > 1:
+                    found = [replace(p, key=f"[{index}].{p.key}" if p.key else f"[{index}]")
+                             for p in found]
+                problems.extend(found)
+        if problems:
+            what = "the event is" if len(items) == 1 else "events are"
+            raise LedgerError(f"cannot append to {self.path}: {what} not valid", problems)
+        with self._thread_lock, self._lock:
+            seqs = self._numbers([item.run for item in lines])
+            parts: list[bytes] = []
+            try:
+                for item, seq in zip(lines, seqs, strict=True):
+                    if isinstance(item, _Line):
+                        parts.append(item.line(seq))
+                    else:
+                        parts.append(item.model_copy(update={"seq": seq}).to_line()
+                                     .encode("utf-8") + b"\n")
+            except (PydanticSerializationError, UnicodeEncodeError) as exc:
+                raise self._not_json(exc) from None
+            self._write(b"".join(parts), list(zip((i.run for i in lines), seqs, strict=True)))
+        return len(lines)
+
+    def _numbers(self, runs: list[str]) -> list[int]:
+        """The next `seq` of each event's run, in order (call under the locks)."""
+        self._catch_up()
+        if self._head and any(run not in self._next_seq for run in runs):
+            self._scan_head()  # a run the tail did not show: its seq is further back
+        numbers = self._next_seq
+        if len(runs) == 1:
+            return [numbers.get(runs[0], 0)]
+        if len(set(runs)) == 1:  # the usual batch: one run's events, numbered in a row
+            first = numbers.get(runs[0], 0)
+            return list(range(first, first + len(runs)))
+        taken: dict[str, int] = {}
+        seqs: list[int] = []
+        for run in runs:
+            seq = taken.get(run)
+            if seq is None:
+                seq = numbers.get(run, 0)
+            taken[run] = seq + 1
+            seqs.append(seq)
+        return seqs
+
+    def _write(self, data: bytes, numbered: list[tuple[str, int]]) -> None:
+        """One write of whole lines (call under the locks), then account for them."""
+        fd = self._require_open()
+        if data:
+            _write_all(fd, data)
+            if self.fsync == "always":
+                os.fsync(fd)
+        self._scanned += len(data)
+        for run, seq in numbered:
+            self._count(run, seq)
+
+    def _not_json(self, exc: Exception) -> LedgerError:
+        return LedgerError(f"cannot append to {self.path}: an event is not JSON", [
+            Problem("ledger_bad_event", f"cannot write it as JSON: {exc}; keep "
+                    "payload to JSON values (text, numbers, lists, dicts)",
+                    str(self.path), key="payload")])
+
+    def _quick(self, event: Any) -> _Line | None:
+        """`event` checked by the model's rules and written out, or None when these
+        rules cannot settle it (then the model does: same line, or its refusal)."""
+        if type(event) is not dict:
+            return None
+        run, loop, ts = self.run, self.loop, None
+        kind: Any = None
+        fields: dict[str, Any] = {}
+        for key, value in event.items():  # one pass: each key's rule (`_RULES`)
+            rule = _RULES.get(key)
+            if rule is None:
+                return None  # an unknown key: the model names it
+            if value is None or rule == _SKIP:
+                continue
+            kind_of_value = type(value)
+            if rule == _TEXT:
+                if kind_of_value is not str:
+                    return None
+                fields[key] = value
+            elif rule == _COUNT:
+                if kind_of_value is not int or not 0 <= value <= MAX_INT:
+                    return None
+                fields[key] = value
+            elif rule == _NAME:
+                if kind_of_value is not str or not value:
+                    return None
+                if key == "run":
+                    run = value
+                else:
+                    loop = value
+            elif rule == _KIND:
+                if kind_of_value is not str or value not in _KIND_SET:
+                    return None
+                kind = value
+            elif rule == _ATTEMPT:
+                if kind_of_value is not int or not 1 <= value <= MAX_INT:
+                    return None
+                fields[key] = value
+            elif rule == _COST:
+                if kind_of_value is not float or not math.isfinite(value) or value < 0:
+                    return None
+                fields[key] = value
+            elif rule == _PAYLOAD:
+                if kind_of_value is not dict:
+                    return None
+                for name in value:
+                    if type(name) is not str:
+                        return None
+                fields[key] = value
+            elif rule == _TS:
+                ts = value
+            elif kind_of_value is not int or value != 1:  # v
+                return None
+        if kind is None or not run or loop is None:
+            return None
+        for key in REQUIRED_BY_KIND[kind]:
+            if key not in fields:
+                return None
+        cached = self._head_cache  # the events of one act share their ts and run
+        if ts is not None and cached[0] == ts and cached[1] == run:
+            head = cached[2]
+        else:
+            stamp = self._ts_text(ts)
+            if stamp is None:
+                return None
+            try:
+                head = f'{{"v":1,"ts":"{stamp}","run":{_JSON.encode(run)}'.encode()
+            except ValueError:  # lone surrogates
+                return None
+            if ts is not None:
+                self._head_cache = (ts, run, head)
+        body: dict[str, Any] = {"loop": loop, "kind": kind}
+        if fields:
+            for key in _BODY_TAIL:  # the writer's field order
+                if key in fields:
+                    body[key] = fields[key]
+        if "payload" not in body:
+            body["payload"] = {}
+        try:
+            tail = _JSON.encode(body).encode()
+        except (TypeError, ValueError, RecursionError):  # not JSON, lone surrogates...
+            return None
+        return _Line(run, head, b"," + tail[1:])
+
+    def _ts_text(self, value: Any) -> str | None:
+        """The stored form of a `ts` (UTC, ``Z``), now when None; None when the model
+        must judge it (other forms, out of range)."""
+        if value is None:
+            when = datetime.now(UTC)
+        elif type(value) is str:
+            cached = self._ts_cache
+            if cached[0] == value:
+                return cached[1]
+            if not _TS_FORM.fullmatch(value):
+                return None
+            try:
+                when = datetime.fromisoformat(value)
+            except ValueError:
+                return None
+            if value.endswith("+00:00") and (len(value) == 25 or (
+                    len(value) == 32 and when.microsecond)):  # already the stored form
+                if not 1678 <= when.year <= 2261:
+                    return None
+                text = value[:-6] + "Z"
+                self._ts_cache = (value, text)
+                return text
+        elif type(value) is datetime:
+            when = value
+        else:
+            return None
+        when = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+        if not 1678 <= when.year <= 2261:
+            return None
+        text = when.replace(tzinfo=None).isoformat() + "Z"
+        if type(value) is str:
+            self._ts_cache = (value, text)  # the events of one act share their ts
+        return text
 
     def _draft(self, event: Mapping[str, Any] | LedgerEvent) -> LedgerEvent:
         """The event validated, with run, loop and ts filled in (seq comes later)."""

@@ -96,14 +96,14 @@ class Router:
             if isinstance(self._project, Project):
                 paths += [project_profile_path(self._project), tasks_path(self._project)]
             self._paths = tuple(str(p) for p in paths)
-        key: list[tuple[int, int] | None] = []
+        key: list[tuple[int, int, int] | None] = []
         for path in self._paths:
             try:
                 st = os.stat(path)
             except OSError:
                 key.append(None)
-            else:
-                key.append((st.st_mtime_ns, st.st_size))
+            else:  # a file replaced whole (a rename) shows a new inode at the same size
+                key.append((st.st_mtime_ns, st.st_size, st.st_ino))
         files = tuple(key)
         if files != self._key:
             self._routes.clear()

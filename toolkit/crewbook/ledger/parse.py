@@ -64,7 +64,7 @@ FIXED: Final[tuple[str, ...]] = tuple(ARROW_SCHEMA.names)
 SMALL_BLOCK: Final = 256
 #: A file is read this many bytes at a time (whole lines), so reading needs memory for
 #: the frame and one block, not for the whole file as well.
-FILE_BLOCK: Final = 16 << 20
+FILE_BLOCK: Final = 4 << 20
 
 
 
@@ -232,7 +232,7 @@ class _Parser:
         )
         try:
             table = pj.read_json(pa.BufferReader(self.buf.slice(start, end - start)),
-                                 parse_options=options)
+                                 parse_options=options, memory_pool=POOL)
             table.validate(full=True)  # Arrow's JSON reader lets invalid UTF-8 through
             _field_names(table.schema)  # ... even in keys, which validate() does not check
         except (pa.ArrowException, ValueError):  # ArrowInvalid, bad UTF-8...
@@ -280,7 +280,7 @@ class _Parser:
             texts = self.payload_texts(lines, table.num_rows if keep is None else len(keep),
                                        end)
             self.texts.append(texts if keep is None else texts.filter(pa.array(keep)))
-        self.tables.append(table.select(list(FIXED)))
+        self.tables.append(compact(table.select(list(FIXED))))
 
     def payload_texts(self, rows: np.ndarray[Any, np.dtype[np.int64]] | None, count: int,
                       end: int) -> pa.Array:
@@ -321,8 +321,8 @@ class _Parser:
             if self.with_payload:
                 self.texts.append(pa.array([payload_text(row["payload"]) for row in rows],
                                            type=TEXT))
-            self.tables.append(pa.Table.from_pylist(
-                [{k: row[k] for k in FIXED} for row in rows], schema=ARROW_SCHEMA))
+            self.tables.append(compact(pa.Table.from_pylist(
+                [{k: row[k] for k in FIXED} for row in rows], schema=ARROW_SCHEMA)))
 
 
 # -- vectorised checks (the rules of LedgerEvent, on whole columns) ---------------------
@@ -418,8 +418,29 @@ def _field_names(schema: pa.Schema) -> None:
             stack.append(kind.value_type)
 
 
+#: Where the reader's Arrow buffers live: the system allocator, which gives freed memory
+#: back to the malloc that numpy and pandas use, so building the frame column by column
+#: reuses the memory of the columns already converted (the default pool keeps it).
+POOL: Final = pa.system_memory_pool()
+#: Columns with few distinct values, kept dictionary-encoded (categories in the frame).
+CATEGORIES: Final = ("run", "loop", "kind", "role", "stage", "verdict")
+_DICT_SCHEMA: Final = pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), f.type))
+                                 if f.name in CATEGORIES else f for f in ARROW_SCHEMA])
+
+
+def compact(table: pa.Table) -> pa.Table:
+    """`table` with its category columns dictionary-encoded: a block holds each run
+    name, loop, kind... once, not once per event, until the frame is built."""
+    for name in CATEGORIES:
+        index = table.schema.get_field_index(name)
+        column = table.column(index)
+        if not pa.types.is_dictionary(column.type):
+            table = table.set_column(index, name, pc.dictionary_encode(column, memory_pool=POOL))
+    return table
+
+
 def _empty_table() -> pa.Table:
-    return ARROW_SCHEMA.empty_table()
+    return _DICT_SCHEMA.empty_table()
 
 
 def _empty_problem(name: str) -> Problem:

@@ -38,7 +38,7 @@ from ..core.paths import kind_of
 from ..errors import LedgerError, Problem, UsageError, plural
 from ..report import ValidationReport
 from .events import FIELDS, KINDS, LedgerEvent, validation_problems
-from .parse import ARROW_SCHEMA, Parsed, parse_bytes, parse_file
+from .parse import ARROW_SCHEMA, POOL, Parsed, compact, parse_bytes, parse_file
 from .payloads import TEXT, PayloadArray, parse_payload, payload_text
 
 Errors = Literal["raise", "skip"]
@@ -239,12 +239,11 @@ def build_frame(parts: Sequence[Parsed], payload: PayloadMode = "dict") -> pd.Da
     for part in parts:
         part.table = ARROW_SCHEMA.empty_table()
         part.texts = None
-    table = pa.concat_tables(tables).drop_columns(["v"])
+    table = pa.concat_tables([compact(t) for t in tables]).drop_columns(["v"])
     del tables
-    for name in CATEGORIES:
-        index = table.schema.get_field_index(name)
-        table = table.set_column(index, name, pc.dictionary_encode(table.column(name)))
-    frame = table.to_pandas(types_mapper=_types, split_blocks=True, self_destruct=True)
+    frame = table.to_pandas(types_mapper=_types, split_blocks=True, self_destruct=True,
+                            memory_pool=POOL)
+    del table
     for name in CATEGORIES:
         values = frame[name].astype("category") if frame[name].dtype != "category" else frame[
             name]

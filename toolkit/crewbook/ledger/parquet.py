@@ -106,8 +106,6 @@ def write_parquet(source: Source | pd.DataFrame, folder: str | os.PathLike[str],
     existing file of that name is replaced, other files are kept (write each batch of
     ledgers with its own `name` to add to a folder). Returns the files written, sorted.
     """
-    import pyarrow.dataset as ds
-
     from .reader import find_ledgers, read_ledger
 
     root = Path(folder)
@@ -117,19 +115,40 @@ def write_parquet(source: Source | pd.DataFrame, folder: str | os.PathLike[str],
         frames = [source]
     else:
         frames = (read_ledger(path) for path, _ in find_ledgers(source))
-    written: list[str] = []
+    written: list[Path] = []
     for index, frame in enumerate(frames):
         table = ledger_table(frame)
         del frame
-        day = pc.strftime(table.column("ts"), format="%Y-%m-%d")
-        table = table.append_column("date", pc.fill_null(day, NO_DATE))
-        ds.write_dataset(
-            table, root, format="parquet", partitioning=["date"], partitioning_flavor="hive",
-            basename_template=f"{name}-{index}-{{i}}.parquet",
-            existing_data_behavior="overwrite_or_ignore",
-            file_visitor=lambda f: written.append(f.path),
-            max_rows_per_group=1 << 20)
-    return sorted(Path(p) for p in written)
+        written += write_table(table, root, f"{name}-{index}")
+    return sorted(written)
+
+
+def write_table(table: pa.Table | Iterable[pa.RecordBatch], folder: str | os.PathLike[str],
+                name: str) -> list[Path]:
+    """Write events of `PARQUET_SCHEMA` to `folder`, partitioned by date, as
+    ``date=<day>/<name>-<i>.parquet``; the files written. `table` is a table or an
+    iterable of record batches (streamed: memory for a few batches, one file per day)."""
+    import pyarrow.dataset as ds
+
+    batches = table.to_batches() if isinstance(table, pa.Table) else table
+    written: list[str] = []
+    ds.write_dataset(
+        (_dated(batch) for batch in batches), folder,
+        schema=PARQUET_SCHEMA.append(pa.field("date", pa.string())), format="parquet",
+        partitioning=["date"], partitioning_flavor="hive",
+        basename_template=f"{name}-{{i}}.parquet", existing_data_behavior="overwrite_or_ignore",
+        file_visitor=lambda f: written.append(f.path), max_rows_per_group=1 << 20,
+        max_open_files=4096)
+    return [Path(p) for p in written]
+
+
+def _dated(batch: pa.RecordBatch) -> pa.RecordBatch:
+    if batch.schema.names != PARQUET_SCHEMA.names:
+        raise UsageError(f"the columns are {batch.schema.names}, not those of PARQUET_SCHEMA")
+    day = pc.fill_null(pc.strftime(batch.column("ts"), format="%Y-%m-%d"), NO_DATE)
+    return pa.RecordBatch.from_arrays([*batch.cast(PARQUET_SCHEMA).columns, day],
+                                      schema=PARQUET_SCHEMA.append(pa.field("date",
+                                                                            pa.string())))
 
 
 # -- reading a folder ------------------------------------------------------------------
@@ -210,6 +229,7 @@ class LedgerFolder:
 
             con = duckdb.connect()
             con.execute("SET TimeZone = 'UTC'")
+            con.execute("SET enable_progress_bar = false")
             files = ", ".join("'" + str(f).replace("'", "''") + "'" for f in self.files)
             columns = ", ".join(f'"{c}"' for c in COLUMNS)
             con.execute(f"CREATE VIEW events AS SELECT {columns} FROM read_parquet([{files}], "

@@ -156,16 +156,16 @@ def rework_finish(base: pd.DataFrame, counts: pd.Series) -> pd.DataFrame:
     """The last steps of `rework`: `base` has ``first`` (lowest seq) and ``rounds`` per
     (run, task); `counts` the send-backs per (run, task, cause). Shared by the pandas
     and the DuckDB versions."""
-    base = base.reset_index().sort_values(["run", "first", "task"], kind="stable")
-    base = base.set_index(["run", "task"])["rounds"].astype("Int64")
-    counts = counts.unstack("cause", fill_value=0) if len(counts) else pd.DataFrame(
+    ordered = base.reset_index().sort_values(["run", "first", "task"], kind="stable")
+    rounds = ordered.set_index(["run", "task"])["rounds"].astype("Int64")
+    causes_table = counts.unstack("cause", fill_value=0) if len(counts) else pd.DataFrame(
         index=pd.MultiIndex.from_arrays([[], []], names=["run", "task"]))
-    out = pd.DataFrame(index=base.index).join(counts, how="left").fillna(0)
+    out = pd.DataFrame(index=rounds.index).join(causes_table, how="left").fillna(0)
     causes = sorted(c for c in out.columns)
     out = out[causes].astype("Int64")
     out["sendbacks"] = out.sum(axis=1).astype("Int64") if causes else pd.array(
         [0] * len(out), dtype="Int64")
-    out["rounds"] = base
+    out["rounds"] = rounds
     out.index = pd.MultiIndex.from_arrays(
         [out.index.get_level_values(0).astype(str), out.index.get_level_values(1)],
         names=["run", "task"])

@@ -239,7 +239,7 @@ class LedgerFolder:
 
     def sql(self, query: str) -> pd.DataFrame:
         """The result of a DuckDB query over the view ``events``, as a DataFrame."""
-        return self.con.sql(query).df()
+        return pd.DataFrame(self.con.sql(query).df())
 
     def _arrow(self, query: str) -> pa.Table:
         return self.con.sql(query).to_arrow_table()

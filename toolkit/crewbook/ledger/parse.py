@@ -270,6 +270,7 @@ class _Parser:
             bad = [b for b in bad if not self.no_clock(b, lines)]
         keep = None
         if bad:
+            assert lines is not None
             for index, key, message in bad:
                 self.problems.append(Problem(BAD_EVENT, message, self.name,
                                              self.line0 + int(lines[index]) + 1, key=key))

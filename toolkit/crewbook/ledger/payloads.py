@@ -14,6 +14,7 @@ stays a string, an integer stays an integer.
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Final
@@ -69,7 +70,7 @@ def line_payloads(buf: pa.Buffer, starts: np.ndarray[Any, np.dtype[np.int64]],
             result = con.sql("SELECT coalesce(json_extract(line, '$.payload')::VARCHAR, '{}') "
                              "FROM lines").to_arrow_table()
         texts = result.column(0).combine_chunks().cast(TEXT)
-    except Exception:  # noqa: BLE001  (any refusal: the exact, slow way below)
+    except Exception:
         texts = pa.array([payload_text(json.loads(line).get("payload"))
                           for line in lines.to_pylist()], type=TEXT)
     return pc.if_else(pc.equal(texts, "null"), "{}", texts)
@@ -88,7 +89,7 @@ class PayloadDtype(ExtensionDtype):
     na_value = None
 
     @classmethod
-    def construct_array_type(cls) -> type[PayloadArray]:
+    def construct_array_type(cls) -> builtins.type[PayloadArray]:
         return PayloadArray
 
     def __repr__(self) -> str:
@@ -176,7 +177,7 @@ class PayloadArray(ExtensionArray):
             texts[int(i)] = None if _missing(v) else payload_text(v)
         self._data = pa.chunked_array([pa.array(texts, type=TEXT)], type=TEXT)
 
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Any:
         if isinstance(other, pd.Series | pd.Index | pd.DataFrame):
             return NotImplemented
         if isinstance(other, ExtensionArray | np.ndarray | list):
@@ -191,7 +192,7 @@ class PayloadArray(ExtensionArray):
             out[i] = value
         return out if dtype is None or np.dtype(dtype) == object else out.astype(dtype)
 
-    def __arrow_array__(self, type: Any = None) -> pa.ChunkedArray:  # noqa: A002
+    def __arrow_array__(self, type: Any = None) -> pa.ChunkedArray:
         return self._data
 
     def map(self, mapper: Any, na_action: Any = None) -> Any:

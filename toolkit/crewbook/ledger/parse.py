@@ -419,10 +419,20 @@ def _field_names(schema: pa.Schema) -> None:
             stack.append(kind.value_type)
 
 
-#: Where the reader's Arrow buffers live: the system allocator, which gives freed memory
-#: back to the malloc that numpy and pandas use, so building the frame column by column
-#: reuses the memory of the columns already converted (the default pool keeps it).
-POOL: Final = pa.system_memory_pool()
+def _reader_pool() -> pa.MemoryPool:
+    """Where the reader's Arrow buffers live: jemalloc told to give freed pages back to
+    the system at once (else the system allocator), so building the frame column by
+    column frees each Arrow column as it is converted; the default pool keeps freed
+    memory, and reading then peaks at the Arrow table plus the whole frame."""
+    try:
+        pool = pa.jemalloc_memory_pool()
+        pa.jemalloc_set_decay_ms(0)
+    except (NotImplementedError, pa.ArrowException):  # a pyarrow built without jemalloc
+        pool = pa.system_memory_pool()
+    return pool
+
+
+POOL: Final = _reader_pool()
 #: Columns with few distinct values, kept dictionary-encoded (categories in the frame).
 CATEGORIES: Final = ("run", "loop", "kind", "role", "stage", "verdict")
 _DICT_SCHEMA: Final = pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), f.type))

@@ -85,7 +85,7 @@ def make_folder(folder: Path, events: int) -> int:
 
     write_table(batches(), folder, "events")
     print()
-    return copies * table.num_rows
+    return int(copies * table.num_rows)
 def measure(folder: Path, how: str) -> tuple[float, int, int, int]:
     """(seconds, peak RSS, peak RSS growth, events) of the four analyses, fresh process."""
     out = subprocess.run([sys.executable, "-c", RUN, str(folder), how], check=True,

@@ -43,7 +43,7 @@ def generate(path: Path, megabytes: int, seed: int = 23) -> None:
             block.clear()
 
 
-def measure(label: str, work: Callable[[], None]) -> float:
+def measure(label: str, work: Callable[[], None]) -> tuple[float, int]:
     tracemalloc.start()
     start = time.perf_counter()
     work()
@@ -51,7 +51,7 @@ def measure(label: str, work: Callable[[], None]) -> float:
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     print(f"  {label:<44}{took:8.3f} s   peak {peak / 2**20:8.1f} MiB")
-    return took
+    return took, peak
 
 
 def main() -> None:
@@ -70,9 +70,12 @@ def main() -> None:
             with open(path, "rb") as handle:
                 collections.deque(handle, maxlen=1)
 
-        mine = measure("Ledger(path) + one append (crewbook)", ours)
-        theirs = measure("deque(open(path), maxlen=1) (peer)", peer)
+        mine, peak = measure("Ledger(path) + one append (crewbook)", ours)
+        theirs, _ = measure("deque(open(path), maxlen=1) (peer)", peer)
         print(f"  ratio: crewbook takes {mine / theirs:.4f}x the peer's time")
+        met = "met" if mine < 0.5 and peak < 100 * 2**20 else "missed"
+        print(f"target: opening the ledger in < 0.5 s and < 100 MB: {met} ({mine:.3f} s, "
+              f"{peak / 2**20:.1f} MiB; load average {os.getloadavg()[0]:.2f})")
 
 
 if __name__ == "__main__":

@@ -236,6 +236,10 @@ def test_every_error_raised_is_a_crewbook_error() -> None:
         ("crewbook.sources.toml_reader", "ValueError"),  # parser-internal, caught
         ("crewbook.sources.yaml_reader", "KeyError"),  # the Mapping protocol (positions)
         ("crewbook.simulate.model", "ValueError"),  # pydantic validator
+        # the pandas ExtensionArray protocol (PayloadArray): pandas catches these
+        ("crewbook.ledger.payloads", "IndexError"),
+        ("crewbook.ledger.payloads", "TypeError"),
+        ("crewbook.ledger.payloads", "ValueError"),
     }
     found = set()
     for path in ROOT.rglob("*.py"):

@@ -188,3 +188,29 @@ def test_summary_of_many_runs_none_finished(tmp_path: Path,
     out = capsys.readouterr().out
     assert out.startswith("1 file, 130 events, 130 runs (crew 130)")
     assert "not finished: 130" in out
+
+
+def test_summary_of_a_parquet_folder_matches_the_ledgers(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["ledger", "convert", str(HISTORY), "--to", "parquet-folder",
+                "-o", str(tmp_path / "pq")]) == 0
+    assert "wrote" in capsys.readouterr().out
+    assert run(["ledger", "summary", str(HISTORY), "--json"]) == 0
+    expected = json.loads(capsys.readouterr().out)
+    assert run(["ledger", "summary", "--parquet", str(tmp_path / "pq"), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["files"] >= 1
+    assert {k: v for k, v in got.items() if k != "files"} == {
+        k: v for k, v in expected.items() if k != "files"}
+
+
+def test_summary_of_a_bad_parquet_folder_names_the_file_and_column(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["ledger", "summary", "--parquet", str(tmp_path)]) == 1
+    assert "holds no .parquet file" in capsys.readouterr().err
+    df = read_ledger(HISTORY)
+    df[["run", "seq"]].to_parquet(tmp_path / "x.parquet")
+    assert run(["ledger", "summary", "--parquet", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert str(tmp_path / "x.parquet") in err
+    assert "no column 'ts'" in err

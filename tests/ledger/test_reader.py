@@ -23,7 +23,7 @@ DTYPES = {
     "run": "category", "seq": "Int64", "ts": "datetime64[ns, UTC]", "loop": "category",
     "kind": "category", "role": "category", "stage": "category", "verdict": "category",
     "attempt": "Int64", "version": "Int64", "summary": "str", "tokens_in": "Int64",
-    "tokens_out": "Int64", "cost": "float64", "duration_ms": "Int64", "payload": "object",
+    "tokens_out": "Int64", "cost": "float64", "duration_ms": "Int64", "payload": "payload",
 }
 
 

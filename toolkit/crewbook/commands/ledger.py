@@ -49,8 +49,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
         description="Summarise ledgers: events, runs, how they finished, rounds, tokens "
         "and cost. Bad lines are skipped and listed; the exit status is 1 if any.",
     )
-    summary.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+    summary.add_argument("paths", nargs="*", type=Path, metavar="PATH",
                          help="a ledger file, a folder of them, or a spec-kit run folder")
+    summary.add_argument("--parquet", type=Path, metavar="FOLDER",
+                         help="summarise a Parquet folder (written by `convert --to "
+                         "parquet-folder`) with DuckDB, without loading it in memory")
     _finish(summary, common, summary_command)
 
     convert = commands.add_parser(
@@ -60,7 +63,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
     )
     convert.add_argument("path", type=Path, metavar="PATH",
                          help="a ledger file, a folder of them, or a spec-kit run folder")
-    convert.add_argument("--to", choices=["parquet"], required=True, help="target format")
+    convert.add_argument("--to", choices=["parquet", "parquet-folder"], required=True,
+                         help="target format: 'parquet' writes one file per ledger; "
+                         "'parquet-folder' writes one folder partitioned by date "
+                         "(date=YYYY-MM-DD/), for `summary --parquet` and DuckDB")
     convert.add_argument("-o", "--output", type=Path, metavar="OUT",
                          help="output file (for one ledger) or folder (default: next to "
                          "each ledger, .parquet instead of .jsonl)")
@@ -113,6 +119,11 @@ def summary_command(args: argparse.Namespace) -> int:
     """``crewbook ledger summary``: print the summary; 1 if any line was invalid."""
     from ..ledger.reader import read_ledger
 
+    if args.parquet is not None:
+        return _summary_parquet(args)
+    if not args.paths:
+        print("give the ledgers to summarise (PATH...) or --parquet FOLDER", file=sys.stderr)
+        return 2
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -132,10 +143,52 @@ def summary_command(args: argparse.Namespace) -> int:
     return 1 if any(p.severity == "error" for p in problems) else 0
 
 
+def _summary_parquet(args: argparse.Namespace) -> int:
+    """``summary --parquet FOLDER``: the same figures, computed by DuckDB."""
+    from ..ledger.parquet import LedgerFolder
+
+    as_json = getattr(args, "json", False)
+    try:
+        folder = LedgerFolder(args.parquet)
+    except LedgerError as exc:
+        return _fail(exc.problems, as_json)
+    data = summarise_folder(folder)
+    data["files"] = len(folder.files)
+    data["problems"] = []
+    if as_json:
+        emit_json(data)
+    else:
+        print(_summary_text(data))
+    return 0
+
+
+def _convert_folder(args: argparse.Namespace) -> int:
+    """``convert --to parquet-folder``: every ledger into one folder partitioned by date."""
+    from ..ledger.parquet import write_parquet
+
+    as_json = getattr(args, "json", False)
+    if args.output is None:
+        return _fail([Problem("no_output", "--to parquet-folder needs -o FOLDER (the "
+                              "folder to write)", str(args.path))], as_json)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            files = write_parquet(args.path, args.output)
+    except LedgerError as exc:
+        return _fail(exc.problems, as_json)
+    if as_json:
+        emit_json({"output": str(args.output), "files": [str(f) for f in files]})
+    else:
+        print(f"wrote {plural(len(files), 'file')} under {args.output}")
+    return 0
+
+
 def convert_command(args: argparse.Namespace) -> int:
     """``crewbook ledger convert``: one Parquet file per ledger; 1 if any was left out."""
     from ..ledger.reader import find_ledgers, read_ledger, to_parquet
 
+    if args.to == "parquet-folder":
+        return _convert_folder(args)
     root: Path = args.path
     try:
         files = find_ledgers(root)
@@ -256,6 +309,54 @@ def summarise(df: pd.DataFrame) -> dict[str, Any]:
         "tokens_out": _total(df["tokens_out"]),
         "cost": None if df["cost"].isna().all() else round(float(df["cost"].sum()), 6),
     }
+
+
+def summarise_folder(folder: Any) -> dict[str, Any]:
+    """`summarise` of a `LedgerFolder`: the same figures, from DuckDB aggregates."""
+    from ..ledger.analyses import run_outcomes
+
+    outcomes = run_outcomes(folder)
+    reasons = _counts(outcomes["finished_reason"].astype(object).dropna())
+    rounds = outcomes["rounds"].dropna()
+    kinds = folder.sql("SELECT kind, count(*) AS n FROM events GROUP BY kind")
+    totals = folder.sql("""SELECT count(*) AS events, min(ts) AS first, max(ts) AS last,
+                                  sum(tokens_in)::BIGINT AS tokens_in,
+                                  sum(tokens_out)::BIGINT AS tokens_out,
+                                  sum(cost) AS cost FROM events""").iloc[0]
+    ranked = sorted(((str(k), int(n)) for k, n in zip(kinds["kind"], kinds["n"], strict=True)),
+                    key=lambda kv: (-kv[1], kv[0]))
+    return {
+        "events": int(totals["events"]),
+        "runs": len(outcomes),
+        "loops": _counts(outcomes["loop"].astype(object)),
+        "kinds": dict(ranked),
+        "first": _iso(_utc(totals["first"])),
+        "last": _iso(_utc(totals["last"])),
+        "finished": reasons,
+        "unfinished": int((~outcomes["finished"]).sum()),
+        "escalated": int(outcomes["escalated"].sum()),
+        "rounds_median": float(rounds.median()) if len(rounds) else None,
+        "rounds_max": int(rounds.max()) if len(rounds) else None,
+        "tokens_in": None if _na(totals["tokens_in"]) else int(totals["tokens_in"]),
+        "tokens_out": None if _na(totals["tokens_out"]) else int(totals["tokens_out"]),
+        "cost": None if _na(totals["cost"]) else round(float(totals["cost"]), 6),
+    }
+
+
+def _utc(value: Any) -> Any:
+    """A DuckDB timestamp (UTC, maybe without its zone) as a UTC pandas Timestamp."""
+    import pandas as pd
+
+    if _na(value):
+        return None
+    stamp = pd.Timestamp(value)
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+
+
+def _na(value: Any) -> bool:
+    import pandas as pd
+
+    return value is None or bool(pd.isna(value))
 
 
 def _total(counts: pd.Series) -> int | None:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .events import KINDS, REQUIRED_BY_KIND, LedgerEvent
     from .importers import import_runs
     from .otlp import to_otlp, write_otlp
+    from .parquet import PARQUET_SCHEMA, LedgerFolder, parquet_schema, write_parquet
     from .plots import plot_rounds, plot_timeline
     from .reader import (
         LedgerWarning,
@@ -52,19 +53,24 @@ _WHERE = {
     "plot_rounds": "plots", "plot_timeline": "plots",
     "LoopRules": "conformance", "check_conformance": "conformance",
     "register_loop_rules": "conformance",
+    "PARQUET_SCHEMA": "parquet", "LedgerFolder": "parquet", "parquet_schema": "parquet",
+    "write_parquet": "parquet",
 }
 
 __all__ = [
     "KINDS",
+    "PARQUET_SCHEMA",
     "REQUIRED_BY_KIND",
     "Ledger",
     "LedgerEvent",
+    "LedgerFolder",
     "LedgerWarning",
     "LoopRules",
     "check_conformance",
     "frame_events",
     "import_runs",
     "import_speckit_runs",
+    "parquet_schema",
     "plot_rounds",
     "plot_timeline",
     "read_ledger",
@@ -79,6 +85,7 @@ __all__ = [
     "validate_ledger",
     "verdict_funnel",
     "write_otlp",
+    "write_parquet",
 ]
 
 

@@ -15,11 +15,14 @@ a task is ``payload["task"]`` (or the whole run when events name no task).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pandas as pd
 
 from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from .parquet import LedgerFolder
 
 #: Verdicts that let work go on.
 POSITIVE_VERDICTS: Final = frozenset({
@@ -37,7 +40,7 @@ WHOLE_RUN: Final = "(whole run)"
 _REQUIRED: Final = ("run", "ts", "kind")
 
 
-def run_outcomes(df: pd.DataFrame) -> pd.DataFrame:
+def run_outcomes(df: pd.DataFrame | LedgerFolder) -> pd.DataFrame:
     """One row per run: loop, start, end, duration, acts, rounds, how it finished, spend.
 
     Columns: ``loop``, ``started``, ``ended``, ``duration`` (timedelta), ``events``,
@@ -48,6 +51,8 @@ def run_outcomes(df: pd.DataFrame) -> pd.DataFrame:
     with events its source did not time (null `ts`) has no ``ended`` nor ``duration``
     (NaT): unknown, never 0.
     """
+    if not isinstance(df, pd.DataFrame):  # a LedgerFolder: DuckDB over Parquet
+        return df.run_outcomes()
     _need(df, *_REQUIRED, "loop", "attempt", "verdict")
     # Group on the run names as text: a category index of a subset has codes of
     # another width (int8 vs int16 past 127 runs), which pandas cannot reindex across.
@@ -82,7 +87,8 @@ def run_outcomes(df: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["started", "run"], kind="stable")  # ties broken by name
 
 
-def usage_by_role(df: pd.DataFrame, by: str | Sequence[str] = ("role", "stage")) -> pd.DataFrame:
+def usage_by_role(df: pd.DataFrame | LedgerFolder,
+                  by: str | Sequence[str] = ("role", "stage")) -> pd.DataFrame:
     """Time, tokens and cost per role and stage (or any columns `by` names).
 
     Columns: ``events``, ``acts``, ``time`` (sum of `duration_ms` as a timedelta),
@@ -90,6 +96,8 @@ def usage_by_role(df: pd.DataFrame, by: str | Sequence[str] = ("role", "stage"))
     ``time``, ``tokens`` and ``cost`` (0–1). Events with no role are left out when
     grouping by role. Sorted by time spent, largest first.
     """
+    if not isinstance(df, pd.DataFrame):  # a LedgerFolder: DuckDB over Parquet
+        return df.usage_by_role(by)
     keys = [by] if isinstance(by, str) else list(by)
     _need(df, *keys, "kind", "duration_ms", "tokens_in", "tokens_out", "cost")
     data = df.dropna(subset=["role"]) if "role" in keys else df
@@ -100,8 +108,16 @@ def usage_by_role(df: pd.DataFrame, by: str | Sequence[str] = ("role", "stage"))
                                   unit="ms")
     for name in ("tokens_in", "tokens_out"):
         out[name] = g[name].sum().astype("Int64")
-    out["tokens"] = out["tokens_in"] + out["tokens_out"]
     out["cost"] = g["cost"].sum().astype("float64")
+    return usage_finish(out)
+
+
+def usage_finish(out: pd.DataFrame) -> pd.DataFrame:
+    """The last steps of `usage_by_role` (totals, shares, dtypes, order) on per-group
+    ``events``, ``acts``, ``time``, ``tokens_in``, ``tokens_out`` and ``cost``, groups in
+    key order: shared by the pandas and the DuckDB (`parquet`) versions."""
+    out["tokens"] = out["tokens_in"] + out["tokens_out"]
+    out["cost"] = out.pop("cost")
     for name in ("time", "tokens", "cost"):
         total = out[name].sum()
         share = out[name] / total if total else out[name] * 0
@@ -110,7 +126,7 @@ def usage_by_role(df: pd.DataFrame, by: str | Sequence[str] = ("role", "stage"))
     return out.sort_values("time", ascending=False, kind="stable")
 
 
-def rework(df: pd.DataFrame) -> pd.DataFrame:
+def rework(df: pd.DataFrame | LedgerFolder) -> pd.DataFrame:
     """How often work went back to the implementer, per task and per cause.
 
     Rows: every (run, task) with work done (report, verdict or bar events).
@@ -119,25 +135,37 @@ def rework(df: pd.DataFrame) -> pd.DataFrame:
     attempt). ``rework(df).sum()`` gives the totals per cause;
     ``(rework(df).sendbacks > 0).mean()`` the share of tasks that needed rework.
     """
-    _need(df, *_REQUIRED, "role", "verdict", "attempt")
+    if not isinstance(df, pd.DataFrame):  # a LedgerFolder: DuckDB over Parquet
+        return df.rework()
+    _need(df, *_REQUIRED, "role", "verdict", "attempt", "seq")
     kinds = df["kind"].astype(object)
-    work = df.assign(task=_tasks(df))
+    work = df.assign(task=_tasks(df), run=df["run"].astype(object))
     tasks = work[kinds.isin((*ACT_KINDS, "bar"))]
-    base = tasks.groupby(["run", "task"], observed=True, sort=False)["attempt"].max()
-    base = base.astype("Int64").rename("rounds")
+    group = tasks.groupby(["run", "task"], sort=False)
+    # Tasks in an explicit order: by run, then as they first came up in it (lowest seq).
+    base = pd.DataFrame({"first": group["seq"].min(), "rounds": group["attempt"].max()})
     verdicts = df["verdict"].astype(object)
     back = work[kinds.isin(("verdict", "bar")) & verdicts.isin(NEGATIVE_VERDICTS)]
     role = back["role"].astype(object).where(back["role"].notna(), back["kind"].astype(object))
     cause = role.astype(str) + " " + back["verdict"].astype(str)
-    counts = (back.assign(cause=cause)
-              .groupby(["run", "task", "cause"], observed=True).size()
-              .unstack("cause", fill_value=0))
-    out = pd.DataFrame(index=base.index).join(counts, how="left").fillna(0)
+    counts = back.assign(cause=cause).groupby(["run", "task", "cause"]).size()
+    return rework_finish(base, counts)
+
+
+def rework_finish(base: pd.DataFrame, counts: pd.Series) -> pd.DataFrame:
+    """The last steps of `rework`: `base` has ``first`` (lowest seq) and ``rounds`` per
+    (run, task); `counts` the send-backs per (run, task, cause). Shared by the pandas
+    and the DuckDB versions."""
+    ordered = base.reset_index().sort_values(["run", "first", "task"], kind="stable")
+    rounds = ordered.set_index(["run", "task"])["rounds"].astype("Int64")
+    causes_table = counts.unstack("cause", fill_value=0) if len(counts) else pd.DataFrame(
+        index=pd.MultiIndex.from_arrays([[], []], names=["run", "task"]))
+    out = pd.DataFrame(index=rounds.index).join(causes_table, how="left").fillna(0)
     causes = sorted(c for c in out.columns)
     out = out[causes].astype("Int64")
     out["sendbacks"] = out.sum(axis=1).astype("Int64") if causes else pd.array(
         [0] * len(out), dtype="Int64")
-    out["rounds"] = base
+    out["rounds"] = rounds
     out.index = pd.MultiIndex.from_arrays(
         [out.index.get_level_values(0).astype(str), out.index.get_level_values(1)],
         names=["run", "task"])
@@ -145,13 +173,18 @@ def rework(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def verdict_funnel(df: pd.DataFrame) -> pd.DataFrame:
+def verdict_funnel(df: pd.DataFrame | LedgerFolder) -> pd.DataFrame:
     """Verdicts per attempt and judging role: counts of each verdict and the pass rate.
 
     Rows: attempt (1, 2, …). Columns: (role, verdict) counts, e.g. (qa, go),
     (qa, no-go), (reviewer, approved), (reviewer, changes), then (role, pass rate):
     the share of that role's verdicts at that attempt that were positive.
+
+    Each analysis also takes a `LedgerFolder` (a folder of Parquet files) in place of
+    the frame: DuckDB then computes it without loading the events.
     """
+    if not isinstance(df, pd.DataFrame):  # a LedgerFolder: DuckDB over Parquet
+        return df.verdict_funnel()
     _need(df, *_REQUIRED, "role", "verdict", "attempt")
     kinds = df["kind"].astype(object)
     v = df[(kinds == "verdict") & df["role"].notna() & df["verdict"].notna()]
@@ -159,6 +192,12 @@ def verdict_funnel(df: pd.DataFrame) -> pd.DataFrame:
     table = pd.crosstab(attempt.rename("attempt"),
                         [v["role"].astype(str).rename("role"),
                          v["verdict"].astype(str).rename("verdict")])
+    return funnel_finish(table)
+
+
+def funnel_finish(table: pd.DataFrame) -> pd.DataFrame:
+    """The last steps of `verdict_funnel` on the counts per attempt (rows) and (role,
+    verdict) (columns). Shared by the pandas and the DuckDB versions."""
     pairs = [(str(c[0]), str(c[1])) for c in table.columns.tolist()]
     columns: list[tuple[str, str]] = []
     data: dict[tuple[str, str], Any] = {}

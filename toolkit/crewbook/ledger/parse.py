@@ -16,6 +16,7 @@ bad line is an error that the caller raises or skips.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,9 +36,10 @@ from .events import (
     missing_message,
 )
 from .lines import BAD_EVENT, EMPTY, cut_short, parse_line, truncated
-from .payloads import payload_dicts
+from .payloads import TEXT, line_payloads, parse_payload, payload_text
 
-#: Columns read by Arrow with a fixed type (`payload` is inferred, see `payload_dicts`).
+#: Columns read by Arrow with a fixed type (`payload` is inferred for the checks, then
+#: kept as JSON text: see `payloads`).
 ARROW_SCHEMA: Final = pa.schema([
     ("v", pa.int64()),
     ("ts", pa.timestamp("ns", tz="UTC")),
@@ -60,16 +62,30 @@ FIXED: Final[tuple[str, ...]] = tuple(ARROW_SCHEMA.names)
 
 #: A refused block at most this many lines long is read line by line.
 SMALL_BLOCK: Final = 256
+#: A file is read this many bytes at a time (whole lines), so reading needs memory for
+#: the frame and one block, not for the whole file as well.
+FILE_BLOCK: Final = 4 << 20
 
 
 
 @dataclass
 class Parsed:
-    """The events of one file: fixed columns, payloads (if asked), and the problems."""
+    """The events of one file: fixed columns, payload texts (if asked), and the problems.
+
+    `texts` holds each event's payload as compact JSON (see `payloads`); `payloads`
+    parses them into dicts (for tests and small reads).
+    """
 
     table: pa.Table
-    payloads: list[dict[str, Any]] | None
+    texts: pa.ChunkedArray | None
     problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def payloads(self) -> list[dict[str, Any]] | None:
+        """The payloads as dicts (parsed now), or None when they were not read."""
+        if self.texts is None:
+            return None
+        return [parse_payload(t) for t in self.texts.to_pylist()]
 
 
 def parse_bytes(data: bytes, name: str, *, with_payload: bool = True) -> Parsed:
@@ -81,15 +97,57 @@ def parse_bytes(data: bytes, name: str, *, with_payload: bool = True) -> Parsed:
     return _Parser(data, name, with_payload).run()
 
 
+def parse_file(path: str | os.PathLike[str], name: str, *, with_payload: bool = True,
+               block: int = FILE_BLOCK) -> Parsed:
+    """`parse_bytes` of a file, read `block` bytes (whole lines) at a time: the same
+    result, with line numbers counted from the start of the file."""
+    parts: list[Parsed] = []
+    line0 = 0
+    blank = True
+    with open(path, "rb") as handle:
+        rest = b""
+        while True:
+            chunk = handle.read(block)
+            data = rest + chunk
+            if not chunk:
+                if data or not parts:
+                    parts.append(_Parser(data, name, with_payload, line0, whole=False).run())
+                    blank = blank and not _NOT_SPACE.search(data)
+                break
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                rest = data
+                continue
+            data, rest = data[:cut], data[cut:]
+            parts.append(_Parser(data, name, with_payload, line0, whole=False).run())
+            blank = blank and not _NOT_SPACE.search(data)
+            line0 += data.count(b"\n")
+            del data
+    problems = [p for part in parts for p in part.problems]
+    if blank and not problems:
+        problems.append(_empty_problem(name))
+    if len(parts) == 1:
+        return Parsed(parts[0].table, parts[0].texts, problems)
+    tables = [part.table for part in parts if part.table.num_rows] or [_empty_table()]
+    texts = None
+    if with_payload:
+        texts = pa.chunked_array([c for part in parts if part.texts is not None
+                                  for c in part.texts.chunks], type=TEXT)
+    return Parsed(pa.concat_tables(tables), texts, problems)
+
+
 class _Parser:
-    def __init__(self, data: bytes, name: str, with_payload: bool) -> None:
+    def __init__(self, data: bytes, name: str, with_payload: bool, line0: int = 0,
+                 *, whole: bool = True) -> None:
         self.data = data
         self.buf = pa.py_buffer(data)
         self.name = name
         self.with_payload = with_payload
+        self.line0 = line0  # lines of the file before `data`
+        self.whole = whole  # `data` is the whole file (say when it is empty)
         self._newlines: np.ndarray[Any, np.dtype[np.int64]] | None = None
         self.tables: list[pa.Table] = []
-        self.payloads: list[dict[str, Any]] = []
+        self.texts: list[pa.Array] = []
         self.problems: list[Problem] = []
 
     # -- line geometry (computed only when something needs line numbers) --------------
@@ -138,24 +196,25 @@ class _Parser:
             cut = self.data.rfind(b"\n") + 1
             tail = self.data[cut:]
             if tail.strip() and cut_short(tail):
-                line = self.data.count(b"\n") + 1
+                line = self.line0 + self.data.count(b"\n") + 1
                 self.problems.append(truncated(self.name, line, last=True))
                 end = cut
         if not _NOT_SPACE.search(self.data, 0, end):
-            if not self.problems:
-                self.problems.append(Problem(
-                    EMPTY, "the ledger holds no events (an empty file); is it the right "
-                    "file, or did the run not start?", self.name, severity="warning"))
-            return Parsed(_empty_table(), [] if self.with_payload else None, self.problems)
+            if not self.problems and self.whole:
+                self.problems.append(_empty_problem(self.name))
+            return Parsed(_empty_table(), self._texts(), self.problems)
         table = self.arrow(0, end)
         if table is not None and table.num_rows == self.count_rows(end):
-            self.accept(table, None)
+            self.accept(table, None, end)
         else:
             last = self.n_lines if end == len(self.data) else self.n_lines - 1
             self.bisect(0, last)
         out = pa.concat_tables(self.tables) if self.tables else _empty_table()
         self.problems.sort(key=lambda p: (p.line or 0))
-        return Parsed(out, self.payloads if self.with_payload else None, self.problems)
+        return Parsed(out, self._texts(), self.problems)
+
+    def _texts(self) -> pa.ChunkedArray | None:
+        return pa.chunked_array(self.texts, type=TEXT) if self.with_payload else None
 
     def count_rows(self, end: int) -> int:
         """Number of non-blank lines in data[:end] (fast when there are no blank lines)."""
@@ -173,7 +232,7 @@ class _Parser:
         )
         try:
             table = pj.read_json(pa.BufferReader(self.buf.slice(start, end - start)),
-                                 parse_options=options)
+                                 parse_options=options, memory_pool=POOL)
             table.validate(full=True)  # Arrow's JSON reader lets invalid UTF-8 through
             _field_names(table.schema)  # ... even in keys, which validate() does not check
         except (pa.ArrowException, ValueError):  # ArrowInvalid, bad UTF-8...
@@ -191,28 +250,52 @@ class _Parser:
         table = self.arrow(start, end)
         rows = self.nonblank(lo, hi)
         if table is not None and table.num_rows == len(rows):
-            self.accept(table, rows)
+            self.accept(table, rows, end)
             return
         mid = (lo + hi) // 2
         self.bisect(lo, mid)
         self.bisect(mid, hi)
 
-    def accept(self, table: pa.Table, rows: np.ndarray[Any, np.dtype[np.int64]] | None) -> None:
-        """Check an Arrow-read block column by column; keep its valid rows."""
+    def accept(self, table: pa.Table, rows: np.ndarray[Any, np.dtype[np.int64]] | None,
+               end: int) -> None:
+        """Check an Arrow-read block column by column; keep its valid rows.
+
+        `rows` are the block's (non-blank) line indexes, None for every line before
+        byte `end`; the payloads of the rows kept are taken from the lines as text.
+        """
         bad = check_table(table)
+        lines = rows
         if bad:
             lines = self.nonblank(0, self.n_lines) if rows is None else rows
             bad = [b for b in bad if not self.no_clock(b, lines)]
+        keep = None
         if bad:
+            assert lines is not None
             for index, key, message in bad:
                 self.problems.append(Problem(BAD_EVENT, message, self.name,
-                                             int(lines[index]) + 1, key=key))
+                                             self.line0 + int(lines[index]) + 1, key=key))
             keep = np.ones(table.num_rows, dtype=bool)
             keep[sorted({index for index, _, _ in bad})] = False
             table = table.filter(pa.array(keep))
         if self.with_payload:
-            self.payloads.extend(payload_dicts(table))
-        self.tables.append(table.select(list(FIXED)))
+            texts = self.payload_texts(lines, table.num_rows if keep is None else len(keep),
+                                       end)
+            self.texts.append(texts if keep is None else texts.filter(pa.array(keep)))
+        self.tables.append(compact(table.select(list(FIXED))))
+
+    def payload_texts(self, rows: np.ndarray[Any, np.dtype[np.int64]] | None, count: int,
+                      end: int) -> pa.Array:
+        """The payload texts of the `count` lines `rows` (None: the first `count`
+        non-blank lines), the last of which ends before byte `end`."""
+        if rows is None:
+            if count == self.n_lines or count == self.n_lines - (end < len(self.data)):
+                rows = np.arange(count, dtype=np.int64)
+            else:
+                rows = self.nonblank(0, self.n_lines)[:count]
+        starts = np.concatenate(([0], self.newlines + 1))[rows].astype(np.int64)
+        if len(starts) and starts[0] == 0 and self.data.startswith(_BOM):
+            starts[0] = len(_BOM)
+        return line_payloads(self.buf, starts, end)
 
     def no_clock(self, check: Check, rows: np.ndarray[Any, np.dtype[np.int64]]) -> bool:
         """Whether a null `ts` was written as ``"ts": null`` (an import from a log with
@@ -231,14 +314,16 @@ class _Parser:
             raw = self.line_bytes(i)
             if not raw.strip():
                 continue
-            event = parse_line(raw, self.name, i + 1, self.problems, first=i == 0)
+            event = parse_line(raw, self.name, self.line0 + i + 1, self.problems,
+                               first=i + self.line0 == 0)
             if event is not None:
                 rows.append(event.model_dump())
         if rows:
             if self.with_payload:
-                self.payloads.extend(row["payload"] for row in rows)
-            self.tables.append(pa.Table.from_pylist(
-                [{k: row[k] for k in FIXED} for row in rows], schema=ARROW_SCHEMA))
+                self.texts.append(pa.array([payload_text(row["payload"]) for row in rows],
+                                           type=TEXT))
+            self.tables.append(compact(pa.Table.from_pylist(
+                [{k: row[k] for k in FIXED} for row in rows], schema=ARROW_SCHEMA)))
 
 
 # -- vectorised checks (the rules of LedgerEvent, on whole columns) ---------------------
@@ -334,8 +419,47 @@ def _field_names(schema: pa.Schema) -> None:
             stack.append(kind.value_type)
 
 
+def _reader_pool() -> pa.MemoryPool:
+    """Where the reader's Arrow buffers live: jemalloc told to give freed pages back to
+    the system at once (else the system allocator), so building the frame column by
+    column frees each Arrow column as it is converted; the default pool keeps freed
+    memory, and reading then peaks at the Arrow table plus the whole frame."""
+    try:
+        pool = pa.jemalloc_memory_pool()
+        pa.jemalloc_set_decay_ms(0)
+    except (NotImplementedError, pa.ArrowException):  # a pyarrow built without jemalloc
+        pool = pa.system_memory_pool()
+    return pool
+
+
+POOL: Final = _reader_pool()
+#: Columns with few distinct values, kept dictionary-encoded (categories in the frame).
+CATEGORIES: Final = ("run", "loop", "kind", "role", "stage", "verdict")
+_DICT_SCHEMA: Final = pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), f.type))
+                                 if f.name in CATEGORIES else f for f in ARROW_SCHEMA])
+
+
+def compact(table: pa.Table) -> pa.Table:
+    """`table` with its category columns dictionary-encoded: a block holds each run
+    name, loop, kind... once, not once per event, until the frame is built."""
+    for name in CATEGORIES:
+        index = table.schema.get_field_index(name)
+        column = table.column(index)
+        if not pa.types.is_dictionary(column.type):
+            table = table.set_column(index, name, pc.dictionary_encode(column, memory_pool=POOL))
+    return table
+
+
 def _empty_table() -> pa.Table:
-    return ARROW_SCHEMA.empty_table()
+    return _DICT_SCHEMA.empty_table()
+
+
+def _empty_problem(name: str) -> Problem:
+    return Problem(EMPTY, "the ledger holds no events (an empty file); is it the right "
+                   "file, or did the run not start?", name, severity="warning")
+
+
+_BOM: Final = "\ufeff".encode()
 
 
 #: A line that starts with white space (maybe an empty line): then count exactly.

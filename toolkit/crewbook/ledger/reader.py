@@ -7,7 +7,11 @@ Columns, in this order (docs/ledger.md has the full table)::
     stage      category          verdict      category    attempt   Int64
     version    Int64             summary      str         tokens_in Int64
     tokens_out Int64             cost         float64     duration_ms Int64
-    payload    object (dicts)    -- or payload.<key> columns with payload="flat"
+    payload    payload (dicts)   -- or payload.<key> columns with payload="flat"
+
+`payload` is a `PayloadArray`: the payloads stay JSON text in Arrow memory and become
+dicts when asked (a row, ``.map``, ``.tolist()``), so reading creates no Python object
+per event.
 
 `kind` has every known kind as a category, in lifecycle order; the other category
 columns have their observed values, sorted. Rows keep file order (files in sorted
@@ -34,7 +38,8 @@ from ..core.paths import kind_of
 from ..errors import LedgerError, Problem, UsageError, plural
 from ..report import ValidationReport
 from .events import FIELDS, KINDS, LedgerEvent, validation_problems
-from .parse import ARROW_SCHEMA, Parsed, parse_bytes
+from .parse import ARROW_SCHEMA, POOL, Parsed, compact, parse_bytes, parse_file
+from .payloads import TEXT, PayloadArray, parse_payload, payload_text
 
 Errors = Literal["raise", "skip"]
 PayloadMode = Literal["dict", "flat", "none"]
@@ -181,20 +186,22 @@ def read_one(path: Path, shown: str, *, with_payload: bool) -> Parsed:
         rows = [e.model_dump() for e in events]
         table = pa.Table.from_pylist([{k: r[k] for k in ARROW_SCHEMA.names} for r in rows],
                                      schema=ARROW_SCHEMA)
-        return Parsed(table, [r["payload"] for r in rows] if with_payload else None, problems)
+        texts = _texts([payload_text(r["payload"]) for r in rows]) if with_payload else None
+        return Parsed(table, texts, problems)
     if path.suffix == ".parquet":
         return _read_parquet(path, with_payload)
     try:
-        data = path.read_bytes()
+        return parse_file(path, shown, with_payload=with_payload)
     except OSError as exc:
-        return Parsed(ARROW_SCHEMA.empty_table(), [] if with_payload else None,
+        return Parsed(ARROW_SCHEMA.empty_table(), _texts([]) if with_payload else None,
                       [Problem("unreadable", f"cannot read the file: {exc.strerror}", shown)])
-    return parse_bytes(data, shown, with_payload=with_payload)
+
+
+def _texts(texts: list[str]) -> pa.ChunkedArray:
+    return pa.chunked_array([pa.array(texts, type=TEXT)], type=TEXT)
 
 
 def _read_parquet(path: Path, with_payload: bool) -> Parsed:
-    import json
-
     import pyarrow.parquet as pq
 
     table = pq.read_table(path)
@@ -202,13 +209,14 @@ def _read_parquet(path: Path, with_payload: bool) -> Parsed:
                       if name in table.column_names else pa.nulls(table.num_rows, type_)
                       for name, type_ in zip(ARROW_SCHEMA.names, ARROW_SCHEMA.types,
                                              strict=True)})
-    payloads = None
+    texts = None
     if with_payload:
         if "payload" in table.column_names:
-            payloads = [json.loads(t) if t else {} for t in table.column("payload").to_pylist()]
+            raw = table.column("payload").cast(TEXT)
+            texts = pc.if_else(pc.or_kleene(pc.is_null(raw), pc.equal(raw, "")), "{}", raw)
         else:
-            payloads = [{} for _ in range(table.num_rows)]
-    return Parsed(fixed, payloads)
+            texts = _texts(["{}"] * table.num_rows)
+    return Parsed(fixed, texts)
 
 
 # -- the frame -----------------------------------------------------------------------------
@@ -221,13 +229,21 @@ def _types(t: pa.DataType) -> Any:
 
 
 def build_frame(parts: Sequence[Parsed], payload: PayloadMode = "dict") -> pd.DataFrame:
-    """One typed frame from parsed files (see the module docstring for the columns)."""
+    """One typed frame from parsed files (see the module docstring for the columns).
+
+    The parts' tables are released as they are used (the frame takes their place), so
+    reading holds the data once, not twice; do not use `parts` afterwards.
+    """
     tables = [p.table for p in parts if p.table.num_rows] or [ARROW_SCHEMA.empty_table()]
-    table = pa.concat_tables(tables).drop_columns(["v"])
-    for name in CATEGORIES:
-        index = table.schema.get_field_index(name)
-        table = table.set_column(index, name, pc.dictionary_encode(table.column(name)))
-    frame = table.to_pandas(types_mapper=_types, split_blocks=True, self_destruct=True)
+    texts = [c for p in parts if p.texts is not None for c in p.texts.chunks]
+    for part in parts:
+        part.table = ARROW_SCHEMA.empty_table()
+        part.texts = None
+    table = pa.concat_tables([compact(t) for t in tables]).drop_columns(["v"])
+    del tables
+    frame = table.to_pandas(types_mapper=_types, split_blocks=True, self_destruct=True,
+                            memory_pool=POOL)
+    del table
     for name in CATEGORIES:
         values = frame[name].astype("category") if frame[name].dtype != "category" else frame[
             name]
@@ -237,10 +253,10 @@ def build_frame(parts: Sequence[Parsed], payload: PayloadMode = "dict") -> pd.Da
             frame[name] = values.cat.set_categories(sorted(values.cat.categories))
     frame = frame[[c for c in COLUMNS if c != "payload"]]
     if payload == "dict":
-        frame["payload"] = pd.Series(
-            [d for p in parts for d in (p.payloads or [])], index=frame.index, dtype=object)
+        frame["payload"] = pd.Series(PayloadArray(pa.chunked_array(texts, type=TEXT)),
+                                     index=frame.index)
     elif payload == "flat":
-        dicts = [d for p in parts for d in (p.payloads or [])]
+        dicts = [parse_payload(t) for c in texts for t in c.to_pylist()]
         flat = pd.json_normalize(dicts, sep=".") if dicts else pd.DataFrame(index=frame.index)
         flat.index = frame.index
         flat.columns = [f"payload.{c}" for c in flat.columns]
@@ -308,21 +324,28 @@ def to_parquet(frame: pd.DataFrame, path: Path | str) -> Path:
     so DuckDB or Spark read it as is (see docs/ledger.md for a DuckDB query).
     `read_ledger` reads the file back into the same frame.
     """
-    import json
-
     import pyarrow.parquet as pq
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     out = frame[[c for c in COLUMNS if c in frame.columns and c != "payload"]].copy()
     out.attrs = {}  # problems are not data; Arrow would try to store them as JSON
-    if "payload" in frame.columns:
-        out["payload"] = pd.array(
-            [json.dumps(p, ensure_ascii=False, separators=(",", ":"), default=str)
-             for p in frame["payload"]], dtype="string[pyarrow]")
     table = pa.Table.from_pandas(out, preserve_index=False)
+    if "payload" in frame.columns:
+        table = table.append_column(pa.field("payload", TEXT), payload_texts_of(
+            frame["payload"]))
     pq.write_table(table, path)
     return path
+
+
+def payload_texts_of(column: pd.Series) -> pa.ChunkedArray:
+    """The JSON texts of a ``payload`` column (as stored: no parsing when it is a
+    `PayloadArray`; dicts are written as compact JSON, anything else as ``{}``)."""
+    values = column.array
+    if isinstance(values, PayloadArray):
+        texts = values.texts
+        return pc.if_else(pc.is_null(texts), "{}", texts) if texts.null_count else texts
+    return _texts([payload_text(p) for p in column])
 
 
 def import_speckit_runs(path: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],

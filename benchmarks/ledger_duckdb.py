@@ -1,0 +1,123 @@
+"""Benchmark the analyses on a history bigger than memory: 10 million events in Parquet.
+
+    python benchmarks/ledger_duckdb.py             # 10,000,000 events
+    python benchmarks/ledger_duckdb.py 2000000     # fewer
+
+Makes the events in a temporary folder (never committed), with a fixed seed: the
+100,000-event ledger of ``make_ledgers.py`` written again and again with its runs
+renamed and its clock moved one day per copy, to a Parquet folder partitioned by
+date (`crewbook.ledger.parquet.write_table`), showing progress. Then, in a fresh process,
+runs `run_outcomes`, `usage_by_role`, `rework` and `verdict_funnel` on the folder
+through DuckDB (`LedgerFolder`) and prints the time and the peak RSS (target < 4 GB).
+The peer, measured in the same run: the same four analyses in pandas on a sample of
+1,000,000 events (`read_ledger` of 10 copies), time and memory scaled to the full
+size, with the machine's load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from crewbook.ledger.parquet import ledger_table, write_table
+from crewbook.ledger.reader import read_ledger
+
+sys.path.insert(0, str(Path(__file__).parent))
+from make_ledgers import ledger_path
+
+SAMPLE = 100_000
+DAY_US = 86_400 * 1_000_000
+
+RUN = """
+import re, sys, time
+from pathlib import Path
+import duckdb, pandas, pyarrow
+from crewbook.ledger import (LedgerFolder, read_ledger, rework, run_outcomes,
+                             usage_by_role, verdict_funnel)
+
+def high_water():
+    return int(re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text())[1]) * 1024
+
+folder = Path(sys.argv[1])
+base = high_water()
+start = time.perf_counter()
+if sys.argv[2] == "duckdb":
+    data = LedgerFolder(folder)
+else:
+    files = sorted(folder.rglob("*.parquet"))
+    data = read_ledger(files)
+shapes = [f(data).shape for f in (run_outcomes, usage_by_role, rework, verdict_funnel)]
+took = time.perf_counter() - start
+events = len(data)
+print(took, high_water(), high_water() - base, events, shapes)
+"""
+
+
+def make_folder(folder: Path, events: int) -> int:
+    """Write about `events` events to `folder` (streamed: one file per day); the number."""
+    frame = read_ledger(ledger_path(SAMPLE))
+    table = ledger_table(frame)
+    del frame
+    copies = max(1, round(events / table.num_rows))
+    ts_us = pc.cast(table.column("ts"), pa.timestamp("us", tz="UTC"))
+    start = time.perf_counter()
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for k in range(copies):
+            runs = pc.binary_join_element_wise(table.column("run"), f"c{k:04d}", "-")
+            shifted = pc.add(ts_us, pa.scalar(k * DAY_US, pa.duration("us")))
+            copy = table.set_column(0, "run", runs).set_column(
+                2, "ts", pc.cast(shifted, pa.timestamp("ns", tz="UTC")))
+            yield from copy.to_batches()
+            if (k + 1) % max(1, copies // 20) == 0 or k + 1 == copies:
+                print(f"\r  writing: {(k + 1) * table.num_rows:>12,} events "
+                      f"({(k + 1) / copies:4.0%}, {time.perf_counter() - start:5.1f} s)",
+                      end="", flush=True)
+
+    write_table(batches(), folder, "events")
+    print()
+    return int(copies * table.num_rows)
+def measure(folder: Path, how: str) -> tuple[float, int, int, int]:
+    """(seconds, peak RSS, peak RSS growth, events) of the four analyses, fresh process."""
+    out = subprocess.run([sys.executable, "-c", RUN, str(folder), how], check=True,
+                         capture_output=True, text=True).stdout.splitlines()[-1].split(
+        maxsplit=4)
+    return float(out[0]), int(out[1]), int(out[2]), int(out[3])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("events", nargs="?", type=int, default=10_000_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "history"
+        written = make_folder(folder, args.events)
+        files = len(list(folder.rglob("*.parquet")))
+        print(f"{written:,} events in {files:,} Parquet files; load average "
+              f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+        took, peak, _, events = measure(folder, "duckdb")
+        print(f"  DuckDB on the folder ({events:,} events): {took:.1f} s, peak RSS "
+              f"{peak / 2**30:.2f} GiB")
+        make_folder(Path(tmp) / "sample", min(args.events, 1_000_000))  # the peer's sample
+        p_took, p_peak, p_growth, p_events = measure(Path(tmp) / "sample", "pandas")
+        scale = events / p_events
+        print(f"  pandas on a sample of {p_events:,} events (peer): {p_took:.1f} s, peak RSS "
+              f"{p_peak / 2**30:.2f} GiB; scaled to {events:,}: {p_took * scale:.0f} s, "
+              f"{(p_peak - p_growth + p_growth * scale) / 2**30:.1f} GiB")
+        print(f"  ratio: DuckDB takes {took / (p_took * scale):.2f}x the (scaled) pandas time")
+        met = "met" if peak < 4 * 2**30 else "missed"
+        print(f"target: {events:,} events analysed in under 4 GB of memory: {met} "
+              f"({peak / 2**30:.2f} GiB; load average {os.getloadavg()[0]:.2f})")
+
+
+if __name__ == "__main__":
+    main()

@@ -103,7 +103,9 @@ def _selected(session: pytest.Session) -> list[str]:
 def results(request: pytest.FixtureRequest, browser: Any, lab: str,
             screenshots: Path) -> Iterator[dict[str, Result]]:
     """Every notebook opened, checked as saved, run and checked again, `TABS` at a time."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    # tall: an output taller than the viewport would be screenshot through the scrolled
+    # notebook, with the page's chrome over it
+    context = browser.new_context(viewport={"width": 1280, "height": 2000})
     done: dict[str, Result] = {}
     waiting = _selected(request.session)
     running: list[tuple[Any, Result, float]] = []

@@ -26,8 +26,11 @@ ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path(os.environ.get("CREWBOOK_CHROMIUM", "/usr/bin/chromium"))
 SCREENSHOTS = Path(__file__).parent / "screenshots"
 #: JupyterLab settings for the test: every cell rendered (no windowing, so every output
-#: is in the page), no news pop-up.
+#: is in the page), no news pop-up, no autosave (a notebook run by one test must stay as
+#: saved for the next: autosave would write the live kernel's widget ids over the saved
+#: widget state).
 SETTINGS = {
+    "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {
         "windowingMode": "none", "autoStartDefaultKernel": True},
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false"},

@@ -177,6 +177,7 @@ def test_a_trusted_notebook_shows_its_saved_widgets_before_anything_runs(
     it, not ``<LedgerExplorer 6,120 events …>``; scripts/run_notebook.py saves the state.
     No cell is run: the kernel starts, but holds no widget."""
     trust(lab, name)
+    page.set_viewport_size({"width": 1280, "height": 2000})  # tall widgets screenshot whole
     open_notebook(page, lab, name)
     check = (f"() => {{ const w = ({WIDGET_OUTPUTS})(); "
              "return w.outputs > 0 && w.shown === w.outputs; }")

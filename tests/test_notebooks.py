@@ -73,4 +73,28 @@ def test_cells_have_ids_and_no_timestamps(path: Path) -> None:
     assert None not in ids
     assert len(set(ids)) == len(ids)
     assert not any("execution" in cell.get("metadata", {}) for cell in nb["cells"])
-    assert "widgets" not in nb["metadata"], "no saved widget state"
+
+
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+STABLE_ID = re.compile(r"00000000-0000-4000-8000-\d{12}")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_widgets_are_saved_with_the_notebook(path: Path) -> None:
+    """A reader who opens a notebook without running it sees its widgets: every widget
+    output's model is in the saved state, with stable ids (scripts/run_notebook.py), and
+    the state holds no model that no output shows (nothing random, nothing left over)."""
+    nb = load(path)
+    views = [out["data"][WIDGET_VIEW]["model_id"] for _, cell in code_cells(path)
+             for out in cell.get("outputs", []) if WIDGET_VIEW in out.get("data", {})]
+    if not views:
+        assert "widgets" not in nb["metadata"], "widget state but no widget output"
+        return
+    state = nb["metadata"]["widgets"][WIDGET_STATE]["state"]
+    missing = [v for v in views if v not in state]
+    assert missing == [], "widget outputs whose model is not saved: re-run scripts/run_notebook.py"
+    assert all(STABLE_ID.fullmatch(k) for k in state), "random model ids: use run_notebook.py"
+    text = json.dumps(state)
+    referenced = set(views) | set(re.findall(r"IPY_MODEL_([0-9a-f-]{36})", text))
+    assert set(state) == referenced, "models no output shows"

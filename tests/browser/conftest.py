@@ -2,7 +2,8 @@
 Debian's chromium driven by the playwright package (no browser download).
 
 Skipped, with the reason, only when chromium or playwright is missing. Screenshots go
-to ``tests/browser/screenshots/`` (git-ignored).
+to ``tests/browser/screenshots/`` (git-ignored; CI uploads the folder as an artifact),
+one subfolder per notebook.
 """
 
 from __future__ import annotations
@@ -25,8 +26,11 @@ ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path(os.environ.get("CREWBOOK_CHROMIUM", "/usr/bin/chromium"))
 SCREENSHOTS = Path(__file__).parent / "screenshots"
 #: JupyterLab settings for the test: every cell rendered (no windowing, so every output
-#: is in the page), no news pop-up.
+#: is in the page), no news pop-up, no autosave (a notebook run by one test must stay as
+#: saved for the next: autosave would write the live kernel's widget ids over the saved
+#: widget state).
 SETTINGS = {
+    "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {
         "windowingMode": "none", "autoStartDefaultKernel": True},
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false"},
@@ -50,6 +54,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(pytest.mark.skip(reason=reason))
 
 
+#: Each running lab's URL → its notebooks folder and environment (for `trust`).
+_LABS: dict[str, tuple[Path, dict[str, str]]] = {}
+
+
+def trust(lab: str, name: str) -> None:
+    """Sign notebook `name` of the lab's copy (`jupyter trust`), as a reader who trusts
+    it would: JupyterLab then renders its widget outputs and unsanitised HTML."""
+    folder, env = _LABS[lab]
+    subprocess.run([sys.executable, "-m", "jupyter", "trust", str(folder / name)], env=env,
+                   check=True, capture_output=True, timeout=60)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -71,20 +87,25 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(values))
     port = _free_port()
+    # a data folder of its own: `trust` signs notebooks there, never in the user's
     env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings),
-           "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces")}
+           "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
+           "JUPYTER_DATA_DIR": str(base / "data")}
     command = [sys.executable, "-m", "jupyterlab", "--ServerApp.ip=127.0.0.1",
                f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
                "--IdentityProvider.token=", "--ServerApp.password=",
                "--ServerApp.open_browser=False", "--ServerApp.disable_check_xsrf=True",
                f"--ServerApp.root_dir={base / 'notebooks'}",
-               "--LabApp.news_url=", "--LabServerApp.workspaces_dir=" + str(base / "workspaces")]
+               "--LabApp.news_url=", "--LabServerApp.workspaces_dir=" + str(base / "workspaces"),
+               # window.jupyterapp: the tests read the widget manager and the kernel status
+               "--LabApp.expose_app_in_browser=True"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")
     log = (base / "lab.log").open("wb")
     server = subprocess.Popen(command, cwd=base / "notebooks", env=env, stdout=log,
                               stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
+    _LABS[url] = (base / "notebooks", env)
     try:
         deadline = time.monotonic() + 90
         while True:
@@ -109,11 +130,12 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         log.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
-    """Debian's chromium, headless, through playwright (`executable_path`). Module scope:
-    playwright's sync API keeps an event loop running until it stops, which would break
-    later tests that run their own (the MCP client)."""
+    """Debian's chromium, headless, through playwright (`executable_path`), started once
+    for tests/browser. Package scope, not session: playwright's sync API keeps an event
+    loop running until it stops, which would break later tests that run their own (the
+    MCP client)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -137,6 +159,17 @@ def page(browser: Any, lab: str) -> Iterator[Any]:
     finally:
         context.close()
         _stop_sessions(lab)
+
+
+def stop_session(lab: str, path: str) -> None:
+    """Shut down the kernel of notebook `path` (relative to the server's root), if any."""
+    with urllib.request.urlopen(f"{lab}/api/sessions", timeout=10) as answer:
+        sessions = json.load(answer)
+    for session in sessions:
+        if session.get("path") == path:
+            request = urllib.request.Request(f"{lab}/api/sessions/{session['id']}",
+                                             method="DELETE")
+            urllib.request.urlopen(request, timeout=30).close()
 
 
 def _stop_sessions(lab: str) -> None:

@@ -109,3 +109,46 @@ def shoot(page: Any, folder: Path, name: str, selector: str = ".jp-Notebook") ->
         element.screenshot(path=str(path))
         paths.append(path)
     return paths
+
+
+#: JavaScript: the widget outputs of the current notebook (read from its model, through
+#: ``window.jupyterapp``): how many, how many show a widget view (from the kernel or from
+#: the state saved in the notebook), and the text of the others (the text/plain fallback
+#: that an untrusted notebook shows, "Loading widget…", an error).
+WIDGET_OUTPUTS = """() => {
+  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  if (!panel || !panel.content || !panel.content.widgets) {
+    return {outputs: 0, shown: 0, not_shown: ['no notebook in the main area']};
+  }
+  let outputs = 0, shown = 0;
+  const not_shown = [];
+  for (const cell of panel.content.widgets) {
+    if (cell.model.type !== 'code') continue;
+    const model = cell.model.outputs;
+    const nodes = [...cell.node.querySelectorAll(
+      '.jp-Cell-outputArea > .jp-OutputArea-child > .jp-OutputArea-output')];
+    for (let i = 0; i < model.length; i++) {
+      if (!('application/vnd.jupyter.widget-view+json' in model.get(i).data)) continue;
+      outputs++;
+      const node = nodes[i];
+      if (node && node.querySelector('.jupyter-widgets')) shown++;
+      else not_shown.push(node ? node.textContent.trim().slice(0, 120) : 'no output node');
+    }
+  }
+  return {outputs, shown, not_shown};
+}"""
+
+
+
+def start_run_all(page: Any) -> None:
+    """Clear every output and click Run All Cells without waiting for the end (see
+    `run_all`, and `ran` to poll)."""
+    menu(page, "Edit", "Clear Outputs of All Cells")
+    page.wait_for_function("""() => [...document.querySelectorAll(
+        '.jp-CodeCell .jp-InputPrompt')].every(p => !/\\d/.test(p.textContent))""")
+    menu(page, "Run", "Run All Cells")
+
+
+def ran(page: Any) -> bool:
+    """Whether every code cell of the page's notebook has run and its images loaded."""
+    return bool(page.evaluate(ALL_RAN)) and bool(page.evaluate(IMAGES_LOADED))

@@ -100,6 +100,11 @@ State = TypeVar("State")
 Report = TypeVar("Report")
 
 
+#: A reached cap, as a CSS badge (the ⛔ emoji is an empty box in Debian's default fonts).
+_REACHED = ("<span style='background:#c62828;color:#fff;border-radius:3px;padding:0 4px;"
+            "font-size:85%'>reached</span>")
+
+
 class RouteSource(Protocol):
     """Role → the route its contract carries (`crewbook.routing.router.Router` is the one
     crewbook gives every loop)."""
@@ -327,7 +332,7 @@ class Status:
         caps = "".join(
             f"<tr><td>{html.escape(c.name)}</td><td>{c.used}</td>"
             f"<td>{'∞' if c.limit is None else c.limit}</td>"
-            f"<td>{'⛔' if c.reached else ''}</td></tr>" for c in self.caps
+            f"<td>{_REACHED if c.reached else ''}</td></tr>" for c in self.caps
         )
         path = " → ".join(html.escape(p) for p in self.path)
         return (

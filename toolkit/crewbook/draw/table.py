@@ -105,9 +105,13 @@ class Readable:
         # prose (a long text somewhere in the column) wraps; everything else stays on one
         # line, so that ids like run-0001 or model names never break at a hyphen
         prose = {c for c in cells.columns if len(cells) and cells[c].str.len().max() > PROSE}
-        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cells.columns)
+        # headers sit over their cells (JupyterLab right-aligns every header otherwise)
+        head = "".join(
+            f"<th style='text-align:{'right' if c in numeric else 'left'}'>"
+            f"{html.escape(str(c))}</th>" for c in cells.columns)
         if self.index:
-            head = f"<th>{html.escape(str(self.frame.index.name or ''))}</th>" + head
+            head = (f"<th style='text-align:left'>"
+                    f"{html.escape(str(self.frame.index.name or ''))}</th>" + head)
         rows = []
         for label, row in zip(cells.index, cells.itertuples(index=False), strict=True):
             tds = "".join(
@@ -117,7 +121,7 @@ class Readable:
                 + f"{html.escape(v)}</td>"
                 for c, v in zip(cells.columns, row, strict=True))
             if self.index:
-                tds = f"<th>{html.escape(str(label))}</th>" + tds
+                tds = f"<th style='text-align:left'>{html.escape(str(label))}</th>" + tds
             rows.append(f"<tr>{tds}</tr>")
         return (f"<table class='dataframe crewbook-readable'><thead><tr>{head}</tr></thead>"
                 f"<tbody>{''.join(rows)}</tbody></table>"

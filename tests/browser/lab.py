@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from crewbook.draw.cards import FIT_HEIGHT
+
 #: JavaScript: True when the kernel is idle and every code cell has run.
 ALL_RAN = """() => {
   const status = document.querySelector('.jp-Notebook-ExecutionIndicator');
@@ -94,10 +96,24 @@ SQUEEZED = """() => [...document.querySelectorAll('.jp-Notebook .crewbook-drawin
               Math.round(img.getBoundingClientRect().width) + 'px')"""
 
 
+#: JavaScript: overviews (a drawing's default display, shrunk to fit the cell) that do
+#: not fit: wider than their cell, taller than `FIT_HEIGHT`, or enlarged past 1:1.
+OVERFLOWING = """() => [...document.querySelectorAll('.jp-Notebook .crewbook-overview img')]
+  .filter(img => img.complete && img.naturalWidth > 0)
+  .filter(img => { const r = img.getBoundingClientRect();
+                   const cell = img.closest('.jp-OutputArea-output') || img.parentElement;
+                   return r.width > cell.getBoundingClientRect().width + 1 || r.height > FIT + 1
+                          || r.width > img.naturalWidth + 1; })
+  .map(img => Math.round(img.getBoundingClientRect().width) + 'x' +
+              Math.round(img.getBoundingClientRect().height) + 'px shown')
+""".replace("FIT", str(FIT_HEIGHT))
+
+
 def problems(page: Any) -> dict[str, list[str]]:
-    """Broken images, drawings squeezed below 1:1, and error outputs on the page."""
+    """Broken images, 1:1 drawings squeezed, overviews that do not fit, error outputs."""
     return {"broken images": page.evaluate(BROKEN_IMAGES), "errors": page.evaluate(ERRORS),
-            "squeezed drawings": page.evaluate(SQUEEZED)}
+            "squeezed drawings": page.evaluate(SQUEEZED),
+            "overviews that do not fit": page.evaluate(OVERFLOWING)}
 
 
 def shoot(page: Any, folder: Path, name: str, selector: str = ".jp-Notebook") -> list[Path]:

@@ -23,6 +23,7 @@ from crewbook.errors import (
     SchemaNotFoundError,
     UnsafePathError,
     did_you_mean,
+    error_message,
     problems_html,
 )
 
@@ -143,3 +144,13 @@ def test_html_escapes_every_field() -> None:
     assert problems_html([]) == "<p><b>No problems.</b></p>"
     html = SchemaError("bad <x>", [problem])._repr_html_()
     assert html.startswith("<div><b>SchemaError</b>: bad &lt;x&gt;")
+
+
+@pytest.mark.parametrize(("exc", "expected"), [
+    (LedgerError("line 3: bad json"), "line 3: bad json"),   # ours: the message alone
+    (RuntimeError("styler broke"), "styler broke (RuntimeError)"),  # a bug: named after
+    (KeyError("x"), "x (KeyError)"),                          # no quotes around the key
+    (ValueError(), "ValueError"),                             # nothing else to say
+])
+def test_error_message_puts_the_message_first(exc: BaseException, expected: str) -> None:
+    assert error_message(exc) == expected

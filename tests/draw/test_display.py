@@ -86,7 +86,7 @@ def test_without_dot_a_card_with_hints_and_source(no_dot: None, lite: crewbook.S
 def test_a_failing_model_shows_its_error_and_the_table() -> None:
     bundle = Thing(model=False)._repr_mimebundle_()
     assert "image/svg+xml" not in bundle
-    assert "No drawing</b>: KeyError: &quot;no such artifact &#x27;x&#x27;&quot;" in (
+    assert "No drawing</b>: no such artifact &#x27;x&#x27; (KeyError)" in (
         bundle["text/html"])
     assert "<table class='thing'>" in bundle["text/html"]
 
@@ -94,7 +94,7 @@ def test_a_failing_model_shows_its_error_and_the_table() -> None:
 def test_a_failing_table_and_repr_do_not_raise(no_dot: None) -> None:
     bundle = Thing(html=False, text=False)._repr_mimebundle_()
     assert bundle["text/plain"] == "<Thing object>"
-    assert "(no table: RuntimeError: table broke)" in bundle["text/html"]
+    assert "(no table: table broke (RuntimeError))" in bundle["text/html"]
     assert "digraph &quot;tiny&quot;" in bundle["text/html"]
 
 
@@ -104,7 +104,7 @@ def test_a_failing_dot_shows_its_message(tmp_path: Path) -> None:
     fake.chmod(0o755)
     options.dot_program = str(fake)
     html = Thing()._repr_mimebundle_()["text/html"]
-    assert "DotError: dot failed (exit 1): Error: out of memory" in html
+    assert "No drawing</b>: dot failed (exit 1): Error: out of memory</p>" in html
     assert "<details>" in html
 
 

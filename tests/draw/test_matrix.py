@@ -94,7 +94,7 @@ def test_matrix_display_never_raises(frame: pd.DataFrame, monkeypatch: pytest.Mo
 
     monkeypatch.setattr("crewbook.draw.matrix.heatmap_html", broken)
     html = Matrix(frame)._repr_html_()
-    assert "(no heatmap: RuntimeError: styler broke)" in html
+    assert "(no heatmap: styler broke (RuntimeError))" in html
     assert "| deep" in html
 
 

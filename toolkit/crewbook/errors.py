@@ -249,3 +249,15 @@ class LoopRefused(CrewbookError, RuntimeError):
     def __init__(self, message: str, code: str = "refused") -> None:
         super().__init__(message)
         self.code = code
+
+
+def error_message(exc: BaseException) -> str:
+    """What a user reads of `exc` in a display: its message first; the class name only
+    in parentheses after an error crewbook did not raise (a bug to report), or alone
+    when there is no message."""
+    text = str(getattr(exc, "message", None) or exc).strip()
+    if isinstance(exc, CrewbookError):
+        return text or type(exc).__name__
+    if isinstance(exc, KeyError) and len(exc.args) == 1:  # str() would quote the key
+        text = str(exc.args[0])
+    return f"{text} ({type(exc).__name__})" if text else type(exc).__name__

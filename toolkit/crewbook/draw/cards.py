@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
-from ..errors import DotNotFoundError
+from ..errors import DotNotFoundError, error_message
 from .render import INSTALL_HINTS
 from .settings import options
 
@@ -141,8 +141,7 @@ def fallback_card(dot_text: str | None, error: BaseException | None = None) -> s
                f"</code> program was not found on PATH. Install it ({hints}) and run the cell "
                "again; meanwhile, here is the DOT source (paste it into any Graphviz viewer).</p>")
     else:
-        why = (f"<p><b>No drawing</b>: {html.escape(type(error).__name__)}: "
-               f"{html.escape(str(error))}</p>")
+        why = f"<p><b>No drawing</b>: {html.escape(error_message(error))}</p>"
     source = ""
     if dot_text is not None:
         source = (f"<details><summary>DOT source ({dot_text.count(chr(10))} lines)</summary>"

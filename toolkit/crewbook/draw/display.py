@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, error_message
 from .cards import (
     BOX_STYLE,
     WIDE,
@@ -130,7 +130,7 @@ def mimebundle(obj: object, model_of: Any, html_of: Any) -> dict[str, str]:
     try:
         body = html_of() if html_of is not None else ""
     except Exception as exc:
-        body = f"<p>(no table: {html.escape(type(exc).__name__)}: {html.escape(str(exc))})</p>"
+        body = f"<p>(no table: {html.escape(error_message(exc))})</p>"
     bundle["text/html"] = f"<div class='crewbook-display'>{drawing}{body}</div>"
     if svg is not None:
         bundle["image/svg+xml"] = svg

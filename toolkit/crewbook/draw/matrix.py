@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..errors import error_message
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -237,5 +239,5 @@ class Matrix:
         try:
             return self.to_html()
         except Exception as exc:  # a display must never raise
-            return (f"<p>(no heatmap: {html.escape(type(exc).__name__)}: "
-                    f"{html.escape(str(exc))})</p><pre>{html.escape(self.to_markdown())}</pre>")
+            return (f"<p>(no heatmap: {html.escape(error_message(exc))})</p>"
+                    f"<pre>{html.escape(self.to_markdown())}</pre>")

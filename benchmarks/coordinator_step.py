@@ -179,12 +179,15 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         ledger_file = Path(tmp) / "bench.jsonl"
-        peer = rate(transitions_runner(), args.runs)
+        cpu: dict[str, float] = {}
+        peer = rate(transitions_runner(), args.runs, cpu=cpu, name="peer")
         results = {
             "crewbook, ledger file": rate(
-                crewbook_runner(lambda: Ledger(ledger_file, run="bench")), args.runs),
+                crewbook_runner(lambda: Ledger(ledger_file, run="bench")), args.runs,
+                cpu=cpu, name="ledger file"),
             "crewbook, memory ledger": rate(crewbook_runner(MemoryLedger), args.runs),
-            "crewbook, no ledger": rate(crewbook_runner(NullSink), args.runs),
+            "crewbook, no ledger": rate(crewbook_runner(NullSink), args.runs, cpu=cpu,
+                                        name="no ledger"),
         }
     print(f"coordinator tasks/s through a full path with one send-back ({ACTS} acts per task; "
           f"{args.runs} tasks, median of 5)")
@@ -193,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name:<26}{value:>10,.0f} tasks/s {value * ACTS:>10,.0f} acts/s   "
               f"{value / peer:5.2f}x transitions")
     print_loop_targets("coordinator tasks/s", results["crewbook, ledger file"],
-                       results["crewbook, no ledger"], peer)
+                       results["crewbook, no ledger"], peer, cpu)
     return 0
 
 

@@ -176,17 +176,20 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         root = make_project(folder, args.stories)
-        peer = rate(transitions_runner(args.stories), args.stories)
+        cpu: dict[str, float] = {}
+        peer = rate(transitions_runner(args.stories), args.stories, cpu=cpu, name="peer")
         results = {
             "crewbook, ledger file": rate(crewbook_runner(
-                root, args.stories, lambda n: Ledger(folder / f"bench-{n}.jsonl")), args.stories),
+                root, args.stories, lambda n: Ledger(folder / f"bench-{n}.jsonl")), args.stories,
+                cpu=cpu, name="ledger file"),
             "crewbook, no ledger": rate(crewbook_runner(
-                root, args.stories, lambda n: NullSink()), args.stories),
+                root, args.stories, lambda n: NullSink()), args.stories, cpu=cpu,
+                name="no ledger"),
         }
     print_vs_peer(f"accepted crew acts/s ({args.stories} stories x {len(SCRIPT)} acts, "
                   "median of 5)", peer, results)
     print_loop_targets("crew acts/s", results["crewbook, ledger file"],
-                       results["crewbook, no ledger"], peer)
+                       results["crewbook, no ledger"], peer, cpu)
     ours, bare = bar_overhead(args.commands)
     ratio = ours / bare
     print()

@@ -13,8 +13,12 @@ The peer is an equivalent `transitions.Machine`: coordinator and agent states, o
 trigger per move or report, guard conditions for the same rules crewbook checks on
 this path (only the role at work reports, only QA and the reviewer judge, finalising
 needs QA's pass and the reviewer's approval on the exact version that ships), and the
-same facts kept (versions, verdicts, launches). crewbook also builds every contract,
-the status caps, the PR description and the ledger events.
+same facts kept (versions, verdicts, launches). crewbook also writes the PR description
+and the ledger events. Like for like: each task ends with a check that it reached the pull
+request, the outcome read from the loop's state (`loop.view.outcome`) as the peer reads
+its ``state``; the full `status()` view (caps, counters) is not built per task, and
+neither are the contracts `report` returns, which are built only when read (nobody reads
+them here, as nobody reads the peer's).
 
 Run: ``python benchmarks/coordinator_step.py [--runs 300]`` (needs ``pip install
 transitions``). Prints tasks/s and acts/s for each and the ratio to the peer.
@@ -68,7 +72,9 @@ def crewbook_runner(sink: Callable[[], Any]) -> Callable[[int], int]:
             loop = CoordinatorLoop(task, ledger=ledger, run="bench", clock=ManualClock())
             for report in steps:
                 loop.report(report)
-            assert loop.status().finished_reason == "pull_request"
+            outcome = loop.view.outcome  # the peer's check: `m.state == "pull_request"`
+            assert outcome is not None
+            assert outcome.kind == "pull_request"
         close = getattr(ledger, "close", None)
         if close is not None:
             close()
@@ -173,12 +179,15 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         ledger_file = Path(tmp) / "bench.jsonl"
-        peer = rate(transitions_runner(), args.runs)
+        cpu: dict[str, float] = {}
+        peer = rate(transitions_runner(), args.runs, cpu=cpu, name="peer")
         results = {
             "crewbook, ledger file": rate(
-                crewbook_runner(lambda: Ledger(ledger_file, run="bench")), args.runs),
+                crewbook_runner(lambda: Ledger(ledger_file, run="bench")), args.runs,
+                cpu=cpu, name="ledger file"),
             "crewbook, memory ledger": rate(crewbook_runner(MemoryLedger), args.runs),
-            "crewbook, no ledger": rate(crewbook_runner(NullSink), args.runs),
+            "crewbook, no ledger": rate(crewbook_runner(NullSink), args.runs, cpu=cpu,
+                                        name="no ledger"),
         }
     print(f"coordinator tasks/s through a full path with one send-back ({ACTS} acts per task; "
           f"{args.runs} tasks, median of 5)")
@@ -187,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name:<26}{value:>10,.0f} tasks/s {value * ACTS:>10,.0f} acts/s   "
               f"{value / peer:5.2f}x transitions")
     print_loop_targets("coordinator tasks/s", results["crewbook, ledger file"],
-                       results["crewbook, no ledger"], peer)
+                       results["crewbook, no ledger"], peer, cpu)
     return 0
 
 

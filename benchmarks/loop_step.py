@@ -152,17 +152,20 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(tmp)
         path = write_pipeline(folder / "pipe")
         ledger_file = folder / "bench.jsonl"
-        peer = rate(transitions_runner(path), args.runs)
+        cpu: dict[str, float] = {}
+        peer = rate(transitions_runner(path), args.runs, cpu=cpu, name="peer")
         results = {
             "crewbook, ledger file": rate(
-                crewbook_runner(path, lambda: Ledger(ledger_file, run="bench")), args.runs),
+                crewbook_runner(path, lambda: Ledger(ledger_file, run="bench")), args.runs,
+                cpu=cpu, name="ledger file"),
             "crewbook, memory ledger": rate(crewbook_runner(path, MemoryLedger), args.runs),
-            "crewbook, no ledger": rate(crewbook_runner(path, NullSink), args.runs),
+            "crewbook, no ledger": rate(crewbook_runner(path, NullSink), args.runs, cpu=cpu,
+                                        name="no ledger"),
         }
     print_vs_peer(f"accepted reports/s through a {STAGES}-stage pipeline ({args.runs} runs, "
                   "median of 5)", peer, results)
     print_loop_targets("pipeline reports/s", results["crewbook, ledger file"],
-                       results["crewbook, no ledger"], peer)
+                       results["crewbook, no ledger"], peer, cpu)
     if not args.no_coordinator:
         # Issue 7: coordinator tasks per second through a full path, ledger on.
         import coordinator_step

@@ -456,8 +456,11 @@ class Loop(Drawable, ABC, Generic[State, Report]):
             )
         state = copy.deepcopy(self._state) if self.copy_state else self._state
         result = self.transition(state, report)
-        ts = self.clock().isoformat()
-        stamped = [self._stamp(event, ts) for event in result.events]
+        events = result.events
+        # the loop's clock only for events without their own ts (an event's own ts wins,
+        # and engines stamp theirs: reading and formatting the clock again is wasted)
+        ts = self.clock().isoformat() if any("ts" not in e for e in events) else None
+        stamped = [self._stamp(event, ts) for event in events]
         self._settle()
         self._commit(stamped, result.state)
         self._record(stamped)
@@ -552,7 +555,7 @@ class Loop(Drawable, ABC, Generic[State, Report]):
         self.run = new
         self._written = batch
 
-    def _stamp(self, event: Mapping[str, Any], ts: str) -> dict[str, Any]:
+    def _stamp(self, event: Mapping[str, Any], ts: str | None) -> dict[str, Any]:
         stamped = {"loop": self.kind, "ts": ts, **event}  # an event's own ts wins
         if self.run is not None:
             stamped.setdefault("run", self.run)

@@ -234,7 +234,9 @@ class LedgerExplorer(w.VBox):  # type: ignore[misc]
     def show_run(self) -> None:
         """The picked run's timeline and its events (those the filters keep)."""
         run = self.run_list.value
-        if run is None:
+        # no run, or a run the filters no longer keep (a late echo of the run list's old
+        # value from the browser, after the filters emptied it): nothing to draw
+        if run is None or run not in self.run_list.options:
             self.timeline_plot.value = ""
             self.events_view.value = note_html("no events match: no run to show")
             return

@@ -32,6 +32,22 @@ class EventSink(Protocol):
         """Store one event; return what was stored."""
 
 
+def fill(event: Any, run: str, loop: str | None, next_seq: dict[str, int]) -> dict[str, Any]:
+    """A copy of `event` with what a ledger adds: `run` and `loop` when it has none, `ts`
+    now (UTC) when it has none, and the next `seq` of its run (counted in `next_seq`)."""
+    stored = dict(event)
+    key = stored.get("run")
+    if key is None:
+        key = stored["run"] = run
+    if stored.get("loop") is None and loop is not None:
+        stored["loop"] = loop
+    if stored.get("ts") is None:
+        stored["ts"] = utc_now().isoformat()
+    stored["seq"] = next_seq.get(key, 0)
+    next_seq[key] = stored["seq"] + 1
+    return stored
+
+
 class MemoryLedger:
     """An in-memory ledger (a list of event dicts) for loops run without a file.
 
@@ -49,17 +65,7 @@ class MemoryLedger:
 
     def append(self, event: Any) -> dict[str, Any]:
         """Store a copy of `event` with its `run`, `loop`, `ts` and `seq`; return it."""
-        stored = dict(event)
-        run = stored.get("run")
-        if run is None:
-            run = stored["run"] = self.run
-        if stored.get("loop") is None and self.loop is not None:
-            stored["loop"] = self.loop
-        if stored.get("ts") is None:
-            stored["ts"] = utc_now().isoformat()
-        seq = self._next_seq.get(run, 0)
-        self._next_seq[run] = seq + 1
-        stored["seq"] = seq
+        stored = fill(event, self.run, self.loop, self._next_seq)
         self.events.append(stored)
         return stored
 
@@ -133,17 +139,7 @@ class ParquetLedger:
 
     def append(self, event: Any) -> dict[str, Any]:
         """Store a copy of `event` with its `run`, `loop`, `ts` and `seq`; return it."""
-        stored = dict(event)
-        run = stored.get("run")
-        if run is None:
-            run = stored["run"] = self.run
-        if stored.get("loop") is None and self.loop is not None:
-            stored["loop"] = self.loop
-        if stored.get("ts") is None:
-            stored["ts"] = utc_now().isoformat()
-        seq = self._next_seq.get(run, 0)
-        self._next_seq[run] = seq + 1
-        stored["seq"] = seq
+        stored = fill(event, self.run, self.loop, self._next_seq)
         self._buffer.append(stored)
         if len(self._buffer) >= self.batch:
             self.flush()

@@ -39,6 +39,7 @@ from .analyses import (
     rework_finish,
     usage_finish,
 )
+from .parse import ARROW_SCHEMA
 from .payloads import TEXT
 from .reader import CATEGORIES, COLUMNS, Source
 
@@ -47,24 +48,9 @@ if TYPE_CHECKING:
 
 #: The columns of a ledger in Parquet, in order: the frame's columns (`read_ledger`),
 #: categories as strings, `payload` as JSON text. Simulation output uses it too.
-PARQUET_SCHEMA: Final = pa.schema([
-    ("run", pa.string()),
-    ("seq", pa.int64()),
-    ("ts", pa.timestamp("ns", tz="UTC")),
-    ("loop", pa.string()),
-    ("kind", pa.string()),
-    ("role", pa.string()),
-    ("stage", pa.string()),
-    ("verdict", pa.string()),
-    ("attempt", pa.int64()),
-    ("version", pa.int64()),
-    ("summary", pa.string()),
-    ("tokens_in", pa.int64()),
-    ("tokens_out", pa.int64()),
-    ("cost", pa.float64()),
-    ("duration_ms", pa.int64()),
-    ("payload", TEXT),
-])
+PARQUET_SCHEMA: Final = pa.schema(
+    [ARROW_SCHEMA.field(name) for name in COLUMNS if name != "payload"]
+    + [pa.field("payload", TEXT)])
 assert tuple(PARQUET_SCHEMA.names) == COLUMNS  # one schema for the frame and the files
 
 #: The partition folder of events with no clock (null `ts`).

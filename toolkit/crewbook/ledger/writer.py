@@ -183,21 +183,7 @@ class Ledger:
         `LedgerError` lists the problems of every one (keys prefixed ``[i].``) and
         nothing is written. A loop hands it the events of one act.
         """
-        items = list(events)
-        drafts: list[LedgerEvent] = []
-        problems: list[Problem] = []
-        for index, event in enumerate(items):
-            try:
-                drafts.append(self._draft(event))
-            except ValidationError as exc:
-                found = validation_problems(exc, path=str(self.path))
-                if len(items) > 1:
-                    found = [replace(p, key=f"[{index}].{p.key}" if p.key else f"[{index}]")
-                             for p in found]
-                problems.extend(found)
-        if problems:
-            what = "the event is" if len(items) == 1 else "events are"
-            raise LedgerError(f"cannot append to {self.path}: {what} not valid", problems)
+        drafts = cast(list[LedgerEvent], self._checked(list(events)))
         with self._thread_lock, self._lock:
             seqs = self._numbers([d.run for d in drafts])
             stored = [d.model_copy(update={"seq": seq}) for d, seq in zip(drafts, seqs,
@@ -208,6 +194,30 @@ class Ledger:
                 raise self._not_json(exc) from None
             self._write(data, [(e.run, e.seq) for e in stored])
         return stored
+
+    def _checked(self, items: list[Any], settled: list[_Line | None] | None = None
+                 ) -> list[_Line | LedgerEvent]:
+        """Each event of `items` as the model's draft, or as `settled` already has it;
+        every problem of every event in one `LedgerError` (keys prefixed ``[i].``)."""
+        checked: list[_Line | LedgerEvent] = []
+        problems: list[Problem] = []
+        for index, event in enumerate(items):
+            quick = settled[index] if settled is not None else None
+            if quick is not None:
+                checked.append(quick)
+                continue
+            try:  # what the quick rules cannot settle: the model decides (and explains)
+                checked.append(self._draft(event))
+            except ValidationError as exc:
+                found = validation_problems(exc, path=str(self.path))
+                if len(items) > 1:
+                    found = [replace(p, key=f"[{index}].{p.key}" if p.key else f"[{index}]")
+                             for p in found]
+                problems.extend(found)
+        if problems:
+            what = "the event is" if len(items) == 1 else "events are"
+            raise LedgerError(f"cannot append to {self.path}: {what} not valid", problems)
+        return checked
 
     def append_batch(self, events: Iterable[Mapping[str, Any]]) -> int:
         """Store engine-built events (dicts) as whole lines under one lock and one write;
@@ -235,24 +245,7 @@ class Ledger:
                 self._write(data, [(line.run, seq)
                                    for line, seq in zip(settled, seqs, strict=True)])
             return len(settled)
-        lines: list[_Line | LedgerEvent] = []
-        problems: list[Problem] = []
-        for index, event in enumerate(items):
-            quick = fast[index]
-            if quick is not None:
-                lines.append(quick)
-                continue
-            try:  # what the quick rules cannot settle: the model decides (and explains)
-                lines.append(self._draft(event))
-            except ValidationError as exc:
-                found = validation_problems(exc, path=str(self.path))
-                if len(items) > 1:
-                    found = [replace(p, key=f"[{index}].{p.key}" if p.key else f"[{index}]")
-                             for p in found]
-                problems.extend(found)
-        if problems:
-            what = "the event is" if len(items) == 1 else "events are"
-            raise LedgerError(f"cannot append to {self.path}: {what} not valid", problems)
+        lines = self._checked(items, fast)
         with self._thread_lock, self._lock:
             seqs = self._numbers([item.run for item in lines])
             parts: list[bytes] = []

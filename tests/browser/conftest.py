@@ -136,8 +136,10 @@ def browser() -> Iterator[Any]:
     for tests/browser. Package scope, not session: playwright's sync API keeps an event
     loop running until it stops, which would break later tests that run their own (the
     MCP client)."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # a kernel on a loaded 2-core CI machine may take more than expect's 5 s to answer
+    expect.set_options(timeout=60_000)
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
                                      args=["--no-sandbox", "--disable-gpu",

@@ -63,7 +63,7 @@ class Story:
     title: str
     tasks: tuple[TaskItem, ...]
 
-    @property
+    @cached_property
     def checked(self) -> bool:
         """Every box checked (and at least one box)."""
         return bool(self.tasks) and all(t.done for t in self.tasks)

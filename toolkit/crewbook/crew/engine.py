@@ -20,16 +20,23 @@ the story, then the cascade moves on by scope:
 Every accepted report is one act; at ``max_rounds`` acts the loop finishes with
 ``rounds_exhausted`` (``0`` = unlimited, as for ``max_epics``).
 
+The engine steps a plain working state (`crewbook.crew.working`): an act checks the
+report, looks at the tasks file once (a stat; re-read only when it changed), builds its
+events and changes, commits them, and only then takes them. The `CrewState` that
+``state``, ``view``, snapshots and the state file show is made from it when asked.
+
 The autonomous loop (D6) is in `crewbook.autonomous`.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from datetime import UTC, datetime
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, Final
 
 from ..artifacts.project import Project
 from ..core.loop import (
@@ -200,9 +207,10 @@ class CrewLoop(Loop[CrewState, CrewReport]):
         """`Loop.report` on the working state: the act's events and changes are made
         (a refusal raises before anything changed), committed (the ledger, and the state
         file with a store), and only then taken."""
-        done = self._retried(report)
-        if done is not None:
-            return done
+        if isinstance(report, CrewReport) and report.act is not None:
+            done = self._retried(report)
+            if done is not None:
+                return done
         w = self._work
         if w.finished_reason is not None:
             raise LoopRefused(
@@ -217,11 +225,13 @@ class CrewLoop(Loop[CrewState, CrewReport]):
             view = w.state(up, rec, covered)
             self._store.commit(self.ledger, events, view)
         self._record(events)
-        self._take(up, rec, covered, view)
+        w.apply(up, rec, covered)  # as `_take`, inline: the path of every act
+        self._view = view
+        self._rev += 1
         self._acts += 1
         if w.epic_axis is not None and w.epic and not self.backlog.epic(w.epic).exists:
             self.backlog.promote(w.epic_axis, w.epic)
-        if self.bar_due():
+        if self.run_bar and w.expected == "qa" and self.bar_due():
             self.measure_bar()
         return self.next_contract()
 
@@ -313,7 +323,8 @@ class CrewLoop(Loop[CrewState, CrewReport]):
         if role == "qa" and verdict == "go" and self.run_bar:
             self._check_bar(w)
         act = w.acts + 1
-        ts = self.clock().isoformat()
+        clock = self.clock
+        ts = now_text() if clock is utc_now else clock().isoformat()
         epic = self.backlog.epic(w.epic) if w.epic else None  # the act's one look at the file
         story = epic.story(w.story) if epic is not None else None
         task = story.next_task if story is not None else None
@@ -327,12 +338,13 @@ class CrewLoop(Loop[CrewState, CrewReport]):
                         "task": task.id if task is not None else None,
                         "data": dict(payload) if payload else {}},
         }
-        for key in MEASURES:
-            value = getattr(report, key)
-            if value is not None:
-                event[key] = value
+        measures = _MEASURES_OF(report)
+        if measures != _NO_MEASURES:
+            for key, value in zip(MEASURES, measures, strict=True):
+                if value is not None:
+                    event[key] = value
         events = [event]
-        rec = Rec(act, ts, role, verdict, summary, w.epic, w.story)
+        rec = Rec.new(act, ts, role, verdict, summary, w.epic, w.story)
         up: dict[str, Any] = {"acts": act, "previous": role}
         covered: tuple[str, str] | None = None
         if role == "analyst":
@@ -354,7 +366,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
             assert epic is not None
             covered = (w.epic, w.story)
             self._covered(w, epic, covered, up, events, ts, act)
-        limit = w.config.limit("rounds")
+        limit = w.rounds
         if (limit is not None and act >= limit
                 and up.get("finished_reason", w.finished_reason) is None):
             up["finished_reason"] = "rounds_exhausted"
@@ -620,6 +632,26 @@ def next_axis(backlog: Backlog, promoted: tuple[str, ...], done: set[str]
         if axis not in promoted and name not in done:
             return name, axis
     return None, None
+
+
+#: A report's measures, in `MEASURES` order (one call), and the tuple when it has none.
+_MEASURES_OF: Final = attrgetter(*MEASURES)
+_NO_MEASURES: Final = (None,) * len(MEASURES)
+
+#: The whole second `now_text` last formatted, and its text (one tuple: swapped whole).
+_SECOND: tuple[int, str] = (-1, "")
+
+
+def now_text() -> str:
+    """``utc_now().isoformat()``, made from the clock's nanoseconds and the text of the
+    second cached (formatting a `datetime` on every act costs more than the act's rule)."""
+    global _SECOND
+    ns = time.time_ns()
+    second, micro = ns // 1_000_000_000, ns // 1000 % 1_000_000
+    cached = _SECOND
+    if cached[0] != second:
+        cached = _SECOND = (second, datetime.fromtimestamp(second, UTC).isoformat()[:19])
+    return f"{cached[1]}.{micro:06d}+00:00" if micro else f"{cached[1]}+00:00"
 
 
 #: Findings of a no-go fed back to the developer (each echoed up to `ECHO_CHARS`).

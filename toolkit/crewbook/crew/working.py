@@ -34,6 +34,12 @@ class Rec(NamedTuple):
     epic: str | None
     story: str | None
 
+    @classmethod
+    def new(cls, act: int, ts: str, role: str, verdict: str, summary: str, epic: str | None,
+            story: str | None) -> Rec:
+        """`Rec(...)` without the generated ``__new__`` (one call less on every act)."""
+        return tuple.__new__(cls, (act, ts, role, verdict, summary, epic, story))
+
     def record(self) -> ActRecord:
         """The `ActRecord` `CrewState.trail` holds (checked: it leaves the engine here)."""
         return ActRecord(act=self.act, ts=self.ts, role=self.role, verdict=self.verdict,
@@ -79,6 +85,8 @@ class Working:
     #: (epic, i): every story of that `Epic` (that very parse) before index i is covered
     #: or fully checked, so the next open story is searched from i on.
     cursor: tuple[Epic, int] | None = None
+    #: ``config.limit("rounds")``, read once.
+    rounds: int | None = None
 
     @classmethod
     def of(cls, state: CrewState) -> Working:
@@ -89,6 +97,7 @@ class Working:
         work.trail = [Rec(r.act, r.ts, r.role, r.verdict, r.summary, r.epic, r.story)
                       for r in state.trail]
         work.records = list(state.trail)
+        work.rounds = state.config.limit("rounds")
         return work
 
     def apply(self, up: Mapping[str, Any], rec: Rec | None = None,

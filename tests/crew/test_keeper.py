@@ -65,6 +65,13 @@ def test_a_command_killed_by_a_signal_reports_it(tmp_path: Path) -> None:
     assert not run.passed
 
 
+def test_a_command_killed_by_sigkill_reports_it_too(tmp_path: Path) -> None:
+    """SIGKILL takes no handler: the keeper still dies by it, without a traceback."""
+    run = run_command("kill -KILL $$", root=tmp_path, timeout=60)
+    assert run.exit_code == -signal.SIGKILL
+    assert "Traceback" not in run.tail
+
+
 CREWBOOK = textwrap.dedent("""
     import sys
     from pathlib import Path

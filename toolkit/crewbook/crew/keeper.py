@@ -8,8 +8,9 @@ on standard input. The keeper
   every process the command starts, even one that calls ``setsid`` or double-forks,
   stays in the keeper's tree instead of going to init;
 - runs the command in its own process group, its output going straight to crewbook;
-- when the command exits, kills whatever it left running (its group, then every
-  descendant found under ``/proc``) and exits with the command's status;
+- when the command exits (seen at once through a pidfd on Linux, else within `POLL`),
+  kills whatever it left running (its group, then every descendant found under
+  ``/proc``) and exits with the command's status;
 - when the lifeline closes (crewbook asked it to stop at a timeout, or crewbook died,
   even by ``kill -9``), or on SIGTERM, kills the command's whole tree and exits.
 
@@ -71,6 +72,18 @@ def descendants(root: int) -> list[int]:
     return found
 
 
+def exit_fd(pid: int) -> int | None:
+    """A descriptor that becomes readable when `pid` exits (Linux's pidfd), so the keeper
+    wakes at once instead of at its next poll; None where there is none (then it polls)."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return int(opener(pid))
+    except OSError:  # an older kernel, or a sandbox that forbids it
+        return None
+
+
 def reap() -> None:
     """Collect every exited child (orphans the keeper adopted included)."""
     while True:
@@ -112,13 +125,18 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, stop)
     lifeline = sys.stdin.fileno()
     child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True)
+    exited = exit_fd(child.pid)
+    watched = [lifeline] if exited is None else [lifeline, exited]
     while not stopping[0] and child.poll() is None:
-        ready, _, _ = select.select([lifeline], [], [], POLL)
-        if ready and not os.read(lifeline, 1):
+        ready, _, _ = select.select(watched, [], [], POLL)
+        if lifeline in ready and not os.read(lifeline, 1):
             break  # crewbook closed the lifeline, or died
+    if exited is not None:
+        os.close(exited)
     code = kill_tree(child)
     if code < 0:  # mirror a death by signal, so crewbook sees what the command saw
-        signal.signal(-code, signal.SIG_DFL)
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL, SIGSTOP: no handler to set
+            signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
     return code
 

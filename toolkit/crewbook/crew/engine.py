@@ -372,9 +372,11 @@ class CrewLoop(Loop[CrewState, CrewReport]):
             up["finished_reason"] = "rounds_exhausted"
             events.append(self._finish_event(
                 w, up, covered, ts, act, f"{act} acts: max_rounds {limit} reached"))
-        if run is not None:
-            for e in events:
-                e.setdefault("run", run)
+        if run is not None:  # last, as `Loop._stamp` puts it
+            event["run"] = run
+            if len(events) > 1:
+                for e in events[1:]:
+                    e["run"] = run
         return events, up, rec, covered
 
     def _next_story(self, w: Working, epic: Epic, also: tuple[str, str] | None,

@@ -13,8 +13,10 @@
    list as its event.
    Like for like: the project is opened once (its schema loaded once), as the peer's
    transition table is built once, and each measured run starts a new loop on it, as the
-   peer starts a new `Machine`; each new loop still reads the backlog (`tasks.md`) itself,
-   and every act still stats it (a hand edit is seen at the next act). The contracts
+   peer starts a new `Machine`; each new loop still reads the backlog (`tasks.md`) itself
+   (its parse is remembered by the text, as the schema is by the project: an unchanged
+   file is not parsed again), and every act still stats it (a hand edit is seen at the
+   next act). The contracts
    `report` returns are built only when read; nobody reads them here, as nobody reads the
    peer's state after a trigger.
    Targets: with the ledger file at least half the peer's rate; without, at least the peer's.

@@ -40,6 +40,20 @@ def test_an_edited_tasks_file_is_read_again(project: Path) -> None:
     assert [s.title for s in backlog.epic("add-csv-export").stories][-1] == "Docs"
 
 
+def test_a_new_backlog_reads_the_file_and_parses_it_again_only_when_it_changed(
+        project: Path) -> None:
+    first = Backlog(crewbook.Project(project)).epic("add-csv-export")
+    again = Backlog(crewbook.Project(project)).epic("add-csv-export")
+    assert again is not first
+    assert again.stories is first.stories  # the same text: the same (immutable) stories
+    tasks = project / "_codev" / "changes" / "add-csv-export" / "tasks.md"
+    tasks.write_text(tasks.read_text().replace("- [ ] 2.1", "- [x] 2.1"))
+    edited = Backlog(crewbook.Project(project)).epic("add-csv-export")
+    assert edited.stories is not first.stories
+    assert edited.story("Check").checked  # type: ignore[union-attr]
+    assert not first.story("Check").checked  # type: ignore[union-attr]
+
+
 def test_next_story_skips_covered_and_checked(project: Path) -> None:
     backlog = Backlog(crewbook.Project(project))
     assert backlog.next_story("add-csv-export", set()).title == "Export"  # type: ignore[union-attr]

@@ -65,6 +65,22 @@ def test_a_command_killed_by_a_signal_reports_it(tmp_path: Path) -> None:
     assert not run.passed
 
 
+def test_the_command_does_not_inherit_pythons_ignored_sigpipe(tmp_path: Path) -> None:
+    """Python ignores SIGPIPE; the command gets it back (as `subprocess` gives it), so
+    ``producer | head -1`` stops the producer."""
+    run = run_command("grep SigIgn /proc/$$/status", root=tmp_path, timeout=60)
+    assert run.passed
+    ignored = int(run.tail.split()[-1], 16)
+    assert not ignored & (1 << (signal.SIGPIPE - 1))
+
+
+def test_a_command_killed_by_sigkill_reports_it_too(tmp_path: Path) -> None:
+    """SIGKILL takes no handler: the keeper still dies by it, without a traceback."""
+    run = run_command("kill -KILL $$", root=tmp_path, timeout=60)
+    assert run.exit_code == -signal.SIGKILL
+    assert "Traceback" not in run.tail
+
+
 CREWBOOK = textwrap.dedent("""
     import sys
     from pathlib import Path

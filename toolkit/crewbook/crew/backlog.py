@@ -20,7 +20,9 @@ created with the project's default schema, its description the axis. Declared
 commands (`STACK_MODELS` for the built-in models).
 
 Reading is cached per change on the tasks file's modification time, size and inode, so
-the loop re-reads a change only when someone edited or replaced it.
+the loop re-reads a change only when someone edited or replaced it; the parse of a text
+is remembered by the text (`parsed_stories`), so a new loop reads the file but parses it
+again only when it changed.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -63,7 +65,7 @@ class Story:
     title: str
     tasks: tuple[TaskItem, ...]
 
-    @property
+    @cached_property
     def checked(self) -> bool:
         """Every box checked (and at least one box)."""
         return bool(self.tasks) and all(t.done for t in self.tasks)
@@ -118,6 +120,14 @@ def stories_of(epic: str, tasks: list[TaskItem] | tuple[TaskItem, ...]) -> tuple
     return tuple(Story(epic, title, tuple(items)) for title, items in groups.items())
 
 
+@lru_cache(maxsize=16)
+def parsed_stories(epic: str, text: str) -> tuple[Story, ...]:
+    """`stories_of(epic, parse_tasks(text))`, remembered by the text itself: a loop opened
+    again on an unchanged tasks file reads it but does not parse it again (stories and
+    tasks are immutable, so loops can share them)."""
+    return stories_of(epic, parse_tasks(text))
+
+
 def slug(text: str) -> str:
     """A kebab-case change name for a workshop axis (`Multi-currency totals` →
     `multi-currency-totals`)."""
@@ -156,7 +166,7 @@ class Backlog:
         path = folder / tracks
         text = path.read_text("utf-8", errors="replace") if path.is_file() and \
             path.resolve().is_relative_to(folder.resolve()) else ""
-        epic = Epic(change.name, stories_of(change.name, parse_tasks(text)), tracks)
+        epic = Epic(change.name, parsed_stories(change.name, text), tracks)
         self._epics[name] = (_stat(str(path)) or _ABSENT, epic, str(path))
         return epic
 

@@ -20,16 +20,23 @@ the story, then the cascade moves on by scope:
 Every accepted report is one act; at ``max_rounds`` acts the loop finishes with
 ``rounds_exhausted`` (``0`` = unlimited, as for ``max_epics``).
 
+The engine steps a plain working state (`crewbook.crew.working`): an act checks the
+report, looks at the tasks file once (a stat; re-read only when it changed), builds its
+events and changes, commits them, and only then takes them. The `CrewState` that
+``state``, ``view``, snapshots and the state file show is made from it when asked.
+
 The autonomous loop (D6) is in `crewbook.autonomous`.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from datetime import UTC, datetime
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, Final
 
 from ..artifacts.project import Project
 from ..core.loop import (
@@ -58,11 +65,10 @@ from .model import (
     STATUS_LAST,
     VERDICTS,
     WHOLE_EPIC,
-    ActRecord,
     BarFacts,
     CrewState,
-    plain,
 )
+from .working import Rec, Working
 
 if TYPE_CHECKING:
     from ..core.commit import StateStore
@@ -103,6 +109,9 @@ class CrewLoop(Loop[CrewState, CrewReport]):
     finished_hint = ("start a new loop with crew_init(..., force=true) (command line: "
                      "crewbook crew init ... --force)")
     copy_state = False
+    _work: Working
+    _view: CrewState | None
+    _rev: int
 
     def __init__(
         self, state: CrewState, *, project: Project, ledger: EventSink | None = None,
@@ -114,36 +123,61 @@ class CrewLoop(Loop[CrewState, CrewReport]):
         self.routes = Router("crew", project)
         self.run_bar = run_bar
         self._store = store
-        self._memo: tuple[CrewState, str | None, Act] | None = None
-        self._journal: dict[tuple[int, str, str, str], JournalEntry] = {}
+        self._memo: tuple[int, str | None, Act] | None = None
+        self._journal: dict[Rec, JournalEntry] = {}
         super().__init__(state, ledger=ledger, run=state.run, clock=clock, acts=state.acts,
                          router=self.routes)
+
+    # ------------------------------------------------------------------ the state
+    # The engine works on a `Working` (plain data, appended to in place); `_state`, which
+    # `Loop` reads for ``state``, ``view`` and snapshots and sets on ``restore``, is the
+    # `CrewState` of it, built when asked and kept until the next change.
+    @property
+    def _state(self) -> CrewState:
+        view = self._view
+        if view is None:
+            view = self._view = self._work.state()
+        return view
+
+    @_state.setter
+    def _state(self, state: CrewState) -> None:
+        self._work = Working.of(state)
+        self._view = state
+        self._rev = getattr(self, "_rev", 0) + 1
+
+    def _take(self, up: Mapping[str, Any], rec: Rec | None = None,
+              covered: tuple[str, str] | None = None, view: CrewState | None = None) -> None:
+        """Apply one committed change to the working state (`view`: its `CrewState`, when
+        the store already built it)."""
+        self._work.apply(up, rec, covered)
+        self._view = view
+        self._rev += 1
 
     # ------------------------------------------------------------------ reading
     @property
     def config(self) -> Any:
         """The settings `crew_init` was given (`CrewConfig`)."""
-        return self._state.config
+        return self._work.config
 
     def is_finished(self) -> bool:
         """Whether a finished reason is set."""
-        return self._state.finished_reason is not None
+        return self._work.finished_reason is not None
 
     def current_epic(self) -> Epic | None:
         """The epic the pointer is on."""
-        s = self._state
-        return self.backlog.epic(s.epic) if s.epic else None
+        w = self._work
+        return self.backlog.epic(w.epic) if w.epic else None
 
     def current_story(self) -> Story | None:
         """The story the pointer is on."""
         epic = self.current_epic()
-        return epic.story(self._state.story) if epic else None
+        return epic.story(self._work.story) if epic else None
 
     def bar_due(self) -> bool:
         """Whether qa is expected and the cached bar facts are not those of the version."""
-        s = self._state
-        return (self.run_bar and not self.is_finished() and s.expected == "qa"
-                and (s.bar is None or s.bar.act != s.dev_act))
+        w = self._work
+        return (self.run_bar and w.finished_reason is None and w.expected == "qa"
+                and (w.bar is None or w.bar.act != w.dev_act))
 
     # ------------------------------------------------------------------ acting
     @contextmanager
@@ -160,12 +194,6 @@ class CrewLoop(Loop[CrewState, CrewReport]):
                                   "it again with open_crew()", code="stale")
             yield
 
-    def _commit(self, events: list[dict[str, Any]], state: CrewState) -> None:
-        if self._store is None:
-            super()._commit(events, state)
-        else:
-            self._store.commit(self.ledger, events, state)
-
     def report(self, report: CrewReport) -> Act:
         """Apply a role's report (refusals change and log nothing) as one commit of the
         ledger and the state file; then create a promoted epic's change, and measure the
@@ -176,138 +204,206 @@ class CrewLoop(Loop[CrewState, CrewReport]):
             return self._report(report)
 
     def _report(self, report: CrewReport) -> Act:
-        done = self._retried(report)
-        if done is not None:
-            return done
-        super().report(report)
-        return self._after_act()
+        """`Loop.report` on the working state: the act's events and changes are made
+        (a refusal raises before anything changed), committed (the ledger, and the state
+        file with a store), and only then taken."""
+        if isinstance(report, CrewReport) and report.act is not None:
+            done = self._retried(report)
+            if done is not None:
+                return done
+        w = self._work
+        if w.finished_reason is not None:
+            raise LoopRefused(
+                f"the {self.kind} loop has finished ({w.finished_reason}); nothing more can "
+                f"be reported. {self.finished_hint}", code="finished")
+        events, up, rec, covered = self._step(w, report, self.run)
+        self._settle()
+        view = None
+        if self._store is None:
+            append_events(self.ledger, events)
+        else:
+            view = w.state(up, rec, covered)
+            self._store.commit(self.ledger, events, view)
+        self._record(events)
+        w.apply(up, rec, covered)  # as `_take`, inline: the path of every act
+        self._view = view
+        self._rev += 1
+        self._acts += 1
+        if w.epic_axis is not None and w.epic and not self.backlog.epic(w.epic).exists:
+            self.backlog.promote(w.epic_axis, w.epic)
+        if self.run_bar and w.expected == "qa" and self.bar_due():
+            self.measure_bar()
+        return self.next_contract()
 
     def _retried(self, report: CrewReport) -> Act | None:
         """The next contract when `report` repeats an accepted act (idempotent retry);
         `LoopRefused` when it names another act; None to go on."""
         if not isinstance(report, CrewReport) or report.act is None:
             return None
-        s = self._state
-        if report.act == s.acts + 1:
+        w = self._work
+        if report.act == w.acts + 1:
             return None
-        record = next((r for r in s.trail if r.act == report.act), None)
+        record = next((r for r in w.trail if r.act == report.act), None)
         if (record is not None and record.role == report.role
                 and record.verdict == report.verdict and record.summary == report.summary):
             return self.contract()
         raise LoopRefused(
-            f"this report is for act {report.act}, but the loop is at act {s.acts + 1}"
+            f"this report is for act {report.act}, but the loop is at act {w.acts + 1}"
             + (f" and act {report.act} was another report ({record.role}: {record.verdict})"
                if record is not None else "") + "; ask for the current contract (crew_step)",
             code="stale")
 
-    def _after_act(self) -> Act:
-        s = self._state
-        if s.epic_axis is not None and s.epic and not self.backlog.epic(s.epic).exists:
-            self.backlog.promote(s.epic_axis, s.epic)
-        if self.bar_due():
-            self.measure_bar()
-        return self.next_contract()
-
     def measure_bar(self) -> BarFacts:
         """Run every bar command now, log one ``bar`` event each, cache the facts."""
-        s = self._state
-        if s.dev_act is None:
+        w = self._work
+        if w.dev_act is None:
             raise LoopRefused("no version to measure yet: the developer has not reported",
                               code="no_version")
-        cfg = s.config
+        cfg = w.config
         with self._turn():
             runs = run_bar({str(k): v for k, v in cfg.bar.items()}, root=self.project.root,
                            timeout=cfg.bar_timeout, max_output=cfg.max_output)
             ts = self.clock().isoformat()
-            events = [self._stamp({**bar_event(r, act=s.dev_act, attempt=s.attempt,
-                                               version=s.version), "ts": ts}, ts) for r in runs]
-            facts = BarFacts(act=s.dev_act, version=s.version, runs=tuple(runs))
-            new = s.model_copy(update={"bar": facts, "bar_runs": s.bar_runs + len(runs)})
+            events = [self._stamp({**bar_event(r, act=w.dev_act, attempt=w.attempt,
+                                               version=w.version), "ts": ts}, ts) for r in runs]
+            facts = BarFacts(act=w.dev_act, version=w.version, runs=tuple(runs))
+            up = {"bar": facts, "bar_runs": w.bar_runs + len(runs)}
             self._settle()  # a contract returned before the bar keeps showing that state
+            view = None
             if self._store is None:
                 _append(self.ledger, events)
             else:
-                self._store.commit(self.ledger, events, new)
+                view = w.state(up)
+                self._store.commit(self.ledger, events, view)
             self._record(events)
-            self._state = new
+            self._take(up, view=view)
         return facts
 
     def transition(self, state: CrewState, report: CrewReport) -> Transition[CrewState]:
-        """The next state and events for `report`, or `LoopRefused` (nothing changed)."""
+        """The next state and events for `report`, or `LoopRefused` (nothing changed).
+
+        The loop itself steps its working state (`_report`); this is the same rule on a
+        given state, for callers of the `Loop` protocol."""
+        work = Working.of(state)
+        events, up, rec, covered = self._step(work, report, None)
+        work.apply(up, rec, covered)
+        return Transition(work.state(), [{k: v for k, v in e.items() if k != "loop"}
+                                         for e in events])
+
+    def _step(self, w: Working, report: CrewReport, run: str | None
+              ) -> tuple[list[Event], dict[str, Any], Rec, tuple[str, str] | None]:
+        """One act on `w`, not applied: its events (stamped with the loop, and `run` when
+        given), the fields it sets, its trail record, the story it covers; or
+        `LoopRefused` (then nothing was made)."""
         if not isinstance(report, CrewReport):
             raise LoopRefused(f"the crew loop takes a CrewReport, not a "
                               f"{type(report).__name__}", code="bad_report")
-        s = state
-        role, verdict = report.role, report.verdict
-        if role not in ROLES:
-            raise LoopRefused(f"no role {role!r} in the crew loop{did_you_mean(role, ROLES)}; "
-                              f"roles: {', '.join(ROLES)}", code="unknown_role")
-        if role != s.expected:
+        role, verdict, summary = report.role, report.verdict, report.summary
+        if role != w.expected:
+            if role not in ROLES:
+                raise LoopRefused(f"no role {role!r} in the crew loop"
+                                  f"{did_you_mean(role, ROLES)}; roles: {', '.join(ROLES)}",
+                                  code="unknown_role")
             raise LoopRefused(
-                f"the crew loop expects a report from {s.expected!r} ({STAGES[s.expected]} of "
-                f"story {s.story!r} of epic {s.epic!r}); a report from {role!r} is refused and "
+                f"the crew loop expects a report from {w.expected!r} ({STAGES[w.expected]} of "
+                f"story {w.story!r} of epic {w.epic!r}); a report from {role!r} is refused and "
                 "nothing is logged", code="wrong_role")
         allowed = VERDICTS[role]
         if verdict not in allowed:
             raise LoopRefused(f"{role} reports {' or '.join(allowed)}, not {verdict!r}"
                               f"{did_you_mean(verdict, allowed)}", code="bad_verdict")
-        if not report.summary.strip():
+        if not summary.strip():
             raise LoopRefused("the summary is blank: say in one sentence what the act did",
                               code="bad_report")
-        if len(report.summary) > MAX_SUMMARY_CHARS:
-            raise LoopRefused(f"the summary is {len(report.summary)} characters, over "
+        if len(summary) > MAX_SUMMARY_CHARS:
+            raise LoopRefused(f"the summary is {len(summary)} characters, over "
                               f"{MAX_SUMMARY_CHARS}: it rides along in every later step; say "
                               "it in a few sentences and put details in the payload",
                               code="bad_report")
         if role == "qa" and verdict == "go" and self.run_bar:
-            self._check_bar(s)
-        act = s.acts + 1
-        ts = self.clock().isoformat()
-        story = self.backlog.epic(s.epic).story(s.story) if s.epic else None
-        task = story.next_task if story else None
-        event: Event = {
-            "kind": "verdict" if role == "qa" else "report", "ts": ts, "role": role,
-            "stage": STAGES[role], "verdict": verdict, "attempt": s.attempt,
-            "version": s.version + (1 if role == "developer" else 0),
-            "summary": report.summary,
-            "payload": {"act": act, "epic": s.epic, "story": s.story,
-                        "task": task.id if task else None, "data": dict(report.payload or {})},
+            self._check_bar(w)
+        act = w.acts + 1
+        clock = self.clock
+        ts = now_text() if clock is utc_now else clock().isoformat()
+        epic = self.backlog.epic(w.epic) if w.epic else None  # the act's one look at the file
+        story = epic.story(w.story) if epic is not None else None
+        task = story.next_task if story is not None else None
+        payload = report.payload
+        event: Event = {  # as `Loop._stamp` orders a stamped event
+            "loop": self.kind, "ts": ts, "kind": "verdict" if role == "qa" else "report",
+            "role": role, "stage": STAGES[role], "verdict": verdict, "attempt": w.attempt,
+            "version": w.version + 1 if role == "developer" else w.version,
+            "summary": summary,
+            "payload": {"act": act, "epic": w.epic, "story": w.story,
+                        "task": task.id if task is not None else None,
+                        "data": dict(payload) if payload else {}},
         }
-        for key in MEASURES:
-            value = getattr(report, key)
-            if value is not None:
-                event[key] = value
+        measures = _MEASURES_OF(report)
+        if measures != _NO_MEASURES:
+            for key, value in zip(MEASURES, measures, strict=True):
+                if value is not None:
+                    event[key] = value
         events = [event]
-        trail = (*s.trail, ActRecord(act=act, ts=ts, role=role, verdict=verdict,
-                                     summary=report.summary, epic=s.epic, story=s.story))
-        up: dict[str, Any] = {"acts": act, "previous": role, "trail": trail}
+        rec = Rec.new(act, ts, role, verdict, summary, w.epic, w.story)
+        up: dict[str, Any] = {"acts": act, "previous": role}
+        covered: tuple[str, str] | None = None
         if role == "analyst":
             up["expected"] = "developer"
-            if s.story == WHOLE_EPIC and s.epic:  # the analyst may have written the tasks
-                first = self.backlog.next_story(s.epic, set(s.stories_covered))
+            if w.story == WHOLE_EPIC and epic is not None:  # the analyst may have written tasks
+                first = self._next_story(w, epic, None, up)
                 if first is not None and first.title != WHOLE_EPIC:
                     up["story"] = first.title
         elif role == "developer":
-            up.update(expected="qa", version=s.version + 1, dev_act=act, bar=None)
+            up.update(expected="qa", version=w.version + 1, dev_act=act, bar=None)
         elif verdict == "no-go":
-            findings = (report.payload or {}).get("findings") or []
-            up.update(expected="developer", attempt=s.attempt + 1, no_go=s.no_go + 1,
-                      feedback=tuple(_echo(str(f)) for f in (report.summary,
+            findings = (payload or {}).get("findings") or []
+            up.update(expected="developer", attempt=w.attempt + 1, no_go=w.no_go + 1,
+                      feedback=tuple(_echo(str(f)) for f in (summary,
                                                              *list(findings)[:MAX_FINDINGS])))
         else:
-            self._covered(s, up, events, ts, act)
-        new = s.model_copy(update=up)
-        limit = new.config.limit("rounds")
-        if new.finished_reason is None and limit is not None and new.acts >= limit:
-            new = new.model_copy(update={"finished_reason": "rounds_exhausted"})
-            events.append(self._finish_event(new, ts, act, f"{new.acts} acts: max_rounds "
-                                             f"{limit} reached"))
-        return Transition(new, events)
+            assert w.epic is not None
+            assert w.story is not None
+            assert epic is not None
+            covered = (w.epic, w.story)
+            self._covered(w, epic, covered, up, events, ts, act)
+        limit = w.rounds
+        if (limit is not None and act >= limit
+                and up.get("finished_reason", w.finished_reason) is None):
+            up["finished_reason"] = "rounds_exhausted"
+            events.append(self._finish_event(
+                w, up, covered, ts, act, f"{act} acts: max_rounds {limit} reached"))
+        if run is not None:  # last, as `Loop._stamp` puts it
+            event["run"] = run
+            if len(events) > 1:
+                for e in events[1:]:
+                    e["run"] = run
+        return events, up, rec, covered
 
-    def _check_bar(self, s: CrewState) -> None:
-        facts = s.bar
-        if facts is None or facts.act != s.dev_act:
-            raise LoopRefused(f"the bar has not been measured on version {s.version}; call "
+    def _next_story(self, w: Working, epic: Epic, also: tuple[str, str] | None,
+                    up: dict[str, Any]) -> Story | None:
+        """The first story of `epic` still to deliver (not covered, counting `also`, nor
+        fully checked), or None; searched from where the last search on this very parse
+        of the epic stopped (stories before it stay covered or checked: coverage only
+        grows, and an edit of the file is a new parse), and that place noted in
+        ``up["cursor"]``."""
+        cursor = w.cursor
+        stories = epic.stories
+        i = cursor[1] if cursor is not None and cursor[0] is epic else 0
+        name, covered = epic.name, w.covered
+        while i < len(stories):
+            story = stories[i]
+            key = (name, story.title)
+            if key not in covered and key != also and not story.checked:
+                up["cursor"] = (epic, i)
+                return story
+            i += 1
+        up["cursor"] = (epic, i)
+        return None
+
+    def _check_bar(self, w: Working) -> None:
+        facts = w.bar
+        if facts is None or facts.act != w.dev_act:
+            raise LoopRefused(f"the bar has not been measured on version {w.version}; call "
                               "crew_step (it measures the bar at the qa step) before giving "
                               "go", code="bar_unmeasured")
         if not facts.passed:
@@ -315,83 +411,85 @@ class CrewLoop(Loop[CrewState, CrewReport]):
             raise LoopRefused(f"qa cannot give go: the bar is red on version {facts.version} "
                               f"({failed}); give no-go with the findings", code="bar_red")
 
-    def _covered(self, s: CrewState, up: dict[str, Any], events: list[Event], ts: str,
-                 act: int) -> None:
+    def _covered(self, w: Working, epic: Epic, covered: tuple[str, str], up: dict[str, Any],
+                 events: list[Event], ts: str, act: int) -> None:
         """qa said go: cover the story and move the cascade on (see the module docstring)."""
-        assert s.epic is not None
-        assert s.story is not None
-        covered = (*s.stories_covered, (s.epic, s.story))
-        up.update(stories_covered=covered, expected="analyst", attempt=1, bar=None, feedback=(),
-                  dev_act=None)
-        cfg = s.config
+        up.update(expected="analyst", attempt=1, bar=None, feedback=(), dev_act=None)
+        cfg = w.config
         if cfg.scope == "story":
-            return self._finish(s, up, events, ts, act, "scope_covered",
-                                f"story {s.story!r} of {s.epic} delivered")
-        nxt = self.backlog.next_story(s.epic, set(covered))
+            return self._finish(w, up, covered, events, ts, act, "scope_covered",
+                                f"story {w.story!r} of {w.epic} delivered")
+        nxt = self._next_story(w, epic, covered, up)
         if nxt is not None:
             up["story"] = nxt.title
-            events.append({"kind": "transition", "ts": ts, "stage": "story",
-                           "summary": f"next story of {s.epic}: {nxt.title}",
-                           "payload": {"act": act, "epic": s.epic, "from": s.story,
+            events.append({"loop": self.kind, "ts": ts, "kind": "transition", "stage": "story",
+                           "summary": f"next story of {w.epic}: {nxt.title}",
+                           "payload": {"act": act, "epic": w.epic, "from": w.story,
                                        "to": nxt.title}})
             return None
-        epics_covered = (*s.epics_covered, s.epic)
+        epics_covered = (*w.epics_covered, covered[0])
         up["epics_covered"] = epics_covered
         if cfg.scope == "epic":
-            return self._finish(s, up, events, ts, act, "scope_covered",
-                                f"epic {s.epic} delivered")
-        name, axis = self._next_epic(s, set(covered), set(epics_covered))
+            return self._finish(w, up, covered, events, ts, act, "scope_covered",
+                                f"epic {w.epic} delivered")
+        all_covered = w.covered | {covered}
+        name, axis = self._next_epic(w, all_covered, set(epics_covered))
         if name is None:
-            return self._finish(s, up, events, ts, act, "scope_covered",
+            return self._finish(w, up, covered, events, ts, act, "scope_covered",
                                 "no epic left to deliver and the workshop is empty")
         limit = cfg.limit("epics")
-        if limit is not None and s.epics_started >= limit:
+        if limit is not None and w.epics_started >= limit:
             what = f"workshop axis {axis!r}" if axis else f"epic {name}"
-            return self._finish(s, up, events, ts, act, "epics_exhausted",
+            return self._finish(w, up, covered, events, ts, act, "epics_exhausted",
                                 f"{what} is left but max_epics {limit} epics were worked on")
-        first = self.backlog.next_story(name, set(covered)) if axis is None else None
-        up.update(epic=name, epic_axis=axis, epics_started=s.epics_started + 1,
+        first = self.backlog.next_story(name, all_covered) if axis is None else None
+        up.update(epic=name, epic_axis=axis, epics_started=w.epics_started + 1,
                   story=first.title if first else WHOLE_EPIC)
         if axis is not None:
-            up["promoted"] = (*s.promoted, axis)
-        events.append({"kind": "transition", "ts": ts, "stage": "workshop" if axis else "epic",
+            up["promoted"] = (*w.promoted, axis)
+        events.append({"loop": self.kind, "ts": ts, "kind": "transition",
+                       "stage": "workshop" if axis else "epic",
                        "summary": (f"workshop: axis {axis!r} promoted to epic {name}" if axis
                                    else f"next epic: {name}"),
-                       "payload": {"act": act, "from": s.epic, "to": name, "axis": axis}})
+                       "payload": {"act": act, "from": w.epic, "to": name, "axis": axis}})
         return None
 
-    def _next_epic(self, s: CrewState, covered: set[tuple[str, str]], done: set[str]
+    def _next_epic(self, w: Working, covered: set[tuple[str, str]], done: set[str]
                    ) -> tuple[str | None, str | None]:
         """(change, None) for the next open change (scope all), or (slug, axis) for the
         workshop's next axis, or (None, None)."""
-        if s.config.scope == "all":
+        if w.config.scope == "all":
             name = self.backlog.first_open(covered, done)
             if name is not None:
                 return name, None
-        return next_axis(self.backlog, s.promoted, done)
+        return next_axis(self.backlog, w.promoted, done)
 
-    def _finish(self, s: CrewState, up: dict[str, Any], events: list[Event], ts: str, act: int,
-                reason: str, why: str) -> None:
+    def _finish(self, w: Working, up: dict[str, Any], covered: tuple[str, str] | None,
+                events: list[Event], ts: str, act: int, reason: str, why: str) -> None:
         up["finished_reason"] = reason
-        events.append(self._finish_event(s.model_copy(update=up), ts, act, why))
+        events.append(self._finish_event(w, up, covered, ts, act, why))
 
-    def _finish_event(self, s: CrewState, ts: str, act: int, why: str) -> Event:
-        return {"kind": "finish", "ts": ts, "verdict": s.finished_reason, "summary": why,
-                "payload": {"act": act, "stories_covered": len(s.stories_covered),
-                            "epics_covered": list(s.epics_covered), "acts": s.acts}}
+    def _finish_event(self, w: Working, up: Mapping[str, Any],
+                      covered: tuple[str, str] | None, ts: str, act: int, why: str) -> Event:
+        """The ``finish`` event, from the state after the act (`w` with `up`, `covered`)."""
+        stories = len(w.stories_covered) + (covered is not None)
+        return {"loop": self.kind, "ts": ts, "kind": "finish",
+                "verdict": up["finished_reason"], "summary": why,
+                "payload": {"act": act, "stories_covered": stories,
+                            "epics_covered": list(up.get("epics_covered", w.epics_covered)),
+                            "acts": up.get("acts", w.acts)}}
 
     # ------------------------------------------------------------------ contract
     def contract(self, document: str | None = None) -> Act:
         """The next act: role, route, expected output, prompt path (pure and idempotent)."""
-        s = self._state
         memo = self._memo
-        if memo is not None and memo[0] is s and memo[1] == document:
+        if memo is not None and memo[0] == self._rev and memo[1] == document:
             return memo[2]
-        act = self._contract(s, document)
-        self._memo = (s, document, act)
+        act = self._contract(self._work, document)
+        self._memo = (self._rev, document, act)
         return act
 
-    def _contract(self, s: CrewState, document: str | None) -> Act:
+    def _contract(self, s: Working, document: str | None) -> Act:
         if s.finished_reason is not None:
             return Act(self.kind, s.acts + 1, None, finished=True,
                        finished_reason=s.finished_reason,
@@ -442,11 +540,10 @@ class CrewLoop(Loop[CrewState, CrewReport]):
             route=route, details=details,
         )
 
-    def _journal_entry(self, record: ActRecord) -> JournalEntry:
-        key = (record.act, record.role, record.verdict, record.summary)
-        entry = self._journal.get(key)
+    def _journal_entry(self, record: Rec) -> JournalEntry:
+        entry = self._journal.get(record)
         if entry is None:
-            entry = self._journal[key] = JournalEntry(
+            entry = self._journal[record] = JournalEntry(
                 "act", f"{record.role}: {record.verdict} — {_echo(record.summary)}", record.role,
                 record.act)
         return entry
@@ -469,8 +566,8 @@ class CrewLoop(Loop[CrewState, CrewReport]):
         """Read-only (D3): step, expected role, pointer, counters, caps, finished reason, and
         the last `last` acts (all with ``full=True``; the others counted in
         ``details["ledger_omitted"]``)."""
-        s = self._state
-        shown = s.trail if full else s.trail[-last:] if last else ()
+        s = self._work
+        shown = s.trail if full else s.trail[-last:] if last else []
         story = self.current_story() if s.epic else None
         task = story.next_task if story else None
         finished = s.finished_reason is not None
@@ -494,7 +591,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
                     "act": s.bar.act, "version": s.bar.version, "passed": s.bar.passed,
                     "lines": [r.line() for r in s.bar.runs]},
                 "max_rounds": s.config.max_rounds, "max_epics": s.config.max_epics,
-                "ledger": [{**plain(r), "summary": _echo(r.summary)} for r in shown],
+                "ledger": [{**r._asdict(), "summary": _echo(r.summary)} for r in shown],
                 "ledger_omitted": len(s.trail) - len(shown),
             },
         )
@@ -520,7 +617,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
         return acts_frame(self._state.trail)
 
     def __repr__(self) -> str:
-        s = self._state
+        s = self._work
         where = (f"finished ({s.finished_reason})" if s.finished_reason else
                  f"expects {s.expected} on {s.epic}/{s.story}")
         return f"<CrewLoop {s.run} {where} after {s.acts} acts>"
@@ -537,6 +634,26 @@ def next_axis(backlog: Backlog, promoted: tuple[str, ...], done: set[str]
         if axis not in promoted and name not in done:
             return name, axis
     return None, None
+
+
+#: A report's measures, in `MEASURES` order (one call), and the tuple when it has none.
+_MEASURES_OF: Final = attrgetter(*MEASURES)
+_NO_MEASURES: Final = (None,) * len(MEASURES)
+
+#: The whole second `now_text` last formatted, and its text (one tuple: swapped whole).
+_SECOND: tuple[int, str] = (-1, "")
+
+
+def now_text() -> str:
+    """``utc_now().isoformat()``, made from the clock's nanoseconds and the text of the
+    second cached (formatting a `datetime` on every act costs more than the act's rule)."""
+    global _SECOND
+    ns = time.time_ns()
+    second, micro = ns // 1_000_000_000, ns // 1000 % 1_000_000
+    cached = _SECOND
+    if cached[0] != second:
+        cached = _SECOND = (second, datetime.fromtimestamp(second, UTC).isoformat()[:19])
+    return f"{cached[1]}.{micro:06d}+00:00" if micro else f"{cached[1]}+00:00"
 
 
 #: Findings of a no-go fed back to the developer (each echoed up to `ECHO_CHARS`).

@@ -11,7 +11,9 @@ Where things live in a project (all under ``_codev/crew/``, see `docs/crew.md`):
 
 The states are pydantic models written as JSON, so the CLI, the MCP server and a notebook
 can take turns on one loop: each call loads the state, acts, and saves it. They are
-frozen: an engine makes a new state for every accepted act (`model_copy(update=...)`).
+frozen, and checked where they come in (a file read, a caller's state). Between acts the
+crew engine steps a plain working copy (`crewbook.crew.working`) and makes the
+`CrewState` again only when it is shown, snapshotted or saved.
 """
 
 from __future__ import annotations

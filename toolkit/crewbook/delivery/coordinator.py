@@ -265,7 +265,7 @@ class CoordinatorLoop(DeliveryLoop):
                        "ts": at.isoformat(),
                        "payload": {"act": act, "to": q.role, "question": q.text,
                                    "decision": report.decision, "reason": report.reason}})
-        wait = Wait(w.role, at, at + self.task.limits.wait, w.launch, w.act, w.version,
+        wait = Wait(w.role, at, at + self._wait, w.launch, w.act, w.version,
                     w.instructions, w.fixes, w.focus, w.steps, w.sent_back)
         d.update(question=None, holder=q.role, wait=wait, notices=())
         d["journal"] = (*s.journal, JournalEntry(

@@ -75,6 +75,8 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         self.task = Task(description=task) if isinstance(task, str) else task
         self.catalogue = catalogue or load_catalogue()
         self._policy = self.task.policy
+        #: How long a wait lasts (the task is frozen: worked out once, not per launch).
+        self._wait = self.task.limits.wait
         #: The last state judged, with its review decision and gates (states are immutable).
         self._memo: tuple[TaskState | None, ReviewDecision | None, list[tuple[str, str]] | None] \
             = (None, None, None)
@@ -313,7 +315,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         steps = limits.agent_steps
         if role == DEVELOPER and d["path"] == "quick-fix":
             steps = limits.quick_fix_steps if steps is None else min(steps, limits.quick_fix_steps)
-        wait = Wait(role, at, at + limits.wait, launches[role], act, d["version"], instructions,
+        wait = Wait(role, at, at + self._wait, launches[role], act, d["version"], instructions,
                     tuple(fixes), tuple(focus), steps, sent_back)
         events.append({
             "kind": "act", "role": role, "stage": self.catalogue.role(role).stage,
@@ -423,7 +425,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         return {"kind": "init", "ts": at.isoformat(),
                 "summary": f"{self.mode} task {t.id}: {t.description}",
                 "payload": {"task": t.id, "mode": self.mode, "kind": t.kind,
-                            "review": t.policy.policy, "quick_fix": t.quick_fix,
+                            "review": self._policy.policy, "quick_fix": t.quick_fix,
                             "focused_recheck": t.focused_recheck,
                             "limits": t.limits.model_dump(), "labels": dict(t.labels)}}
 

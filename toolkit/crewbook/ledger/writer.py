@@ -287,9 +287,14 @@ class Ledger:
             settled = cast(list[_Line], fast)
             if len(settled) == 1:  # the usual act: one event
                 line = settled[0]
+                run = line.run
                 with self._thread_lock, self._lock:
-                    seq = self._numbers([line.run])[0]
-                    self._write(line.line(seq), [(line.run, seq)])
+                    if os.fstat(self._require_open()).st_size == self._scanned and (
+                            not self._head or run in self._next_seq):
+                        seq = self._next_seq.get(run, 0)  # nobody else wrote meanwhile
+                    else:
+                        seq = self._numbers([run])[0]
+                    self._write(line.line(seq), [(run, seq)])
                 return 1
             with self._thread_lock, self._lock:
                 seqs = self._numbers([line.run for line in settled])

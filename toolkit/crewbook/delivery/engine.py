@@ -38,7 +38,7 @@ from ..models import path_defect as _path_defect
 from .catalogue import RoleCatalogue, load_catalogue
 from .codec import Built, DeliveryReport, Expire, Judgement, Measured, Question, Result
 from .diffstat import ChangeSummary, covering, summary_of
-from .model import ARCHITECT, DEVELOPER, JUDGES, REVIEWER, Task
+from .model import ARCHITECT, DEVELOPER, JUDGES, REVIEWER, ReviewMode, ReviewPolicy, Task
 from .outcomes import check_gates, path_text, pr_description
 from .review import ReviewDecision, review_required
 from .state import Outcome, Step, TaskState, Wait, freeze
@@ -53,6 +53,21 @@ Event = dict[str, Any]
 Draft = dict[str, Any]
 #: `crewbook.models.path_defect`, remembered (the same files come back version after version).
 path_defect = lru_cache(maxsize=4096)(_path_defect)
+
+
+#: The state every task starts from (states are never changed in place: one is shared).
+_FIRST_STATE = TaskState(holder=ARCHITECT)
+
+
+@lru_cache(maxsize=64)
+def _named_policy(name: ReviewMode) -> ReviewPolicy:
+    return ReviewPolicy(policy=name)
+
+
+def _policy_of(task: Task) -> ReviewPolicy:
+    """`Task.policy`, the policy of a named review mode made once (policies are frozen)."""
+    review = task.review
+    return review if isinstance(review, ReviewPolicy) else _named_policy(review)
 
 
 def _fmt(when: datetime) -> str:
@@ -74,7 +89,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
     ) -> None:
         self.task = Task(description=task) if isinstance(task, str) else task
         self.catalogue = catalogue or load_catalogue()
-        self._policy = self.task.policy
+        self._policy = _policy_of(self.task)
         #: How long a wait lasts (the task is frozen: worked out once, not per launch).
         self._wait = self.task.limits.wait
         #: The last state judged, with its review decision and gates (states are immutable).
@@ -85,7 +100,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
             from ..routing.router import Router
 
             router = Router("delivery")
-        super().__init__(state or TaskState(holder=ARCHITECT), ledger=ledger, run=run,
+        super().__init__(state or _FIRST_STATE, ledger=ledger, run=run,
                          clock=clock, acts=acts, router=router)
 
     # ------------------------------------------------------------------ reading

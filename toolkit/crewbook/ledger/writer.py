@@ -272,9 +272,10 @@ class Ledger:
         The path of loops (the events of one act), simulations and replays (thousands of
         events at once: hand them over in batches of a few thousand to bound memory).
         Each event is filled and numbered as by `append`, in order; it is checked by the
-        model's rules without building a model (see the module docstring), so the lines
-        hold what `append_many` would store (a float may be spelled the Python way,
-        ``1e-07``) and any `LedgerError` (keys prefixed ``[i].``) is the one it raises.
+        model's rules without building a model (see the module docstring; the keys and
+        value types of each shape of event checked once) and written by the model's own
+        serialiser (`pydantic_core.to_json`), so the lines are the ones `append_many`
+        would store and any `LedgerError` (keys prefixed ``[i].``) is the one it raises.
         One batch is one ``write`` on the ``O_APPEND`` descriptor, under the file lock:
         it lands whole before this returns (a ``kill -9`` afterwards loses nothing), and
         other writers' lines never interleave with it. ``fsync`` follows the ledger's

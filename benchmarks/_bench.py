@@ -42,15 +42,16 @@ def rate(run: Callable[[int], int], runs: int, repeat: int = 5, *,
 
 def rates(runners: dict[str, Callable[[int], int]], runs: int, repeat: int = 5, *,
           cpu: dict[str, float] | None = None) -> dict[str, float]:
-    """Median units per second of each of `runners` (name: ``run(runs)`` returning the
-    units done), measured round-robin: every runner's first measure, then every runner's
-    second, and so on, after one warm-up each.
+    """Units per second of each of `runners` (name: ``run(runs)`` returning the units
+    done) in its fastest of `repeat` rounds taken in turns: every runner's first measure,
+    then every runner's second, and so on, after one warm-up each.
 
     Measuring one side's five runs and then the other's (as `rate` does, one at a time)
     lets the load of a shared machine change between the sides, so two runs of the same
-    script disagreed (a ratio of 0.26x in one, 0.35x in the next); taken in turns, both
-    sides see the same moments. With `cpu`, also stores ``cpu[name]``: the median rate of
-    this process's CPU time (see `rate`)."""
+    script disagreed (0.26x in one, 0.35x in the next). Taken in turns, both sides see the
+    same moments; the fastest round of each is the one least disturbed by other programs
+    (the figure `timeit` advises), the same rule for every side. With `cpu`, also stores
+    ``cpu[name]``: the best rate of this process's CPU time (see `rate`)."""
     for run in runners.values():
         run(max(1, runs // 10))
     wall: dict[str, list[float]] = {name: [] for name in runners}
@@ -62,8 +63,8 @@ def rates(runners: dict[str, Callable[[int], int]], runs: int, repeat: int = 5, 
             wall[name].append(done / (time.perf_counter() - start))
             spent[name].append(done / max(time.process_time() - start_cpu, 1e-9))
     if cpu is not None:
-        cpu.update({name: statistics.median(values) for name, values in spent.items()})
-    return {name: statistics.median(values) for name, values in wall.items()}
+        cpu.update({name: max(values) for name, values in spent.items()})
+    return {name: max(values) for name, values in wall.items()}
 
 
 def have_peer() -> bool:

@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         peer = measured.pop("peer")
         results = {f"crewbook, {name}": value for name, value in measured.items()}
     print(f"coordinator tasks/s through a full path with one send-back ({ACTS} acts per task; "
-          f"{args.runs} tasks, median of 5 taken in turns with the peer; {machine_load()})")
+          f"{args.runs} tasks, best of 5 rounds taken in turns with the peer; {machine_load()})")
     print(f"  {'transitions (peer)':<26}{peer:>10,.0f} tasks/s {peer * ACTS:>10,.0f} acts/s")
     for name, value in results.items():
         print(f"  {name:<26}{value:>10,.0f} tasks/s {value * ACTS:>10,.0f} acts/s   "

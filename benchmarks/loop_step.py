@@ -173,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         peer = measured.pop("peer")
         results = {f"crewbook, {name}": value for name, value in measured.items()}
     print_vs_peer(f"accepted reports/s through a {STAGES}-stage pipeline ({args.runs} runs, "
-                  f"median of 5 taken in turns with the peer; {machine_load()})", peer, results)
+                  f"best of 5 rounds taken in turns with the peer; {machine_load()})",
+                  peer, results)
     print_loop_targets("pipeline reports/s", results["crewbook, ledger file"],
                        results["crewbook, no ledger"], peer, cpu)
     if not args.no_coordinator:

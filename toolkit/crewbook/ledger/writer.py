@@ -290,7 +290,7 @@ class Ledger:
                 line = settled[0]
                 run = line.run
                 with self._thread_lock, self._lock:
-                    if os.fstat(self._require_open()).st_size == self._scanned and (
+                    if _size(self._require_open()) == self._scanned and (
                             not self._head or run in self._next_seq):
                         seq = self._next_seq.get(run, 0)  # nobody else wrote meanwhile
                     else:
@@ -604,7 +604,7 @@ class Ledger:
         newline can only be a cut line.
         """
         fd = self._require_open()
-        size = os.fstat(fd).st_size
+        size = _size(fd)
         if size < self._scanned:  # the file was truncated or replaced: start over
             self._scanned, self._events, self._next_seq, self._head = 0, 0, {}, 0
         while size - self._scanned > _STREAM_BYTES:  # streamed: memory stays bounded
@@ -667,6 +667,16 @@ class Ledger:
         self._events += table.num_rows
         self._last_run = table["run"][-1].as_py()
         return True
+
+
+def _size(fd: int) -> int:
+    """The file's size: where its end is (``lseek``, a few times cheaper than ``fstat``;
+    the descriptor appends, so moving its offset changes nothing), or ``fstat``'s size
+    for a file that cannot seek."""
+    try:
+        return os.lseek(fd, 0, os.SEEK_END)
+    except OSError:
+        return os.fstat(fd).st_size
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -55,6 +55,8 @@ Draft = dict[str, Any]
 path_defect = lru_cache(maxsize=4096)(_path_defect)
 
 
+#: Review decisions of the named review modes, by change (`DeliveryLoop.review_decision`).
+_DECISIONS: dict[str, dict[tuple[Any, ...], ReviewDecision]] = {}
 #: The state every task starts from (states are never changed in place: one is shared).
 _FIRST_STATE = TaskState(holder=ARCHITECT)
 
@@ -95,7 +97,11 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         #: The last state judged, with its review decision and gates (states are immutable).
         self._memo: tuple[TaskState | None, ReviewDecision | None, list[tuple[str, str]] | None] \
             = (None, None, None)
-        self._decisions: dict[tuple[Any, ...], ReviewDecision] = {}
+        #: Review decisions by change: shared by the loops of one named review mode (the
+        #: decision is a pure function of the change and the policy, both frozen).
+        review = self.task.review
+        self._decisions: dict[tuple[Any, ...], ReviewDecision] = (
+            _DECISIONS.setdefault(review, {}) if isinstance(review, str) else {})
         if router is None:
             from ..routing.router import Router
 

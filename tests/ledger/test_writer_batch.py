@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from crewbook.errors import LedgerError
+from crewbook.errors import LedgerError, UsageError
 from crewbook.ledger import Ledger, read_ledger
 
 TS = "2025-03-01T09:00:00+00:00"
@@ -116,3 +116,13 @@ def test_a_shape_seen_before_still_has_its_values_checked(
                                  {"kind": "note", "ts": TS, **bad}])
         assert err.value.problems[0].key == f"[1].{key}"
         assert ledger.events == 1  # all or nothing
+
+
+def test_an_empty_batch_writes_nothing_and_a_closed_ledger_refuses_it(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "e.jsonl", run="r", loop="L")
+    assert ledger.append_batch([]) == 0
+    assert ledger.append_batch([{"kind": "note", "ts": TS}] * 2) == 2
+    assert ledger.next_seq == 2
+    ledger.close()
+    with pytest.raises(UsageError):
+        ledger.append_batch([])

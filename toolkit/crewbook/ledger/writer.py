@@ -286,17 +286,18 @@ class Ledger:
         fast = [check(event) for event in items]
         if None not in fast:  # the usual batch: every event settled by the quick rules
             settled = cast(list[_Line], fast)
-            if len(settled) == 1:  # the usual act: one event
-                line = settled[0]
-                run = line.run
+            run = settled[0].run if settled else ""
+            if settled and all(line.run == run for line in settled):  # the usual act
                 with self._thread_lock, self._lock:
                     if _size(self._require_open()) == self._scanned and (
                             not self._head or run in self._next_seq):
-                        seq = self._next_seq.get(run, 0)  # nobody else wrote meanwhile
+                        first = self._next_seq.get(run, 0)  # nobody else wrote meanwhile
                     else:
-                        seq = self._numbers([run])[0]
-                    self._write(line.line(seq), [(run, seq)])
-                return 1
+                        first = self._numbers([run])[0]
+                    self._write(b"".join([line.line(first + i)
+                                          for i, line in enumerate(settled)]),
+                                [(run, first + i) for i in range(len(settled))])
+                return len(settled)
             with self._thread_lock, self._lock:
                 seqs = self._numbers([line.run for line in settled])
                 numbered = list(zip([line.run for line in settled], seqs, strict=True))

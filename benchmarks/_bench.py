@@ -40,6 +40,33 @@ def rate(run: Callable[[int], int], runs: int, repeat: int = 5, *,
     return statistics.median(rates)
 
 
+def rates(runners: dict[str, Callable[[int], int]], runs: int, repeat: int = 5, *,
+          cpu: dict[str, float] | None = None) -> dict[str, float]:
+    """Units per second of each of `runners` (name: ``run(runs)`` returning the units
+    done) in its fastest of `repeat` rounds taken in turns: every runner's first measure,
+    then every runner's second, and so on, after one warm-up each.
+
+    Measuring one side's five runs and then the other's (as `rate` does, one at a time)
+    lets the load of a shared machine change between the sides, so two runs of the same
+    script disagreed (0.26x in one, 0.35x in the next). Taken in turns, both sides see the
+    same moments; the fastest round of each is the one least disturbed by other programs
+    (the figure `timeit` advises), the same rule for every side. With `cpu`, also stores
+    ``cpu[name]``: the best rate of this process's CPU time (see `rate`)."""
+    for run in runners.values():
+        run(max(1, runs // 10))
+    wall: dict[str, list[float]] = {name: [] for name in runners}
+    spent: dict[str, list[float]] = {name: [] for name in runners}
+    for _ in range(repeat):
+        for name, run in runners.items():
+            start, start_cpu = time.perf_counter(), time.process_time()
+            done = run(runs)
+            wall[name].append(done / (time.perf_counter() - start))
+            spent[name].append(done / max(time.process_time() - start_cpu, 1e-9))
+    if cpu is not None:
+        cpu.update({name: max(values) for name, values in spent.items()})
+    return {name: max(values) for name, values in wall.items()}
+
+
 def have_peer() -> bool:
     """Whether the peer library `transitions` is installed (the `bench` extra); says so if not."""
     try:

@@ -20,6 +20,10 @@ its ``state``; the full `status()` view (caps, counters) is not built per task, 
 neither are the contracts `report` returns, which are built only when read (nobody reads
 them here, as nobody reads the peer's).
 
+Every side is measured in turns with the peer (`_bench.rates`: each side's first
+measure, then each side's second...), so a change of the machine's load hits all alike;
+``benchmarks/loop_step.py`` runs this same measure after its pipeline's.
+
 Run: ``python benchmarks/coordinator_step.py [--runs 300]`` (needs ``pip install
 transitions``). Prints tasks/s and acts/s for each and the ratio to the peer.
 """
@@ -34,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import NullSink, have_peer, print_loop_targets, rate
+from _bench import NullSink, have_peer, machine_load, print_loop_targets, rates
 
 ACTS = 12
 
@@ -180,17 +184,16 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         ledger_file = Path(tmp) / "bench.jsonl"
         cpu: dict[str, float] = {}
-        peer = rate(transitions_runner(), args.runs, cpu=cpu, name="peer")
-        results = {
-            "crewbook, ledger file": rate(
-                crewbook_runner(lambda: Ledger(ledger_file, run="bench")), args.runs,
-                cpu=cpu, name="ledger file"),
-            "crewbook, memory ledger": rate(crewbook_runner(MemoryLedger), args.runs),
-            "crewbook, no ledger": rate(crewbook_runner(NullSink), args.runs, cpu=cpu,
-                                        name="no ledger"),
-        }
+        measured = rates({  # taken in turns: the load changes alike for every side
+            "peer": transitions_runner(),
+            "ledger file": crewbook_runner(lambda: Ledger(ledger_file, run="bench")),
+            "memory ledger": crewbook_runner(MemoryLedger),
+            "no ledger": crewbook_runner(NullSink),
+        }, args.runs, cpu=cpu)
+        peer = measured.pop("peer")
+        results = {f"crewbook, {name}": value for name, value in measured.items()}
     print(f"coordinator tasks/s through a full path with one send-back ({ACTS} acts per task; "
-          f"{args.runs} tasks, median of 5)")
+          f"{args.runs} tasks, best of 5 rounds taken in turns with the peer; {machine_load()})")
     print(f"  {'transitions (peer)':<26}{peer:>10,.0f} tasks/s {peer * ACTS:>10,.0f} acts/s")
     for name, value in results.items():
         print(f"  {name:<26}{value:>10,.0f} tasks/s {value * ACTS:>10,.0f} acts/s   "

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from crewbook.errors import LedgerError
+from crewbook.errors import LedgerError, UsageError
 from crewbook.ledger import Ledger, read_ledger
 
 TS = "2025-03-01T09:00:00+00:00"
@@ -95,3 +95,34 @@ def test_batch_stamps_the_time_when_an_event_has_none(tmp_path: Path) -> None:
     assert stamped.endswith("Z")
     assert datetime.fromisoformat(stamped.replace("Z", "+00:00")) >= before.replace(
         microsecond=0)
+
+
+@pytest.mark.parametrize(("good", "bad", "key"), [
+    ({"version": 1}, {"version": -1}, "version"),
+    ({"version": 1}, {"version": True}, "version"),
+    ({"attempt": 1}, {"attempt": 0}, "attempt"),
+    ({"cost": 0.5}, {"cost": float("inf")}, "cost"),
+    ({"payload": {"a": 1}}, {"payload": {2: 1}}, "payload.2.[key]"),
+    ({"run": "x"}, {"run": ""}, "run"),
+], ids=["negative", "bool", "attempt-0", "inf-cost", "int-key", "empty-run"])
+def test_a_shape_seen_before_still_has_its_values_checked(
+        tmp_path: Path, good: dict[str, Any], bad: dict[str, Any], key: str) -> None:
+    """The writer checks each shape of event (keys, value types) once: an event of a shape
+    it already wrote is still refused for its values, as `append_many` refuses it."""
+    with Ledger(tmp_path / "l.jsonl", run="r", loop="L") as ledger:
+        assert ledger.append_batch([{"kind": "note", "ts": TS, **good}]) == 1
+        with pytest.raises(LedgerError) as err:
+            ledger.append_batch([{"kind": "note", "ts": TS, **good},
+                                 {"kind": "note", "ts": TS, **bad}])
+        assert err.value.problems[0].key == f"[1].{key}"
+        assert ledger.events == 1  # all or nothing
+
+
+def test_an_empty_batch_writes_nothing_and_a_closed_ledger_refuses_it(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "e.jsonl", run="r", loop="L")
+    assert ledger.append_batch([]) == 0
+    assert ledger.append_batch([{"kind": "note", "ts": TS}] * 2) == 2
+    assert ledger.next_seq == 2
+    ledger.close()
+    with pytest.raises(UsageError):
+        ledger.append_batch([])

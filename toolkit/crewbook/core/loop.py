@@ -460,7 +460,11 @@ class Loop(Drawable, ABC, Generic[State, Report]):
         # the loop's clock only for events without their own ts (an event's own ts wins,
         # and engines stamp theirs: reading and formatting the clock again is wasted)
         ts = self.clock().isoformat() if any("ts" not in e for e in events) else None
-        stamped = [self._stamp(event, ts) for event in events]
+        kind, run = self.kind, self.run  # `_stamp`, inline: an event's own ts and run win
+        stamped = [{"loop": kind, "ts": ts, **event} for event in events]
+        if run is not None:
+            for event in stamped:
+                event.setdefault("run", run)
         self._settle()
         self._commit(stamped, result.state)
         self._record(stamped)

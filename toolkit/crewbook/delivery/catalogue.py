@@ -18,6 +18,7 @@ and the rule it breaks. Views: `RoleCatalogue.frame()` (one row per role),
 
 from __future__ import annotations
 
+import functools
 import html
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -84,7 +85,15 @@ class RoleCatalogue:
         return len(self.roles)
 
     def __contains__(self, role_id: object) -> bool:
-        return any(r.id == role_id for r in self.roles)
+        try:
+            return role_id in self._by_id
+        except TypeError:  # not hashable: not a role id
+            return False
+
+    @functools.cached_property
+    def _by_id(self) -> dict[str, Role]:
+        """The roles by id (worked out once: the catalogue is frozen)."""
+        return {r.id: r for r in self.roles}
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -93,9 +102,9 @@ class RoleCatalogue:
 
     def role(self, role_id: str) -> Role:
         """The role named `role_id` (`NotFoundError` with the nearest id otherwise)."""
-        for r in self.roles:
-            if r.id == role_id:
-                return r
+        found = self._by_id.get(role_id)
+        if found is not None:
+            return found
         raise NotFoundError(f"no delivery role {role_id!r}{did_you_mean(role_id, self.ids)}; "
                             f"roles: {', '.join(self.ids)}")
 

@@ -163,12 +163,16 @@ _AGENT_TYPES: dict[str, type[Any]] = {
 }
 
 
+#: The name of each move and report type (`move_name`), the first name a type has.
+_NAME_OF_TYPE: dict[type[Any], str] = {}
+for _name, _cls in (_MOVE_TYPES | _AGENT_TYPES).items():
+    _NAME_OF_TYPE.setdefault(_cls, _name)
+
+
 def move_name(report: object) -> str:
     """The move or report name of `report` (``delegate``, ``built``…)."""
-    for name, cls in (_MOVE_TYPES | _AGENT_TYPES).items():
-        if type(report) is cls:
-            return name
-    return type(report).__name__.lower()
+    name = _NAME_OF_TYPE.get(type(report))
+    return name if name is not None else type(report).__name__.lower()
 
 
 def parse_report(data: Mapping[str, Any]) -> DeliveryReport:

@@ -113,7 +113,8 @@ class CoordinatorLoop(DeliveryLoop):
             raise LoopRefused(f"{q.role} asked a question (act {q.act}): {q.text!r}; the "
                               f"coordinator answers it (Answer) or fails the task first (C3)",
                               code="question_pending")
-        check_caps(self.global_caps(state, at), move, AT_CAP)
+        if move not in AT_CAP and self._near_cap(state, at):
+            check_caps(self.global_caps(state, at), move, AT_CAP)
         if isinstance(report, Plan | Revise):
             self._plan(d, state, report, at, act, events)
         elif isinstance(report, Delegate):
@@ -135,6 +136,18 @@ class CoordinatorLoop(DeliveryLoop):
         _measure(events, report)
         d["previous"] = ARCHITECT
         return transition_of(d, events)
+
+    def _near_cap(self, state: TaskState, at: datetime) -> bool:
+        """Whether a global cap (steps, run time) may be reached: `global_caps` and its
+        `Cap` objects are built only then (the same test as `Cap.reached`)."""
+        limits = self.task.limits
+        if limits.steps is not None and state.steps >= limits.steps:
+            return True
+        minutes = limits.duration_minutes
+        if minutes is None:
+            return False
+        started = state.started
+        return (0 if started is None else int((at - started).total_seconds() // 60)) >= minutes
 
     # ------------------------------------------------------------------ moves
     def _plan(self, d: Draft, s: TaskState, report: Plan | Revise, at: datetime, act: int,
@@ -265,7 +278,7 @@ class CoordinatorLoop(DeliveryLoop):
                        "ts": at.isoformat(),
                        "payload": {"act": act, "to": q.role, "question": q.text,
                                    "decision": report.decision, "reason": report.reason}})
-        wait = Wait(w.role, at, at + self.task.limits.wait, w.launch, w.act, w.version,
+        wait = Wait(w.role, at, at + self._wait, w.launch, w.act, w.version,
                     w.instructions, w.fixes, w.focus, w.steps, w.sent_back)
         d.update(question=None, holder=q.role, wait=wait, notices=())
         d["journal"] = (*s.journal, JournalEntry(

@@ -38,7 +38,7 @@ from ..models import path_defect as _path_defect
 from .catalogue import RoleCatalogue, load_catalogue
 from .codec import Built, DeliveryReport, Expire, Judgement, Measured, Question, Result
 from .diffstat import ChangeSummary, covering, summary_of
-from .model import ARCHITECT, DEVELOPER, JUDGES, REVIEWER, Task
+from .model import ARCHITECT, DEVELOPER, JUDGES, REVIEWER, ReviewMode, ReviewPolicy, Task
 from .outcomes import check_gates, path_text, pr_description
 from .review import ReviewDecision, review_required
 from .state import Outcome, Step, TaskState, Wait, freeze
@@ -53,6 +53,23 @@ Event = dict[str, Any]
 Draft = dict[str, Any]
 #: `crewbook.models.path_defect`, remembered (the same files come back version after version).
 path_defect = lru_cache(maxsize=4096)(_path_defect)
+
+
+#: Review decisions of the named review modes, by change (`DeliveryLoop.review_decision`).
+_DECISIONS: dict[str, dict[tuple[Any, ...], ReviewDecision]] = {}
+#: The state every task starts from (states are never changed in place: one is shared).
+_FIRST_STATE = TaskState(holder=ARCHITECT)
+
+
+@lru_cache(maxsize=64)
+def _named_policy(name: ReviewMode) -> ReviewPolicy:
+    return ReviewPolicy(policy=name)
+
+
+def _policy_of(task: Task) -> ReviewPolicy:
+    """`Task.policy`, the policy of a named review mode made once (policies are frozen)."""
+    review = task.review
+    return review if isinstance(review, ReviewPolicy) else _named_policy(review)
 
 
 def _fmt(when: datetime) -> str:
@@ -74,16 +91,22 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
     ) -> None:
         self.task = Task(description=task) if isinstance(task, str) else task
         self.catalogue = catalogue or load_catalogue()
-        self._policy = self.task.policy
+        self._policy = _policy_of(self.task)
+        #: How long a wait lasts (the task is frozen: worked out once, not per launch).
+        self._wait = self.task.limits.wait
         #: The last state judged, with its review decision and gates (states are immutable).
         self._memo: tuple[TaskState | None, ReviewDecision | None, list[tuple[str, str]] | None] \
             = (None, None, None)
-        self._decisions: dict[tuple[Any, ...], ReviewDecision] = {}
+        #: Review decisions by change: shared by the loops of one named review mode (the
+        #: decision is a pure function of the change and the policy, both frozen).
+        review = self.task.review
+        self._decisions: dict[tuple[Any, ...], ReviewDecision] = (
+            _DECISIONS.setdefault(review, {}) if isinstance(review, str) else {})
         if router is None:
             from ..routing.router import Router
 
             router = Router("delivery")
-        super().__init__(state or TaskState(holder=ARCHITECT), ledger=ledger, run=run,
+        super().__init__(state or _FIRST_STATE, ledger=ledger, run=run,
                          clock=clock, acts=acts, router=router)
 
     # ------------------------------------------------------------------ reading
@@ -313,7 +336,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         steps = limits.agent_steps
         if role == DEVELOPER and d["path"] == "quick-fix":
             steps = limits.quick_fix_steps if steps is None else min(steps, limits.quick_fix_steps)
-        wait = Wait(role, at, at + limits.wait, launches[role], act, d["version"], instructions,
+        wait = Wait(role, at, at + self._wait, launches[role], act, d["version"], instructions,
                     tuple(fixes), tuple(focus), steps, sent_back)
         events.append({
             "kind": "act", "role": role, "stage": self.catalogue.role(role).stage,
@@ -423,7 +446,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         return {"kind": "init", "ts": at.isoformat(),
                 "summary": f"{self.mode} task {t.id}: {t.description}",
                 "payload": {"task": t.id, "mode": self.mode, "kind": t.kind,
-                            "review": t.policy.policy, "quick_fix": t.quick_fix,
+                            "review": self._policy.policy, "quick_fix": t.quick_fix,
                             "focused_recheck": t.focused_recheck,
                             "limits": t.limits.model_dump(), "labels": dict(t.labels)}}
 

@@ -48,7 +48,7 @@ try:  # POSIX: lock the ledger file itself, a few syscalls per append
 except ImportError:  # pragma: no cover - Windows: a lock file beside the ledger
     fcntl = None  # type: ignore[assignment]
 from pydantic import ValidationError
-from pydantic_core import PydanticSerializationError
+from pydantic_core import PydanticSerializationError, to_json
 
 from ..errors import LedgerError, Problem, UsageError
 from .events import FIELDS, KINDS, MAX_INT, REQUIRED_BY_KIND, LedgerEvent, validation_problems
@@ -83,6 +83,52 @@ _TS_FORM: Final = re.compile(
     r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|[+-]\d{2}:\d{2})?")
 #: Compact JSON, text as UTF-8, no NaN (what the model writes); one encoder, made once.
 _JSON: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+#: The fields each kind needs, as sets (`_quick` checks them with one subset test).
+_NEEDS: Final[dict[str, frozenset[str]]] = {k: frozenset(v) for k, v in REQUIRED_BY_KIND.items()}
+#: The type each rule wants (exactly: ``True`` is not a count, ``1`` is not a cost).
+_TYPE_OF: Final[dict[int, type]] = {_TEXT: str, _COUNT: int, _NAME: str, _KIND: str,
+                                    _ATTEMPT: int, _COST: float, _PAYLOAD: dict, _V: int}
+
+
+class _ShapePlan(NamedTuple):
+    """What `_quick` still checks and writes for events of one shape (keys and types)."""
+
+    order: tuple[str, ...]  # body fields present (not None), in the writer's order
+    counts: tuple[tuple[str, int], ...]  # integer fields present, with their minimum
+    present: frozenset[str]  # fields present (not None)
+    has_v: bool
+    has_run: bool
+    has_loop: bool
+    has_ts: bool
+    has_cost: bool
+    has_payload: bool
+
+
+#: Plans by shape; bounded (a caller inventing shapes endlessly just misses the cache).
+_PLANS: dict[tuple[tuple[Any, ...], tuple[type, ...]], _ShapePlan] = {}
+_MAX_PLANS: Final = 1024
+
+
+def _shape_plan(keys: tuple[Any, ...], types: tuple[type, ...]) -> _ShapePlan | None:
+    """The plan for events with these keys and value types, or None when a key is unknown
+    or a value's type is not the one its field takes (the model then explains)."""
+    present: set[str] = set()
+    counts: list[tuple[str, int]] = []
+    for key, kind in zip(keys, types, strict=True):
+        rule = _RULES.get(key) if type(key) is str else None
+        if rule is None:
+            return None
+        if kind is type(None) or rule == _SKIP:
+            continue
+        if rule != _TS and kind is not _TYPE_OF[rule]:
+            return None
+        present.add(key)
+        if rule in (_COUNT, _ATTEMPT):
+            counts.append((key, 1 if rule == _ATTEMPT else 0))
+    order = tuple(key for key in _BODY_TAIL if key in present)
+    return _ShapePlan(order, tuple(counts), frozenset(present), "v" in present,
+                      "run" in present, "loop" in present, "ts" in present,
+                      "cost" in present, "payload" in present)
 
 
 class _Line(NamedTuple):
@@ -226,9 +272,10 @@ class Ledger:
         The path of loops (the events of one act), simulations and replays (thousands of
         events at once: hand them over in batches of a few thousand to bound memory).
         Each event is filled and numbered as by `append`, in order; it is checked by the
-        model's rules without building a model (see the module docstring), so the lines
-        hold what `append_many` would store (a float may be spelled the Python way,
-        ``1e-07``) and any `LedgerError` (keys prefixed ``[i].``) is the one it raises.
+        model's rules without building a model (see the module docstring; the keys and
+        value types of each shape of event checked once) and written by the model's own
+        serialiser (`pydantic_core.to_json`), so the lines are the ones `append_many`
+        would store and any `LedgerError` (keys prefixed ``[i].``) is the one it raises.
         One batch is one ``write`` on the ``O_APPEND`` descriptor, under the file lock:
         it lands whole before this returns (a ``kill -9`` afterwards loses nothing), and
         other writers' lines never interleave with it. ``fsync`` follows the ledger's
@@ -239,11 +286,24 @@ class Ledger:
         fast = [check(event) for event in items]
         if None not in fast:  # the usual batch: every event settled by the quick rules
             settled = cast(list[_Line], fast)
+            run = settled[0].run if settled else ""
+            if settled and all(line.run == run for line in settled):  # the usual act
+                with self._thread_lock, self._lock:
+                    if _size(self._require_open()) == self._scanned and (
+                            not self._head or run in self._next_seq):
+                        first = self._next_seq.get(run, 0)  # nobody else wrote meanwhile
+                    else:
+                        first = self._numbers([run])[0]
+                    self._write(b"".join([line.line(first + i)
+                                          for i, line in enumerate(settled)]),
+                                [(run, first + i) for i in range(len(settled))])
+                return len(settled)
             with self._thread_lock, self._lock:
                 seqs = self._numbers([line.run for line in settled])
-                data = b"".join([line.line(seq) for line, seq in zip(settled, seqs, strict=True)])
-                self._write(data, [(line.run, seq)
-                                   for line, seq in zip(settled, seqs, strict=True)])
+                numbered = list(zip([line.run for line in settled], seqs, strict=True))
+                data = b"".join([line.line(seq)
+                                 for line, seq in zip(settled, seqs, strict=True)])
+                self._write(data, numbered)
             return len(settled)
         lines = self._checked(items, fast)
         with self._thread_lock, self._lock:
@@ -301,62 +361,42 @@ class Ledger:
 
     def _quick(self, event: Any) -> _Line | None:
         """`event` checked by the model's rules and written out, or None when these
-        rules cannot settle it (then the model does: same line, or its refusal)."""
+        rules cannot settle it (then the model does: same line, or its refusal).
+
+        The keys of an event and the types of its values (its shape) are checked once per
+        shape (`_shape_plan`, remembered): engines build the same few shapes over and
+        over. What remains per event is what depends on the values themselves."""
         if type(event) is not dict:
             return None
-        run, loop, ts = self.run, self.loop, None
-        kind: Any = None
-        fields: dict[str, Any] = {}
-        for key, value in event.items():  # one pass: each key's rule (`_RULES`)
-            rule = _RULES.get(key)
-            if rule is None:
-                return None  # an unknown key: the model names it
-            if value is None or rule == _SKIP:
-                continue
-            kind_of_value = type(value)
-            if rule == _TEXT:
-                if kind_of_value is not str:
-                    return None
-                fields[key] = value
-            elif rule == _COUNT:
-                if kind_of_value is not int or not 0 <= value <= MAX_INT:
-                    return None
-                fields[key] = value
-            elif rule == _NAME:
-                if kind_of_value is not str or not value:
-                    return None
-                if key == "run":
-                    run = value
-                else:
-                    loop = value
-            elif rule == _KIND:
-                if kind_of_value is not str or value not in _KIND_SET:
-                    return None
-                kind = value
-            elif rule == _ATTEMPT:
-                if kind_of_value is not int or not 1 <= value <= MAX_INT:
-                    return None
-                fields[key] = value
-            elif rule == _COST:
-                if kind_of_value is not float or not math.isfinite(value) or value < 0:
-                    return None
-                fields[key] = value
-            elif rule == _PAYLOAD:
-                if kind_of_value is not dict:
-                    return None
-                for name in value:
-                    if type(name) is not str:
-                        return None
-                fields[key] = value
-            elif rule == _TS:
-                ts = value
-            elif kind_of_value is not int or value != 1:  # v
-                return None
-        if kind is None or not run or loop is None:
+        shape = (tuple(event), tuple(map(type, event.values())))
+        plan = _PLANS.get(shape)
+        if plan is None:
+            plan = _shape_plan(*shape)
+            if plan is None:
+                return None  # an unknown key or a wrong type: the model names it
+            if len(_PLANS) < _MAX_PLANS:
+                _PLANS[shape] = plan
+        kind = event.get("kind")
+        if kind not in _KIND_SET or not _NEEDS[kind] <= plan.present:
             return None
-        for key in REQUIRED_BY_KIND[kind]:
-            if key not in fields:
+        for key, low in plan.counts:
+            if not low <= event[key] <= MAX_INT:
                 return None
+        if plan.has_v and event["v"] != 1:
+            return None
+        run = event["run"] if plan.has_run else self.run
+        loop = event["loop"] if plan.has_loop else self.loop
+        if not run or loop is None or loop == "":
+            return None
+        if plan.has_cost:
+            cost = event["cost"]
+            if not math.isfinite(cost) or cost < 0:
+                return None
+        if plan.has_payload:
+            for name in event["payload"]:
+                if type(name) is not str:
+                    return None
+        ts = event["ts"] if plan.has_ts else None
         cached = self._head_cache  # the events of one act share their ts and run
         if ts is not None and cached[0] == ts and cached[1] == run:
             head = cached[2]
@@ -371,15 +411,13 @@ class Ledger:
             if ts is not None:
                 self._head_cache = (ts, run, head)
         body: dict[str, Any] = {"loop": loop, "kind": kind}
-        if fields:
-            for key in _BODY_TAIL:  # the writer's field order
-                if key in fields:
-                    body[key] = fields[key]
-        if "payload" not in body:
+        for key in plan.order:  # the writer's field order
+            body[key] = event[key]
+        if not plan.has_payload:
             body["payload"] = {}
-        try:
-            tail = _JSON.encode(body).encode()
-        except (TypeError, ValueError, RecursionError):  # not JSON, lone surrogates...
+        try:  # the model's own serialiser (NaN in a payload: null), a few times faster
+            tail = to_json(body, inf_nan_mode="null")
+        except (PydanticSerializationError, ValueError, RecursionError):  # not JSON...
             return None
         return _Line(run, head, b"," + tail[1:])
 
@@ -567,7 +605,7 @@ class Ledger:
         newline can only be a cut line.
         """
         fd = self._require_open()
-        size = os.fstat(fd).st_size
+        size = _size(fd)
         if size < self._scanned:  # the file was truncated or replaced: start over
             self._scanned, self._events, self._next_seq, self._head = 0, 0, {}, 0
         while size - self._scanned > _STREAM_BYTES:  # streamed: memory stays bounded
@@ -630,6 +668,16 @@ class Ledger:
         self._events += table.num_rows
         self._last_run = table["run"][-1].as_py()
         return True
+
+
+def _size(fd: int) -> int:
+    """The file's size: where its end is (``lseek``, a few times cheaper than ``fstat``;
+    the descriptor appends, so moving its offset changes nothing), or ``fstat``'s size
+    for a file that cannot seek."""
+    try:
+        return os.lseek(fd, 0, os.SEEK_END)
+    except OSError:
+        return os.fstat(fd).st_size
 
 
 def _write_all(fd: int, data: bytes) -> None:

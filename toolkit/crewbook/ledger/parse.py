@@ -120,10 +120,11 @@ def parse_file(path: str | os.PathLike[str], name: str, *, with_payload: bool = 
                 rest = data
                 continue
             data, rest = data[:cut], data[cut:]
-            parts.append(_Parser(data, name, with_payload, line0, whole=False).run())
+            parser = _Parser(data, name, with_payload, line0, whole=False)
+            parts.append(parser.run())
             blank = blank and not _NOT_SPACE.search(data)
-            line0 += data.count(b"\n")
-            del data
+            line0 += parser.newline_count()
+            del data, parser
     problems = [p for part in parts for p in part.problems]
     if blank and not problems:
         problems.append(_empty_problem(name))
@@ -217,12 +218,27 @@ class _Parser:
     def _texts(self) -> pa.ChunkedArray | None:
         return pa.chunked_array(self.texts, type=TEXT) if self.with_payload else None
 
+    def newline_count(self) -> int:
+        """How many newlines `data` holds (from `newlines` when already found)."""
+        return len(self._newlines) if self._newlines is not None else self.data.count(b"\n")
+
     def count_rows(self, end: int) -> int:
-        """Number of non-blank lines in data[:end] (fast when there are no blank lines)."""
+        """Number of non-blank lines in data[:end] (fast when there are no blank lines).
+
+        With payloads, the newlines are needed anyway (`payload_texts`): found once, by
+        numpy; else two scans of the bytes (a count and a search) do."""
         data = self.data
-        lines = data.count(b"\n", 0, end) + (0 if data.endswith(b"\n", 0, end) else 1)
-        maybe_blank = _SPACE_AFTER_NEWLINE.search(data, 0, end) is not None or \
-            data[:1].isspace()
+        tail = 0 if data.endswith(b"\n", 0, end) else 1
+        if self.with_payload:
+            nl = self.newlines
+            nl = nl[:np.searchsorted(nl, end)]
+            after = np.frombuffer(data, dtype=np.uint8)[nl[nl + 1 < end] + 1]
+            maybe_blank = bool(np.isin(after, _SPACES).any()) or data[:1].isspace()
+            lines = len(nl) + tail
+        else:
+            lines = data.count(b"\n", 0, end) + tail
+            maybe_blank = _SPACE_AFTER_NEWLINE.search(data, 0, end) is not None or \
+                data[:1].isspace()
         return len(self.nonblank(0, lines)) if maybe_blank else lines
 
     def arrow(self, start: int, end: int) -> pa.Table | None:
@@ -478,5 +494,6 @@ _BOM: Final = "\ufeff".encode()
 #: A line that starts with white space (maybe an empty line): then count exactly.
 _SPACE_AFTER_NEWLINE: Final = re.compile(rb"\n[ \t\r\n\x0b\x0c]")
 _NOT_SPACE: Final = re.compile(rb"\S")
+_SPACES: Final = np.frombuffer(b" \t\r\n\x0b\x0c", dtype=np.uint8)
 
 

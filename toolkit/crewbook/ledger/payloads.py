@@ -1,15 +1,16 @@
 """Payloads kept as JSON text in Arrow until asked: the ``payload`` column of a ledger frame.
 
 A ledger frame's ``payload`` column is a `PayloadArray` (dtype ``"payload"``): one Arrow
-string column holding each event's payload as compact JSON text, so reading a million
-events creates no Python object per payload. Indexing a row, iterating, ``.map``,
-``.tolist()`` parse the rows asked for into plain dicts, so ``df.payload.iloc[0]["task"]``
-works as with a column of dicts. Keys whose value is null are left out of the dicts, at
-every depth: a null and an absent key mean the same in a ledger.
+string column holding each event's payload as JSON text (as the line wrote it; crewbook's
+writer writes it compact), so reading a million events creates no Python object per
+payload. Indexing a row, iterating, ``.map``, ``.tolist()`` parse the rows asked for into
+plain dicts, so ``df.payload.iloc[0]["task"]`` works as with a column of dicts. Keys
+whose value is null are left out of the dicts, at every depth: a null and an absent key
+mean the same in a ledger.
 
-The texts come from the lines themselves (sliced out of the bytes read, see
-`line_payloads`), so a payload reads back exactly as written: a string that looks like a date
-stays a string, an integer stays an integer.
+The texts come from the lines themselves (cut out of the bytes read, see
+`line_payloads`), so a payload reads back exactly as written: a string that looks like a
+date stays a string, an integer stays an integer.
 """
 
 from __future__ import annotations

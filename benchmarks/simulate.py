@@ -288,6 +288,9 @@ def main(argv: list[str] | None = None) -> int:
           f"caller {one_own:.2f} CPU s), 2 workers {two:.1f} s ({two_cpu:.1f} CPU s; caller "
           f"{two_own:.2f} CPU s): {speedup:.2f}x (load {before:.1f} before, {load():.1f} "
           "after)")
+    serial = two_own / (two_own + two_cpu) if two_own + two_cpu else 0.0
+    print(f"  the caller's share of the CPU with 2 workers: {serial:.1%}, so at most "
+          f"{2 / (1 + serial):.2f}x on 2 free cores (Amdahl); the rest is the machine's load")
     target("sweep 1 -> 2 workers at least 1.7x", speedup >= 1.7, f"{speedup:.2f}x")
 
     small = stream(max(1, args.stream_runs // 10))

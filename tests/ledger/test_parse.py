@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -12,7 +13,7 @@ from pydantic import ValidationError
 
 from crewbook.ledger.events import REQUIRED_BY_KIND, LedgerEvent
 from crewbook.ledger.lines import cut_short, is_object_prefix
-from crewbook.ledger.parse import SMALL_BLOCK, parse_bytes
+from crewbook.ledger.parse import SMALL_BLOCK, parse_bytes, reader_pool
 
 from .conftest import event, line
 
@@ -159,3 +160,60 @@ def test_the_fast_path_knows_what_each_kind_needs(kind: str, name: str) -> None:
     assert len(parsed.table.to_batches()) == 1  # read by Arrow in one go: the fast path
     assert [(p.line, p.key, p.message) for p in parsed.problems] == [
         (18, name, f"a {kind!r} event needs {name}")]
+
+
+def _tricky_lines() -> list[str]:
+    """Valid events whose payload text cannot be cut out of the line naively."""
+    head = line(event(0))[:-1]  # '{"v":1,...,"stage":"build"' without the brace
+    return [
+        head + ',"payload":{"a":1,"s":"}}"}}',  # braces in a string: sliced
+        '{"payload":{"a":2},' + head[1:] + "}",  # payload first
+        head + ',"payload":{"payload":{"b":3}}}',  # a nested key of the same name
+        head + ', "payload" : {"a": 4} }',  # spaces
+        head + ',"summary":"say \\"hi\\"","payload":{"q":"a\\"b"}}',  # escapes
+        head + ',"p\\u0061yload":{"payload":{"x":5}}}',  # the key escaped, a nested one plain
+        head + ',"summary":"payload","payload":{"a":6}}',  # the name as a value too
+        head + ',"summary":"payload"}',  # ... and no payload
+        head + ',"payload":null}',
+        head + "}",
+        head + ',"payload":{"a":7},"summary":"x"}',  # a field after the payload
+        head + ',"payload":{"d":"2025-01-01","n":10,"t":"é"}}\r',  # CRLF, a date, non-ASCII
+    ]
+
+
+@pytest.mark.parametrize("copies", [1, 250])  # 250: enough unsliceable lines for DuckDB
+def test_payload_texts_are_the_payloads_written(copies: int) -> None:
+    tricky = _tricky_lines()
+    lines = tricky * copies
+    data = ("\ufeff" + "\n\n".join(lines) + "\n").encode()  # a BOM and blank lines too
+    parsed = parse_bytes(data, "p.jsonl")
+    assert parsed.problems == []
+    expected = [{k: v for k, v in (json.loads(x).get("payload") or {}).items()
+                 if v is not None} for x in lines]
+    assert parsed.payloads == expected
+    assert parsed.texts is not None
+    texts = parsed.texts.to_pylist()
+    assert texts[0] == '{"a":1,"s":"}}"}'  # exactly as written
+    assert texts[-1] == '{"d":"2025-01-01","n":10,"t":"é"}'
+    assert texts[9] == "{}"
+    assert texts[8] == "{}"
+
+
+def test_the_reader_pool_is_chosen_at_the_first_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    monkeypatch.setattr(pa, "jemalloc_set_decay_ms", calls.append)
+    reader_pool.cache_clear()
+    try:
+        assert reader_pool.cache_info().currsize == 0
+        assert calls == []
+        parsed = parse_bytes((line(event(0)) + "\n").encode(), "p.jsonl")
+        assert parsed.table.num_rows == 1
+        pool = reader_pool()
+        assert reader_pool.cache_info().currsize == 1
+        default = pa.default_memory_pool().backend_name
+        # the process-wide jemalloc setting is changed only for a pool of the reader's own
+        assert calls == ([0] if pool.backend_name == "jemalloc" != default else [])
+        assert pool.backend_name in ("jemalloc", "system")
+        assert pool.backend_name != default
+    finally:
+        reader_pool.cache_clear()

@@ -270,21 +270,20 @@ class LedgerFolder:
         out["loop"] = pd.Categorical(col("loop").to_pylist(),
                                      categories=self.categories("loop"))
         for name in ("started", "ended"):
-            out[name] = pd.to_datetime(pd.Series(col(name).to_pandas().to_numpy(),
-                                                 index=out.index), utc=True).astype(
-                "datetime64[ns, UTC]")
+            out[name] = col(name).cast(pa.timestamp("ns", tz="UTC")).to_pandas().array
+            out[name] = out[name].astype("datetime64[ns, UTC]")  # the same unit everywhere
         out["duration"] = out["ended"] - out["started"]
         for name in ("events", "acts", "rounds"):
-            out[name] = pd.array(col(name).to_pylist(), dtype="Int64")
+            out[name] = _int64(col(name))
         out["finished"] = col("finished").to_numpy(zero_copy_only=False).astype(bool)
         reason = pd.Series(col("finished_reason").to_pylist(), index=out.index, dtype=object)
         out["finished_reason"] = reason.where(out["finished"].to_numpy(), None).astype(
             "category")
         out["escalated"] = col("escalated").to_numpy(zero_copy_only=False).astype(bool)
         for name in ("tokens_in", "tokens_out"):
-            out[name] = pd.array(col(name).to_pylist(), dtype="Int64")
+            out[name] = _int64(col(name))
         out["tokens"] = out["tokens_in"].add(out["tokens_out"], fill_value=0).astype("Int64")
-        out["cost"] = pd.array(col("cost").to_pylist(), dtype="float64")
+        out["cost"] = col("cost").cast(pa.float64()).to_numpy(zero_copy_only=False)
         out.index = pd.Index(out.index.astype(str), name="run")
         return out.sort_values(["started", "run"], kind="stable")
 
@@ -360,6 +359,14 @@ class LedgerFolder:
             table = pd.DataFrame(index=pd.Index([], dtype="int64", name="attempt"))
         table.index = pd.Index(table.index.astype("int64"), name="attempt")
         return funnel_finish(table.astype("int64"))
+
+
+def _int64(column: pa.ChunkedArray) -> pd.api.extensions.ExtensionArray:
+    """An integer column as pandas ``Int64`` (nulls as NA), without a Python int per row."""
+    values = column.cast(pa.int64())
+    mask = values.is_null().to_numpy(zero_copy_only=False)
+    data = values.fill_null(0).to_numpy(zero_copy_only=False)
+    return pd.arrays.IntegerArray(data.astype("int64"), mask.astype(bool))
 
 
 def _sql_list(values: Iterable[str]) -> str:

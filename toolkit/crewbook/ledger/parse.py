@@ -15,6 +15,7 @@ bad line is an error that the caller raises or skips.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -119,10 +120,11 @@ def parse_file(path: str | os.PathLike[str], name: str, *, with_payload: bool = 
                 rest = data
                 continue
             data, rest = data[:cut], data[cut:]
-            parts.append(_Parser(data, name, with_payload, line0, whole=False).run())
+            parser = _Parser(data, name, with_payload, line0, whole=False)
+            parts.append(parser.run())
             blank = blank and not _NOT_SPACE.search(data)
-            line0 += data.count(b"\n")
-            del data
+            line0 += parser.newline_count()
+            del data, parser
     problems = [p for part in parts for p in part.problems]
     if blank and not problems:
         problems.append(_empty_problem(name))
@@ -216,12 +218,27 @@ class _Parser:
     def _texts(self) -> pa.ChunkedArray | None:
         return pa.chunked_array(self.texts, type=TEXT) if self.with_payload else None
 
+    def newline_count(self) -> int:
+        """How many newlines `data` holds (from `newlines` when already found)."""
+        return len(self._newlines) if self._newlines is not None else self.data.count(b"\n")
+
     def count_rows(self, end: int) -> int:
-        """Number of non-blank lines in data[:end] (fast when there are no blank lines)."""
+        """Number of non-blank lines in data[:end] (fast when there are no blank lines).
+
+        With payloads, the newlines are needed anyway (`payload_texts`): found once, by
+        numpy; else two scans of the bytes (a count and a search) do."""
         data = self.data
-        lines = data.count(b"\n", 0, end) + (0 if data.endswith(b"\n", 0, end) else 1)
-        maybe_blank = _SPACE_AFTER_NEWLINE.search(data, 0, end) is not None or \
-            data[:1].isspace()
+        tail = 0 if data.endswith(b"\n", 0, end) else 1
+        if self.with_payload:
+            nl = self.newlines
+            nl = nl[:np.searchsorted(nl, end)]
+            after = np.frombuffer(data, dtype=np.uint8)[nl[nl + 1 < end] + 1]
+            maybe_blank = bool(np.isin(after, _SPACES).any()) or data[:1].isspace()
+            lines = len(nl) + tail
+        else:
+            lines = data.count(b"\n", 0, end) + tail
+            maybe_blank = _SPACE_AFTER_NEWLINE.search(data, 0, end) is not None or \
+                data[:1].isspace()
         return len(self.nonblank(0, lines)) if maybe_blank else lines
 
     def arrow(self, start: int, end: int) -> pa.Table | None:
@@ -232,7 +249,7 @@ class _Parser:
         )
         try:
             table = pj.read_json(pa.BufferReader(self.buf.slice(start, end - start)),
-                                 parse_options=options, memory_pool=POOL)
+                                 parse_options=options, memory_pool=reader_pool())
             table.validate(full=True)  # Arrow's JSON reader lets invalid UTF-8 through
             _field_names(table.schema)  # ... even in keys, which validate() does not check
         except (pa.ArrowException, ValueError):  # ArrowInvalid, bad UTF-8...
@@ -292,10 +309,12 @@ class _Parser:
                 rows = np.arange(count, dtype=np.int64)
             else:
                 rows = self.nonblank(0, self.n_lines)[:count]
-        starts = np.concatenate(([0], self.newlines + 1))[rows].astype(np.int64)
+        nl = self.newlines
+        starts = np.concatenate(([0], nl + 1))[rows].astype(np.int64)
+        ends = np.append(nl, len(self.data))[rows].astype(np.int64)
         if len(starts) and starts[0] == 0 and self.data.startswith(_BOM):
             starts[0] = len(_BOM)
-        return line_payloads(self.buf, starts, end)
+        return line_payloads(self.buf, starts, ends)
 
     def no_clock(self, check: Check, rows: np.ndarray[Any, np.dtype[np.int64]]) -> bool:
         """Whether a null `ts` was written as ``"ts": null`` (an import from a log with
@@ -419,20 +438,29 @@ def _field_names(schema: pa.Schema) -> None:
             stack.append(kind.value_type)
 
 
-def _reader_pool() -> pa.MemoryPool:
-    """Where the reader's Arrow buffers live: jemalloc told to give freed pages back to
-    the system at once (else the system allocator), so building the frame column by
-    column frees each Arrow column as it is converted; the default pool keeps freed
-    memory, and reading then peaks at the Arrow table plus the whole frame."""
+@functools.cache
+def reader_pool() -> pa.MemoryPool:
+    """Where the reader's Arrow buffers live, chosen at the first read (importing
+    crewbook changes nothing in the process).
+
+    A jemalloc pool of the reader's own, told to give freed pages back to the system at
+    once, so building the frame column by column frees each Arrow column as it is
+    converted (a pool that keeps freed memory makes reading peak at the Arrow table
+    plus the whole frame). The decay setting is process-wide for jemalloc, so it is
+    made only when jemalloc is not the process's default pool (Arrow's default here is
+    mimalloc): then only the reader's buffers are affected. Otherwise (jemalloc is the
+    default, or pyarrow was built without it) the system allocator is used, untouched.
+    """
     try:
         pool = pa.jemalloc_memory_pool()
-        pa.jemalloc_set_decay_ms(0)
     except (NotImplementedError, pa.ArrowException):  # a pyarrow built without jemalloc
-        pool = pa.system_memory_pool()
+        return pa.system_memory_pool()
+    if pa.default_memory_pool().backend_name == pool.backend_name:
+        return pa.system_memory_pool()  # not ours to retune
+    pa.jemalloc_set_decay_ms(0)
     return pool
 
 
-POOL: Final = _reader_pool()
 #: Columns with few distinct values, kept dictionary-encoded (categories in the frame).
 CATEGORIES: Final = ("run", "loop", "kind", "role", "stage", "verdict")
 _DICT_SCHEMA: Final = pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), f.type))
@@ -446,7 +474,8 @@ def compact(table: pa.Table) -> pa.Table:
         index = table.schema.get_field_index(name)
         column = table.column(index)
         if not pa.types.is_dictionary(column.type):
-            table = table.set_column(index, name, pc.dictionary_encode(column, memory_pool=POOL))
+            table = table.set_column(index, name,
+                                     pc.dictionary_encode(column, memory_pool=reader_pool()))
     return table
 
 
@@ -465,5 +494,6 @@ _BOM: Final = "\ufeff".encode()
 #: A line that starts with white space (maybe an empty line): then count exactly.
 _SPACE_AFTER_NEWLINE: Final = re.compile(rb"\n[ \t\r\n\x0b\x0c]")
 _NOT_SPACE: Final = re.compile(rb"\S")
+_SPACES: Final = np.frombuffer(b" \t\r\n\x0b\x0c", dtype=np.uint8)
 
 

@@ -1,15 +1,16 @@
 """Payloads kept as JSON text in Arrow until asked: the ``payload`` column of a ledger frame.
 
 A ledger frame's ``payload`` column is a `PayloadArray` (dtype ``"payload"``): one Arrow
-string column holding each event's payload as compact JSON text, so reading a million
-events creates no Python object per payload. Indexing a row, iterating, ``.map``,
-``.tolist()`` parse the rows asked for into plain dicts, so ``df.payload.iloc[0]["task"]``
-works as with a column of dicts. Keys whose value is null are left out of the dicts, at
-every depth: a null and an absent key mean the same in a ledger.
+string column holding each event's payload as JSON text (as the line wrote it; crewbook's
+writer writes it compact), so reading a million events creates no Python object per
+payload. Indexing a row, iterating, ``.map``, ``.tolist()`` parse the rows asked for into
+plain dicts, so ``df.payload.iloc[0]["task"]`` works as with a column of dicts. Keys
+whose value is null are left out of the dicts, at every depth: a null and an absent key
+mean the same in a ledger.
 
-The texts come from the lines themselves (DuckDB's ``json_extract`` over the raw lines,
-vectorised), so a payload reads back exactly as written: a string that looks like a date
-stays a string, an integer stays an integer.
+The texts come from the lines themselves (cut out of the bytes read, see
+`line_payloads`), so a payload reads back exactly as written: a string that looks like a
+date stays a string, an integer stays an integer.
 """
 
 from __future__ import annotations
@@ -52,28 +53,118 @@ def _drop_nulls(obj: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if v is not None}
 
 
+#: The payload's key as the writer puts it (then ``:{``, the payload last).
+_KEY: Final = np.frombuffer(b'"payload"', dtype=np.uint8)
+#: Below this many lines needing a full JSON parse, `json` beats starting DuckDB.
+_FEW: Final = 2_000
+
+
 def line_payloads(buf: pa.Buffer, starts: np.ndarray[Any, np.dtype[np.int64]],
-                  end: int) -> pa.Array:
-    """The payload text of each JSON line of `buf` starting at `starts` (the last ends
-    at `end`; white space between lines is harmless). '{}' where a line has none.
+                  ends: np.ndarray[Any, np.dtype[np.int64]]) -> pa.Array:
+    """The payload text of each JSON line ``buf[starts[i]:ends[i]]`` ('{}' where a line
+    has none), every line being a valid event that Arrow has read and checked.
 
-    One DuckDB query over the lines as an Arrow column (no Python step per line); if
-    DuckDB refuses a line Arrow accepted, the lines are done one by one with `json`.
+    Taken by slicing the bytes (no JSON parse, a few numpy passes) wherever the slice
+    is provably the payload: the line holds no backslash (so every quote delimits a
+    string), the string ``"payload"`` appears in it once, followed by ``:{``, and the
+    line ends with ``}}``. That string is then the top-level key (the only one so
+    named), and its object ends just before the final brace: a member after it would
+    be a fixed field with a scalar value (an unknown key makes the row an error, left
+    out), which does not end with ``}``. A line without ``"payload"`` has ``{}``. The
+    other lines (escapes, spaces, payload not last) are parsed: with `json` when few,
+    else with one DuckDB ``json_extract`` over them.
     """
-    offsets = np.append(starts, end).astype(np.int64)
-    lines = pa.LargeStringArray.from_buffers(len(starts), pa.py_buffer(offsets), buf)
-    try:
-        import duckdb
+    raw = np.frombuffer(buf, dtype=np.uint8)
+    count = len(starts)
+    if not count:
+        return pa.array([], type=TEXT)
+    ends = ends - (raw[np.maximum(ends - 1, 0)] == 13)  # a CRLF line ends before \r
+    low, high = int(starts[0]), int(ends[-1])
+    window = raw[low:high]
+    found = _occurrences(window, _KEY) + low
+    line = np.searchsorted(starts, found, side="right") - 1
+    found, line = found[found < ends[line]], line[found < ends[line]]
+    named = np.bincount(line, minlength=count)
+    at = np.zeros(count, dtype=np.int64)
+    at[line[::-1]] = found[::-1]  # the first occurrence in each line
+    plain = np.ones(count, dtype=bool)
+    slashes = np.flatnonzero(window == 92) + low
+    if len(slashes):
+        plain[np.unique(np.searchsorted(starts, slashes, side="right") - 1)] = False
+    top = len(raw) - 1
+    opens = (raw[np.minimum(at + len(_KEY), top)] == 58) & (
+        raw[np.minimum(at + len(_KEY) + 1, top)] == 123)  # ':{'
+    closed = (ends - starts >= 2) & (raw[np.maximum(ends - 1, 0)] == 125) & (
+        raw[np.maximum(ends - 2, 0)] == 125)  # '}}'
+    sliced = plain & (named == 1) & opens & closed
+    absent = plain & (named == 0)
+    first = np.where(sliced, at + len(_KEY) + 1, 0)
+    texts = _gather(raw, first, np.where(sliced, ends - 1, 0))
+    if absent.any():
+        texts = pc.if_else(pa.array(absent), "{}", texts)
+    rest = np.flatnonzero(~(sliced | absent))
+    if len(rest):
+        offsets = np.append(starts, high).astype(np.int64)
+        lines = pa.LargeBinaryArray.from_buffers(
+            pa.large_binary(), count, [None, pa.py_buffer(offsets), buf])
+        mask = np.zeros(count, dtype=bool)
+        mask[rest] = True
+        texts = pc.replace_with_mask(texts, pa.array(mask),
+                                     _parsed(lines.take(pa.array(rest))))
+    return texts
 
-        with duckdb.connect() as con:
-            con.register("lines", pa.table({"line": lines}))
-            result = con.sql("SELECT coalesce(json_extract(line, '$.payload')::VARCHAR, '{}') "
-                             "FROM lines").to_arrow_table()
-        texts = result.column(0).combine_chunks().cast(TEXT)
-    except Exception:
-        texts = pa.array([payload_text(json.loads(line).get("payload"))
-                          for line in lines.to_pylist()], type=TEXT)
+
+def _occurrences(raw: np.ndarray[Any, np.dtype[np.uint8]],
+                 pattern: np.ndarray[Any, np.dtype[np.uint8]]) -> np.ndarray[Any, Any]:
+    """Where `pattern` starts in `raw` (sorted): the places of its rarest-looking byte
+    (the 'y' of payload), narrowed byte by byte."""
+    pivot = 3
+    hits = np.flatnonzero(raw == pattern[pivot])
+    hits = hits[(hits >= pivot) & (hits < len(raw) - len(pattern) + pivot + 1)] - pivot
+    for i in range(len(pattern)):
+        if i != pivot:
+            hits = hits[raw[hits + i] == pattern[i]]
+    return hits.astype(np.int64)
+
+
+def _gather(raw: np.ndarray[Any, np.dtype[np.uint8]],
+            first: np.ndarray[Any, np.dtype[np.int64]],
+            stop: np.ndarray[Any, np.dtype[np.int64]]) -> pa.Array:
+    """The strings raw[first[i]:stop[i]] as one array (empty where stop <= first)."""
+    lengths = np.maximum(stop - first, 0)
+    offsets = np.zeros(len(first) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    index = np.arange(offsets[-1], dtype=np.int64) + np.repeat(first - offsets[:-1], lengths)
+    data = raw[index]  # one block's payloads: far below 2 GiB, so int32 offsets
+    return pa.StringArray.from_buffers(len(first), pa.py_buffer(offsets.astype(np.int32)),
+                                       pa.py_buffer(data))
+
+
+def _parsed(lines: pa.Array) -> pa.Array:
+    """The payload texts of `lines` by a full JSON parse ('{}' for none or null): one
+    DuckDB query when there are many, else (or if DuckDB refuses one) `json` per line."""
+    if len(lines) > _FEW:
+        try:
+            return _duckdb_payloads(lines)
+        except Exception:  # DuckDB refused a line Arrow accepted: the exact way
+            return _json_payloads(lines)
+    return _json_payloads(lines)
+
+
+def _duckdb_payloads(lines: pa.Array) -> pa.Array:
+    import duckdb
+
+    with duckdb.connect() as con:
+        con.register("lines", pa.table({"line": lines.cast(pa.large_string())}))
+        result = con.sql("SELECT coalesce(json_extract(line, '$.payload')::VARCHAR, '{}') "
+                         "FROM lines").to_arrow_table()
+    texts = result.column(0).combine_chunks().cast(TEXT)
     return pc.if_else(pc.equal(texts, "null"), "{}", texts)
+
+
+def _json_payloads(lines: pa.Array) -> pa.Array:
+    return pa.array([payload_text(json.loads(line).get("payload"))
+                     for line in lines.to_pylist()], type=TEXT)
 
 
 # -- the pandas column -------------------------------------------------------------------

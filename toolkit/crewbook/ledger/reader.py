@@ -38,7 +38,7 @@ from ..core.paths import kind_of
 from ..errors import LedgerError, Problem, UsageError, plural
 from ..report import ValidationReport
 from .events import FIELDS, KINDS, LedgerEvent, validation_problems
-from .parse import ARROW_SCHEMA, POOL, Parsed, compact, parse_bytes, parse_file
+from .parse import ARROW_SCHEMA, Parsed, compact, parse_bytes, parse_file, reader_pool
 from .payloads import TEXT, PayloadArray, parse_payload, payload_text
 
 Errors = Literal["raise", "skip"]
@@ -242,7 +242,7 @@ def build_frame(parts: Sequence[Parsed], payload: PayloadMode = "dict") -> pd.Da
     table = pa.concat_tables([compact(t) for t in tables]).drop_columns(["v"])
     del tables
     frame = table.to_pandas(types_mapper=_types, split_blocks=True, self_destruct=True,
-                            memory_pool=POOL)
+                            memory_pool=reader_pool())
     del table
     for name in CATEGORIES:
         values = frame[name].astype("category") if frame[name].dtype != "category" else frame[

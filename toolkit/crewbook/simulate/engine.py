@@ -42,6 +42,7 @@ from .policies import Policy, SimClock, as_policy
 if TYPE_CHECKING:
     import pandas as pd
 
+    from .frames import Outcomes
     from .sink import SimulationFolder
 
 #: How a run ended when the loop did not finish it.
@@ -260,15 +261,29 @@ def _seed(seed: int | None) -> int:
     return seed
 
 
+def outcomes_chunk(spec: RunSpec, start: int, stop: int) -> Outcomes:
+    """`run_chunk` as columns (what a worker sends back when no ledger is kept)."""
+    from .frames import outcomes_of
+
+    return outcomes_of(run_chunk(spec, start, stop))
+
+
 def _run(specs: Sequence[RunSpec], n: int, executor: Any, progress: bool | None = None
-         ) -> list[list[RunResult]]:
+         ) -> list[list[RunResult]] | list[list[Outcomes]]:
+    """Per spec, its runs' results in order: `RunResult` objects when the runs keep
+    their ledger lines, else chunks of `Outcomes` (columns: cheap to send back)."""
     if n < 0:
         raise SimulationError(f"n must be 0 or more, not {n}")
     with opened(executor, n * len(specs)) as pool:
         ranges = chunks(n, max(1, workers_of(pool) // max(1, len(specs))) or 1)
+        sizes = [b - a for a, b in ranges] * len(specs)
+        if not any(spec.ledger or spec.record for spec in specs):
+            parts = [[pool.submit(outcomes_chunk, spec, a, b) for a, b in ranges]
+                     for spec in specs]
+            _follow([f for per in parts for f in per], sizes, n * len(specs), progress)
+            return [[f.result() for f in per_spec] for per_spec in parts]
         futures = [[pool.submit(run_chunk, spec, a, b) for a, b in ranges] for spec in specs]
-        _follow([f for per in futures for f in per], [b - a for a, b in ranges] * len(specs),
-                n * len(specs), progress)
+        _follow([f for per in futures for f in per], sizes, n * len(specs), progress)
         return [[r for f in per_spec for r in f.result()] for per_spec in futures]
 
 
@@ -340,7 +355,7 @@ def simulate(loop_factory: Any, policy: Any, n: int = 10_000, *, seed: int | Non
     frame.attrs["crewbook_seed"] = used
     if ledger is False:
         return frame
-    lines = [line for r in results for line in r.lines]
+    lines = [line for r in results if isinstance(r, RunResult) for line in r.lines]
     if ledger is True:
         return Simulated(frame, ledger_frame(lines))
     _write(Path(ledger), lines)
@@ -370,7 +385,8 @@ def sweep(loop_factory: Any, policy: Any, grid: Mapping[str, Sequence[Any]], n: 
     frame = sweep_frame(keys, combos, results)
     frame.attrs["crewbook_seed"] = used
     if ledger is not None:
-        _write(Path(ledger), [line for per in results for r in per for line in r.lines])
+        _write(Path(ledger), [line for per in results for r in per
+                              if isinstance(r, RunResult) for line in r.lines])
     return frame
 
 

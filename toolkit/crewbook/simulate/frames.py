@@ -29,8 +29,10 @@ column per swept key (Int64, float64, bool or category), then the same columns.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
@@ -41,26 +43,75 @@ COLUMNS = ("run", "finished_reason", "finished", "acts", "rounds", "refusals", "
 _INTS = ("run", "acts", "rounds", "refusals", "tokens_in", "tokens_out", "duration_ms")
 
 
-def outcomes_frame(results: Sequence[RunResult]) -> pd.DataFrame:
-    """One typed row per run (see the module docstring)."""
-    columns: dict[str, Any] = {}
-    for name in _INTS:
-        columns[name] = pd.array([getattr(r, name) for r in results], dtype="Int64")
-    reasons = [r.finished_reason for r in results]
+@dataclass
+class Outcomes:
+    """The outcomes of a chunk of runs as columns: what a worker sends back when no
+    ledger is kept (a few arrays pickle in microseconds; a list of `RunResult` objects
+    costs the parent a Python object per run to unpickle and to read again)."""
+
+    ints: np.ndarray[Any, np.dtype[np.int64]]  # one row per name of _INTS
+    cost: np.ndarray[Any, np.dtype[np.float64]]
+    finished: np.ndarray[Any, np.dtype[np.bool_]]
+    reasons: list[str]
+    attempts: dict[str, np.ndarray[Any, np.dtype[np.int64]]]  # first-seen key order
+    refused: dict[str, np.ndarray[Any, np.dtype[np.int64]]]
+
+    def __len__(self) -> int:
+        return len(self.reasons)
+
+
+def outcomes_of(results: Sequence[RunResult]) -> Outcomes:
+    """`results` as columns (what `outcomes_frame` reads)."""
+    n = len(results)
+    ints = np.array([[getattr(r, name) for r in results] for name in _INTS],
+                    dtype=np.int64).reshape(len(_INTS), n)
+
+    def counts(attr: str) -> dict[str, np.ndarray[Any, np.dtype[np.int64]]]:
+        keys = _keys(getattr(r, attr) for r in results)
+        return {k: np.array([getattr(r, attr).get(k, 0) for r in results], dtype=np.int64)
+                for k in keys}
+
+    return Outcomes(ints, np.array([r.cost for r in results], dtype=np.float64),
+                    np.array([r.finished for r in results], dtype=bool),
+                    [r.finished_reason for r in results], counts("attempts"),
+                    counts("refused"))
+
+
+def outcomes_frame(results: Sequence[RunResult] | Sequence[Outcomes]) -> pd.DataFrame:
+    """One typed row per run (see the module docstring), from the runs' results or
+    from chunks of `Outcomes` (joined in order)."""
+    parts = [r for r in results if isinstance(r, Outcomes)]
+    if len(parts) != len(results):
+        parts = [outcomes_of([r for r in results if not isinstance(r, Outcomes)])]
+    ints = np.concatenate([p.ints for p in parts], axis=1) if parts else \
+        np.zeros((len(_INTS), 0), dtype=np.int64)
+    columns: dict[str, Any] = {name: pd.array(ints[i], dtype="Int64")
+                               for i, name in enumerate(_INTS)}
+    reasons = [x for p in parts for x in p.reasons]
     columns["finished_reason"] = pd.Categorical(reasons, categories=sorted(set(reasons)))
-    columns["finished"] = pd.array([r.finished for r in results], dtype=bool)
+    columns["finished"] = pd.array(_joined([p.finished for p in parts], bool), dtype=bool)
     columns["tokens"] = columns["tokens_in"] + columns["tokens_out"]
-    columns["cost"] = pd.array([r.cost for r in results], dtype="float64")
+    columns["cost"] = pd.array(_joined([p.cost for p in parts], np.float64), dtype="float64")
     frame = pd.DataFrame({name: columns[name] for name in COLUMNS})
-    roles = _keys(r.attempts for r in results)
-    codes = _keys(r.refused for r in results)
-    extra = {f"attempts.{role}": pd.array([r.attempts.get(role, 0) for r in results],
-                                          dtype="Int64") for role in roles}
-    extra |= {f"refused.{code}": pd.array([r.refused.get(code, 0) for r in results],
-                                          dtype="Int64") for code in sorted(codes)}
+    roles = _keys(p.attempts for p in parts)
+    codes = _keys(p.refused for p in parts)
+    extra = {f"attempts.{role}": pd.array(_column(parts, "attempts", role), dtype="Int64")
+             for role in roles}
+    extra |= {f"refused.{code}": pd.array(_column(parts, "refused", code), dtype="Int64")
+              for code in sorted(codes)}
     if extra:
         frame = pd.concat([frame, pd.DataFrame(extra)], axis=1)
     return frame
+
+
+def _joined(arrays: list[np.ndarray[Any, Any]], dtype: Any) -> np.ndarray[Any, Any]:
+    return np.concatenate(arrays) if arrays else np.zeros(0, dtype=dtype)
+
+
+def _column(parts: Sequence[Outcomes], attr: str, key: str) -> np.ndarray[Any, Any]:
+    """One count column over the chunks (0 for runs of a chunk that never had `key`)."""
+    return _joined([getattr(p, attr).get(key, np.zeros(len(p), dtype=np.int64))
+                    for p in parts], np.int64)
 
 
 def _keys(dicts: Any) -> list[str]:
@@ -72,7 +123,7 @@ def _keys(dicts: Any) -> list[str]:
 
 
 def sweep_frame(keys: Sequence[str], combos: Sequence[tuple[Any, ...]],
-                results: Sequence[Sequence[RunResult]]) -> pd.DataFrame:
+                results: Sequence[Sequence[RunResult] | Sequence[Outcomes]]) -> pd.DataFrame:
     """The outcomes of every setting, with the setting's values in front."""
     parts = []
     for number, (combo, per) in enumerate(zip(combos, results, strict=True)):

@@ -251,13 +251,20 @@ class LoopRefused(CrewbookError, RuntimeError):
         self.code = code
 
 
+def error_text(exc: BaseException) -> str:
+    """The message of `exc`, never its class name first (a key error's key unquoted; a
+    bare exception with no message is named by its class)."""
+    text = str(getattr(exc, "message", None) or exc).strip()
+    if not isinstance(exc, CrewbookError) and isinstance(exc, KeyError) and len(exc.args) == 1:
+        text = str(exc.args[0])  # str() would quote the key
+    return text or type(exc).__name__
+
+
 def error_message(exc: BaseException) -> str:
     """What a user reads of `exc` in a display: its message first; the class name only
     in parentheses after an error crewbook did not raise (a bug to report), or alone
     when there is no message."""
-    text = str(getattr(exc, "message", None) or exc).strip()
-    if isinstance(exc, CrewbookError):
-        return text or type(exc).__name__
-    if isinstance(exc, KeyError) and len(exc.args) == 1:  # str() would quote the key
-        text = str(exc.args[0])
-    return f"{text} ({type(exc).__name__})" if text else type(exc).__name__
+    text = error_text(exc)
+    if isinstance(exc, CrewbookError) or text == type(exc).__name__:
+        return text
+    return f"{text} ({type(exc).__name__})"

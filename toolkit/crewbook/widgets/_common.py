@@ -14,7 +14,7 @@ import ipywidgets as w
 from ..draw.display import fallback_card, prepare, svg_box
 from ..draw.dot import to_dot
 from ..draw.render import render_svg
-from ..errors import CrewbookError
+from ..errors import CrewbookError, error_text
 
 
 def guarded(output: w.Output, message: w.HTML) -> Callable[[Callable[..., object]],
@@ -35,13 +35,6 @@ def guarded(output: w.Output, message: w.HTML) -> Callable[[Callable[..., object
                     traceback.print_exc()
         return run
     return wrap
-
-
-def error_text(exc: BaseException) -> str:
-    """What a user reads of `exc`: its message, never the class name first (a bare
-    exception with no message is named by its class)."""
-    text = str(getattr(exc, "message", None) or exc).strip()
-    return text or type(exc).__name__
 
 
 def error_html(exc: BaseException, title: str = "error") -> str:

@@ -9,7 +9,7 @@ filtering is the plain function `filter_events` (tested alone). The plots are dr
 with `crewbook.ledger.plots` on their own matplotlib figures (no pyplot state) as SVG
 images at their own size (crisp at any zoom, no upscaling); an empty selection says
 "no events match" instead of showing an empty image. The widget stays under
-`MAX_HEIGHT` and scrolls inside; durations read "46 min 53 s".
+`MAX_HEIGHT` and scrolls inside; durations read "46m 53s", as everywhere (`format_duration`).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import ipywidgets as w
 import pandas as pd
 
 from ..ledger.analyses import run_outcomes
+from ..draw.table import format_duration
 from ._common import guarded, note_html, table_html
 
 ALL = "(all)"
@@ -57,35 +58,6 @@ def filter_events(df: pd.DataFrame, *, run: str | None = None, loop: str | None 
         if end is not None:
             mask &= days <= end
     return df[mask.fillna(False)]
-
-
-def human_duration(value: Any) -> str:
-    """A duration for reading: ``850 ms``, ``12 s``, ``46 min 53 s``, ``2 h 05 min``,
-    ``3 d 4 h``; ``–`` when missing. `value` is milliseconds or a timedelta."""
-    if value is None or (not isinstance(value, pd.Timedelta | str) and pd.isna(value)):
-        return "–"
-    if isinstance(value, pd.Timedelta):
-        ms = value.total_seconds() * 1000
-    else:
-        try:
-            ms = float(value)
-        except (TypeError, ValueError):
-            return str(value)
-    sign = "-" if ms < 0 else ""
-    ms = abs(ms)
-    if ms < 1000:
-        return f"{sign}{ms:.0f} ms"
-    seconds = round(ms / 1000)
-    if seconds < 60:
-        return f"{sign}{ms / 1000:.1f} s" if ms < 10_000 else f"{sign}{seconds} s"
-    minutes, s = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{sign}{minutes} min {s} s"
-    hours, m = divmod(minutes, 60)
-    if hours < 24:
-        return f"{sign}{hours} h {m:02d} min"
-    days, h = divmod(hours, 24)
-    return f"{sign}{days} d {h} h"
 
 
 def _choices(df: pd.DataFrame, column: str) -> list[str]:
@@ -253,7 +225,9 @@ class LedgerExplorer(w.VBox):  # type: ignore[misc]
         rows: list[dict[str, Any]] = [{str(k): v for k, v in r.items()}
                                       for r in events.to_dict("records")]
         for row in rows:
-            row["duration"] = human_duration(row.get("duration_ms"))
+            ms = row.get("duration_ms")
+            row["duration"] = format_duration(None if ms is None or pd.isna(ms)
+                                              else pd.Timedelta(ms, unit="ms"))
             ts = row.get("ts")
             if isinstance(ts, pd.Timestamp):
                 row["ts"] = ts.tz_convert("UTC").strftime("%Y-%m-%d %H:%M:%S")

@@ -24,8 +24,8 @@ from typing import Any
 import ipywidgets as w
 import pandas as pd
 
-from ..ledger.analyses import run_outcomes
 from ..draw.table import format_duration
+from ..ledger.analyses import run_outcomes
 from ._common import guarded, note_html, table_html
 
 ALL = "(all)"

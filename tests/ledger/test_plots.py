@@ -67,4 +67,8 @@ def test_rounds_histogram_counts_every_run(history: pd.DataFrame) -> None:
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["coordinator", "crew"]
     ax2 = plot_rounds(run_outcomes(history), column="acts", by=None)
     assert sum(p.get_height() for p in ax2.patches) == 3
+    for axes in (ax, ax2):  # runs are counted: whole ticks only, and the bars all shown
+        ticks = axes.get_yticks()
+        assert all(float(t).is_integer() for t in ticks), ticks
+        assert axes.get_ylim()[1] >= max(p.get_height() for p in axes.patches)
     plt.close("all")

@@ -69,6 +69,7 @@ def plot_rounds(df: pd.DataFrame, column: str = "rounds", *, ax: Axes | None = N
     bar series per loop kind, side by side.
     """
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     outcomes = run_outcomes(df) if "kind" in df.columns else df
     if ax is None:
@@ -81,11 +82,15 @@ def plot_rounds(df: pd.DataFrame, column: str = "rounds", *, ax: Axes | None = N
         [(str(k), g[column].dropna().astype(int)) for k, g in
          outcomes.groupby(by, observed=True)] if by else [(column, values)])
     width = 0.8 / len(groups)
+    tallest = 0
     for i, (label, series) in enumerate(groups):
         counts = series.value_counts(sort=False).reindex(bins, fill_value=0)
+        tallest = max(tallest, int(counts.max()))
         ax.bar([b - 0.4 + width * (i + 0.5) for b in bins], counts.to_numpy(), width=width,
                label=label)
     ax.set_xticks(list(bins))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # runs are counted: no 1.5
+    ax.set_ylim(0, max(tallest, 1) * (1.3 if by else 1.05))  # room for the legend
     ax.set_xlabel(column)
     ax.set_ylabel("runs")
     ax.set_title(f"{column} per run")

@@ -77,3 +77,15 @@ def test_only_prose_wraps() -> None:
     assert "white-space:nowrap'>run-0001<" in html
     assert "white-space:normal;min-width:18em'>a long sentence" in html
     assert readable(df.iloc[:0])._repr_html_().count("<tr>") == 1
+
+
+def test_a_multiindex_shows_one_column_per_level_never_tuples() -> None:
+    frame = pd.DataFrame({"acts": [3, 1]}, index=pd.MultiIndex.from_tuples(
+        [("crew", "developer"), ("coordinator", None)], names=["loop", "role"]))
+    shown = readable(frame)._repr_html_()
+    assert "(&#x27;" not in shown
+    assert "('" not in shown
+    head = shown.split("</thead>")[0]
+    assert head.count("<th ") == 3, head  # loop, role, acts
+    assert ">loop</th><th style='text-align:left'>role</th>" in head
+    assert f"<th style='text-align:left'>{MISSING}</th>" in shown  # a missing label

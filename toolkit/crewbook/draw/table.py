@@ -47,6 +47,14 @@ def format_duration(value: Any) -> str:
     return f"{sign}{secs}s"
 
 
+def _label(value: Any) -> str:
+    """An index label as shown: `MISSING` for a missing one (NaN, None, NA)."""
+    import pandas as pd
+
+    return MISSING if value is None or (not isinstance(value, str) and pd.isna(value)) \
+        else str(value)
+
+
 def _is_money(name: str) -> bool:
     return "cost" in name.lower() and "share" not in name.lower()
 
@@ -109,9 +117,11 @@ class Readable:
         head = "".join(
             f"<th style='text-align:{'right' if c in numeric else 'left'}'>"
             f"{html.escape(str(c))}</th>" for c in cells.columns)
+        # the index, a column per level (a MultiIndex's labels are never shown as tuples)
+        levels = self.frame.index.nlevels
         if self.index:
-            head = (f"<th style='text-align:left'>"
-                    f"{html.escape(str(self.frame.index.name or ''))}</th>" + head)
+            head = "".join(f"<th style='text-align:left'>{html.escape(str(name or ''))}</th>"
+                           for name in self.frame.index.names) + head
         rows = []
         for label, row in zip(cells.index, cells.itertuples(index=False), strict=True):
             tds = "".join(
@@ -121,7 +131,9 @@ class Readable:
                 + f"{html.escape(v)}</td>"
                 for c, v in zip(cells.columns, row, strict=True))
             if self.index:
-                tds = f"<th style='text-align:left'>{html.escape(str(label))}</th>" + tds
+                parts = label if levels > 1 else (label,)
+                tds = "".join(f"<th style='text-align:left'>{html.escape(_label(part))}</th>"
+                              for part in parts) + tds
             rows.append(f"<tr>{tds}</tr>")
         return (f"<table class='dataframe crewbook-readable'><thead><tr>{head}</tr></thead>"
                 f"<tbody>{''.join(rows)}</tbody></table>"

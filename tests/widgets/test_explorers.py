@@ -198,3 +198,13 @@ def test_svg_image_is_stable_and_sized() -> None:
     assert first == svg_image(draw, (2.5, 1.5), "a line"), "same drawing, same bytes"
     assert "width='240' height='144'" in first
     assert "alt='a line'" in first
+
+
+def test_widget_tables_wrap_only_prose() -> None:
+    from crewbook.widgets._common import table_html
+
+    rows = [{"run": "crew-2", "summary": "lint: fail (exit 1, 0.0 s): python3 -c 'import sys'"}]
+    shown = table_html(rows, ["run", "summary"])
+    run_cell, summary_cell = re.findall(r"<td style='([^']*)'>", shown)
+    assert "white-space:nowrap" in run_cell  # an id never breaks at its hyphen
+    assert "white-space:normal" in summary_cell

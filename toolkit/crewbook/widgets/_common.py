@@ -14,6 +14,7 @@ import ipywidgets as w
 from ..draw.display import fallback_card, prepare, svg_box
 from ..draw.dot import to_dot
 from ..draw.render import render_svg
+from ..draw.table import PROSE
 from ..errors import CrewbookError, error_text
 
 
@@ -82,15 +83,20 @@ def table_html(rows: Sequence[Mapping[str, Any]], columns: Sequence[str],
                empty: str = "(none)",
                row_style: Callable[[Mapping[str, Any]], str] | None = None) -> str:
     """An HTML table of `rows` (missing values shown as ``–``, text escaped, every cell
-    left-aligned under its left-aligned header); `row_style(row)` styles a row."""
+    left-aligned under its left-aligned header); `row_style(row)` styles a row. As in
+    `crewbook.readable`, only prose wraps: ids such as ``crew-2`` never break at a hyphen."""
     if not rows:
         return note_html(empty)
+    texts = [{c: cell(r.get(c)) for c in columns} for r in rows]
+    wraps = {c: ("white-space:normal;min-width:18em" if max(len(t[c]) for t in texts) > PROSE
+                 else "white-space:nowrap") for c in columns}
     head = "".join(f"<th style='text-align:left;padding:0 6px'>{html.escape(c)}</th>"
                    for c in columns)
     body = "".join(
         _tr(row_style(r) if row_style is not None else "")
-        + "".join(f"<td style='text-align:left;padding:0 6px'>{html.escape(cell(r.get(c)))}</td>"
-                  for c in columns) + "</tr>" for r in rows)
+        + "".join(f"<td style='text-align:left;padding:0 6px;{wraps[c]}'>"
+                  f"{html.escape(t[c])}</td>" for c in columns) + "</tr>"
+        for r, t in zip(rows, texts, strict=True))
     return f"<table class='crewbook-table'><tr>{head}</tr>{body}</table>"
 
 

@@ -98,3 +98,17 @@ def test_widgets_are_saved_with_the_notebook(path: Path) -> None:
     text = json.dumps(state)
     referenced = set(views) | set(re.findall(r"IPY_MODEL_([0-9a-f-]{36})", text))
     assert set(state) == referenced, "models no output shows"
+
+
+BARE_CHECK = re.compile(r"\(?\s*(True|False)(\s*,\s*(True|False|\d+))*\s*\)?")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_a_lesson_says_what_it_checked(path: Path) -> None:
+    """A cell whose result is a bare ``True`` or ``(True, 0)`` shows test mechanics; a
+    lesson prints what was checked ("the ledger is unchanged")."""
+    bare = [f"cell {n}: {''.join(cell['source']).splitlines()[-1]}"
+            for n, cell in code_cells(path) for output in cell.get("outputs", [])
+            if output.get("output_type") == "execute_result"
+            and BARE_CHECK.fullmatch("".join(output["data"].get("text/plain", [])).strip())]
+    assert bare == [], "print a sentence instead of a bare boolean"

@@ -360,8 +360,8 @@ def _measure(events: list[Event], report: DeliveryReport) -> None:
     """Put a move's measures on its first event."""
     if not events:
         return
-    target = next((e for e in events if e.get("kind") != "init"), events[0])
-    for key in MEASURES:
-        value = getattr(report, key, None)
-        if value is not None:
-            target[key] = value
+    values = [(key, value) for key in MEASURES
+              if (value := getattr(report, key, None)) is not None]
+    if values:  # most moves carry none
+        target = next((e for e in events if e.get("kind") != "init"), events[0])
+        target.update(values)

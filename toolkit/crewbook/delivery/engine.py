@@ -35,6 +35,7 @@ from ..core.loop import require_role as _require_role
 from ..core.measures import MEASURES
 from ..errors import LoopRefused, did_you_mean
 from ..models import path_defect as _path_defect
+from ..routing.router import Router
 from .catalogue import RoleCatalogue, load_catalogue
 from .codec import Built, DeliveryReport, Expire, Judgement, Measured, Question, Result
 from .diffstat import ChangeSummary, covering, summary_of
@@ -116,8 +117,6 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         self._decisions: dict[tuple[Any, ...], ReviewDecision] = (
             _DECISIONS.setdefault(review, {}) if isinstance(review, str) else {})
         if router is None:
-            from ..routing.router import Router
-
             router = Router("delivery")
         super().__init__(state or _FIRST_STATE, ledger=ledger, run=run,
                          clock=clock, acts=acts, router=router)

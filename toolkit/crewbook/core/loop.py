@@ -84,7 +84,7 @@ from typing import (
 
 from ..draw.display import Drawable
 from ..errors import LoopRefused, UsageError
-from .clock import EPOCH, ManualClock, utc_now
+from .clock import EPOCH, ManualClock, utc_now, utc_now_text
 from .sinks import EventSink, MemoryLedger
 
 if TYPE_CHECKING:
@@ -495,7 +495,8 @@ class Loop(Drawable, ABC, Generic[State, Report]):
         ts = None
         for event in events:
             if "ts" not in event:
-                ts = self.clock().isoformat()
+                clock = self.clock
+                ts = utc_now_text() if clock is utc_now else clock().isoformat()
                 break
         kind, run = self.kind, self.run  # `_stamp`, inline: an event's own ts and run win
         if run is None:

@@ -257,10 +257,12 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
                               code="invalid_artifact")
         attempt = state.attempts.get(stage_id, 0) + 1
         base: Event = {"role": stage_id, "stage": stage_id, "attempt": attempt}
-        for key in MEASURES:
-            value = getattr(report, key)
-            if value is not None:
-                base[key] = value
+        if (report.duration_ms is not None or report.tokens_in is not None  # MEASURES
+                or report.tokens_out is not None or report.cost is not None):
+            for key in MEASURES:
+                value = getattr(report, key)
+                if value is not None:
+                    base[key] = value
         d["attempts"] = {**state.attempts, stage_id: attempt}
         if failures:
             return self._failed(d, plan, report, failures, base, events, act)

@@ -223,12 +223,14 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
                 f"report comes at {_fmt(at)}. The "
                 "platform records the expiry (Expire()), then the next step is decided anew",
                 code="wait_expired")
-        base: Event = {"role": role, "stage": self.catalogue.role(role).stage,
+        base: Event = {"role": role, "stage": self.catalogue.stages[role],
                        "attempt": w.launch, "ts": at.isoformat()}
-        for key in MEASURES:
-            value = getattr(report, key)
-            if value is not None:
-                base[key] = value
+        if (report.duration_ms is not None or report.tokens_in is not None  # MEASURES
+                or report.tokens_out is not None or report.cost is not None):
+            for key in MEASURES:
+                value = getattr(report, key)
+                if value is not None:
+                    base[key] = value
         if isinstance(report, Built):
             self._built(d, s, w, report, base, at, act, events)
         elif isinstance(report, Judgement):
@@ -351,7 +353,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         wait = Wait(role, at, at + self._wait, launches[role], act, d["version"], instructions,
                     tuple(fixes), tuple(focus), steps, sent_back)
         events.append({
-            "kind": "act", "role": role, "stage": self.catalogue.role(role).stage,
+            "kind": "act", "role": role, "stage": self.catalogue.stages[role],
             "attempt": launches[role], "version": d["version"], "summary": instructions,
             "ts": at.isoformat(),
             "payload": {"act": act, "by": by, "fixes": list(fixes), "focus": list(focus),

@@ -363,8 +363,11 @@ def _measure(events: list[Event], report: DeliveryReport) -> None:
     """Put a move's measures on its first event."""
     if not events:
         return
-    values = [(key, value) for key in MEASURES
-              if (value := getattr(report, key, None)) is not None]
-    if values:  # most moves carry none
-        target = next((e for e in events if e.get("kind") != "init"), events[0])
-        target.update(values)
+    if (report.duration_ms is None and report.tokens_in is None  # most moves carry none
+            and report.tokens_out is None and report.cost is None):
+        return
+    target = next((e for e in events if e.get("kind") != "init"), events[0])
+    for key in MEASURES:
+        value = getattr(report, key)
+        if value is not None:
+            target[key] = value

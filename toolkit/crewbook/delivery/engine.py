@@ -545,5 +545,8 @@ def _bad_duration(ms: object) -> None:
 
 
 def transition_of(d: Draft, events: list[Event]) -> Transition[TaskState]:
-    """Freeze a draft into the transition `Loop.report` applies."""
-    return Transition(freeze(d), events)
+    """Freeze a draft into the transition `Loop.report` applies (the draft becomes the
+    state's own fields: nothing may change `d` afterwards)."""
+    state = object.__new__(TaskState)
+    object.__setattr__(state, "__dict__", d)
+    return Transition(state, events)

@@ -82,9 +82,10 @@ Draft = dict[str, Any]
 
 
 def _freeze(draft: Draft) -> PipelineState:
-    """The state a draft describes (no copy, no per-call introspection)."""
+    """The state a draft describes (no copy, no per-call introspection): the draft becomes
+    the state's own fields, so nothing may change it afterwards."""
     state = object.__new__(PipelineState)
-    state.__dict__.update(draft)
+    object.__setattr__(state, "__dict__", draft)
     return state
 
 

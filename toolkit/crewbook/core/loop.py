@@ -40,7 +40,9 @@ example): subclass `Loop`, give it a ``kind`` (the ledger's ``loop`` field) and 
 by construction (frozen dataclasses, new mappings on every change) set
 ``copy_state = False``, so ``report`` and ``snapshot`` skip the defensive deep copy
 (it is the largest cost of a step); their snapshots share state with the loop, so
-treat ``snapshot.state`` as read-only (``loop.state`` is always a copy). An engine
+treat ``snapshot.state`` as read-only (``loop.state`` is always a copy). Frozen
+dataclasses an engine builds on every act can take `quick_init` (their fields filled
+at once, the same objects). An engine
 that persists its state between processes (a CLI) rebuilds the loop with
 ``Loop(state, acts=n)``. Engine-specific facts of a contract go in ``Act.details``
 (the pipeline puts its input versions and round there), of a status in

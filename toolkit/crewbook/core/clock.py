@@ -3,12 +3,13 @@ when told, so notebooks, simulations and tests run hours of work in milliseconds
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
-from typing import Final
+from typing import Any, Final
 
 from ..errors import UsageError
 
-__all__ = ["EPOCH", "ManualClock", "utc_now"]
+__all__ = ["EPOCH", "ManualClock", "utc_now", "utc_now_text"]
 
 
 #: When every `ManualClock` starts by default: 2025-03-01 09:00 UTC.
@@ -66,3 +67,21 @@ def _aware(when: datetime) -> datetime:
 def utc_now() -> datetime:
     """The default clock."""
     return datetime.now(UTC)
+
+
+#: The second `utc_now_text` last formatted, and its text up to the seconds.
+_SECOND: list[Any] = [None, ""]
+
+
+def utc_now_text() -> str:
+    """``utc_now().isoformat()``, made faster: the text up to the seconds is formatted once
+    per second (a loop stamps every act it logs with the time). The same format as
+    `datetime.isoformat`: ``2025-03-01T09:00:00.250000+00:00``, no fraction on a whole
+    second."""
+    seconds, micros = divmod(time.time_ns() // 1000, 1_000_000)
+    last = _SECOND
+    if last[0] != seconds:
+        last[1] = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        last[0] = seconds
+    head: str = last[1]
+    return f"{head}.{micros:06d}+00:00" if micros else f"{head}+00:00"

@@ -40,7 +40,9 @@ example): subclass `Loop`, give it a ``kind`` (the ledger's ``loop`` field) and 
 by construction (frozen dataclasses, new mappings on every change) set
 ``copy_state = False``, so ``report`` and ``snapshot`` skip the defensive deep copy
 (it is the largest cost of a step); their snapshots share state with the loop, so
-treat ``snapshot.state`` as read-only (``loop.state`` is always a copy). An engine
+treat ``snapshot.state`` as read-only (``loop.state`` is always a copy). Frozen
+dataclasses an engine builds on every act can take `quick_init` (their fields filled
+at once, the same objects). An engine
 that persists its state between processes (a CLI) rebuilds the loop with
 ``Loop(state, acts=n)``. Engine-specific facts of a contract go in ``Act.details``
 (the pipeline puts its input versions and round there), of a status in
@@ -71,7 +73,7 @@ import threading
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
 from datetime import datetime
 from typing import (
     TYPE_CHECKING,
@@ -84,7 +86,7 @@ from typing import (
 
 from ..draw.display import Drawable
 from ..errors import LoopRefused, UsageError
-from .clock import EPOCH, ManualClock, utc_now
+from .clock import EPOCH, ManualClock, utc_now, utc_now_text
 from .sinks import EventSink, MemoryLedger
 
 if TYPE_CHECKING:
@@ -252,6 +254,35 @@ class Act:
         )
 
 
+def quick_init(cls: type[Any]) -> None:
+    """Give frozen dataclass `cls` an ``__init__`` that fills its ``__dict__`` in one go.
+
+    A frozen dataclass's generated ``__init__`` sets each field through
+    ``object.__setattr__``; engines build several of these per act (a trail step, a
+    wait, a verdict, the transition), so that is a fair share of a step. The new
+    ``__init__`` takes the same arguments with the same defaults, and the objects are
+    the same (fields, equality, hash, repr, copies): only the filling is faster. For
+    classes whose fields all take plain defaults (no ``default_factory``, no
+    ``__post_init__``, every field in ``__init__``), else it leaves `cls` as it is.
+    """
+    params = fields(cls)
+    if (hasattr(cls, "__post_init__") or "__slots__" in cls.__dict__
+            or any(f.default_factory is not MISSING or not f.init or f.kw_only
+                   for f in params)):
+        return
+    names = [f.name for f in params]
+    space: dict[str, Any] = {f"_d_{f.name}": f.default for f in params
+                             if f.default is not MISSING}
+    args = ", ".join(n if f"_d_{n}" not in space else f"{n}=_d_{n}" for n in names)
+    body = ", ".join(f"{n!r}: {n}" for n in names)
+    exec(f"def __init__(self, {args}):\n    self.__dict__.update({{{body}}})\n", space)
+    init = space["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    init.__doc__ = cls.__init__.__doc__
+    cls.__init__ = init
+
+
 _RESOLVING: Final = threading.RLock()
 
 
@@ -364,6 +395,10 @@ class Snapshot(Generic[State]):
                                                          compare=False)
 
 
+for _fast in (JournalEntry, Cap, Verdict, Transition, Snapshot):
+    quick_init(_fast)
+
+
 class Loop(Drawable, ABC, Generic[State, Report]):
     """Base of every engine; see the module docstring for the protocol.
 
@@ -459,18 +494,28 @@ class Loop(Drawable, ABC, Generic[State, Report]):
         events = result.events
         # the loop's clock only for events without their own ts (an event's own ts wins,
         # and engines stamp theirs: reading and formatting the clock again is wasted)
-        ts = self.clock().isoformat() if any("ts" not in e for e in events) else None
+        ts = None
+        for event in events:
+            if "ts" not in event:
+                clock = self.clock
+                ts = utc_now_text() if clock is utc_now else clock().isoformat()
+                break
         kind, run = self.kind, self.run  # `_stamp`, inline: an event's own ts and run win
-        stamped = [{"loop": kind, "ts": ts, **event} for event in events]
-        if run is not None:
-            for event in stamped:
-                event.setdefault("run", run)
-        self._settle()
+        if run is None:
+            stamped = [{"loop": kind, "ts": ts, **event} for event in events]
+        else:  # an event's own run keeps its place, else the run goes last (`setdefault`)
+            stamped = [{"loop": kind, "ts": ts, **event, "run": event.get("run", run)}
+                       for event in events]
+        if self._pending is not None:
+            self._settle()
         self._commit(stamped, result.state)
-        self._record(stamped)
+        if self._written is not None:  # `_record`, inline
+            self._written.extend(stamped)
         self._state = result.state
         self._acts += 1
-        return self.next_contract()
+        pending = _PendingAct(self)  # `next_contract`, inline: nothing is pending now
+        self._pending = weakref.ref(pending)
+        return pending
 
     def next_contract(self) -> Act:
         """The contract as it stands now, built when first read (see `_PendingAct`):

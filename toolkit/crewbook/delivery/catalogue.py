@@ -91,6 +91,12 @@ class RoleCatalogue:
             return False
 
     @functools.cached_property
+    def stages(self) -> dict[str, str]:
+        """Each role's stage, by role id (the ledger's ``stage`` of its events; worked out
+        once: the catalogue is frozen)."""
+        return {r.id: r.stage for r in self.roles}
+
+    @functools.cached_property
     def _by_id(self) -> dict[str, Role]:
         """The roles by id (worked out once: the catalogue is frozen)."""
         return {r.id: r for r in self.roles}

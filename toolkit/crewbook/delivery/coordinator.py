@@ -53,7 +53,7 @@ from .codec import (
     Revise,
     move_name,
 )
-from .engine import DeliveryLoop, Draft, Event, _fmt, path_defect, transition_of
+from .engine import DeliveryLoop, Draft, Event, _fmt, _minutes, path_defect, transition_of
 from .model import ARCHITECT, DEVELOPER, QA, REVIEWER
 from .state import PendingQuestion, PlanRecord, TaskState, Wait
 
@@ -147,7 +147,10 @@ class CoordinatorLoop(DeliveryLoop):
         if minutes is None:
             return False
         started = state.started
-        return (0 if started is None else int((at - started).total_seconds() // 60)) >= minutes
+        if started is None:
+            return minutes <= 0
+        # int(elapsed minutes) >= minutes, for whole minutes: elapsed >= that many minutes
+        return at - started >= _minutes(minutes)
 
     # ------------------------------------------------------------------ moves
     def _plan(self, d: Draft, s: TaskState, report: Plan | Revise, at: datetime, act: int,
@@ -360,8 +363,11 @@ def _measure(events: list[Event], report: DeliveryReport) -> None:
     """Put a move's measures on its first event."""
     if not events:
         return
+    if (report.duration_ms is None and report.tokens_in is None  # most moves carry none
+            and report.tokens_out is None and report.cost is None):
+        return
     target = next((e for e in events if e.get("kind") != "init"), events[0])
     for key in MEASURES:
-        value = getattr(report, key, None)
+        value = getattr(report, key)
         if value is not None:
             target[key] = value

@@ -35,6 +35,7 @@ from ..core.loop import require_role as _require_role
 from ..core.measures import MEASURES
 from ..errors import LoopRefused, did_you_mean
 from ..models import path_defect as _path_defect
+from ..routing.router import Router
 from .catalogue import RoleCatalogue, load_catalogue
 from .codec import Built, DeliveryReport, Expire, Judgement, Measured, Question, Result
 from .diffstat import ChangeSummary, covering, summary_of
@@ -72,6 +73,19 @@ def _policy_of(task: Task) -> ReviewPolicy:
     return review if isinstance(review, ReviewPolicy) else _named_policy(review)
 
 
+@lru_cache(maxsize=1024)
+def _duration(ms: int) -> timedelta:
+    """A report's ``duration_ms`` as a timedelta (the same durations come back often, and
+    making a timedelta from milliseconds costs more than a cache lookup)."""
+    return timedelta(milliseconds=ms)
+
+
+@lru_cache(maxsize=64)
+def _minutes(minutes: int) -> timedelta:
+    """`Limits.wait` of a number of minutes (the same few come back for every task)."""
+    return timedelta(minutes=minutes)
+
+
 def _fmt(when: datetime) -> str:
     return when.strftime("%H:%M") if when.second == 0 else when.strftime("%H:%M:%S")
 
@@ -93,7 +107,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         self.catalogue = catalogue or load_catalogue()
         self._policy = _policy_of(self.task)
         #: How long a wait lasts (the task is frozen: worked out once, not per launch).
-        self._wait = self.task.limits.wait
+        self._wait = _minutes(self.task.limits.wait_minutes)  # `Limits.wait`, made once
         #: The last state judged, with its review decision and gates (states are immutable).
         self._memo: tuple[TaskState | None, ReviewDecision | None, list[tuple[str, str]] | None] \
             = (None, None, None)
@@ -103,8 +117,6 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         self._decisions: dict[tuple[Any, ...], ReviewDecision] = (
             _DECISIONS.setdefault(review, {}) if isinstance(review, str) else {})
         if router is None:
-            from ..routing.router import Router
-
             router = Router("delivery")
         super().__init__(state or _FIRST_STATE, ledger=ledger, run=run,
                          clock=clock, acts=acts, router=router)
@@ -178,8 +190,8 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         now = self.clock()
         base = state.now or now
         if report.duration_ms:
-            base = base + timedelta(milliseconds=report.duration_ms)
-        return max(now, base)
+            base = base + _duration(report.duration_ms)
+        return now if now >= base else base
 
     # ----------------------------------------------------------- agent reports
     def _agent(self, d: Draft, report: DeliveryReport, at: datetime, act: int,
@@ -211,12 +223,14 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
                 f"report comes at {_fmt(at)}. The "
                 "platform records the expiry (Expire()), then the next step is decided anew",
                 code="wait_expired")
-        base: Event = {"role": role, "stage": self.catalogue.role(role).stage,
+        base: Event = {"role": role, "stage": self.catalogue.stages[role],
                        "attempt": w.launch, "ts": at.isoformat()}
-        for key in MEASURES:
-            value = getattr(report, key)
-            if value is not None:
-                base[key] = value
+        if (report.duration_ms is not None or report.tokens_in is not None  # MEASURES
+                or report.tokens_out is not None or report.cost is not None):
+            for key in MEASURES:
+                value = getattr(report, key)
+                if value is not None:
+                    base[key] = value
         if isinstance(report, Built):
             self._built(d, s, w, report, base, at, act, events)
         elif isinstance(report, Judgement):
@@ -339,13 +353,13 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         wait = Wait(role, at, at + self._wait, launches[role], act, d["version"], instructions,
                     tuple(fixes), tuple(focus), steps, sent_back)
         events.append({
-            "kind": "act", "role": role, "stage": self.catalogue.role(role).stage,
+            "kind": "act", "role": role, "stage": self.catalogue.stages[role],
             "attempt": launches[role], "version": d["version"], "summary": instructions,
             "ts": at.isoformat(),
             "payload": {"act": act, "by": by, "fixes": list(fixes), "focus": list(focus),
                         "sent_back": sent_back, "deadline": wait.deadline.isoformat(),
                         "steps": steps}})
-        d.update(launches=launches, wait=wait, holder=role)
+        d["launches"], d["wait"], d["holder"] = launches, wait, role
         if sent_back:
             d["sent_back"] = d["sent_back"] + 1
         self._trail(d, act, by, "delegate", instructions, at, target=role, sent_back=sent_back)
@@ -403,12 +417,13 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
                               "approval", s.version, decision, None, path)
             outcome = Outcome(outcome.kind, outcome.reason, s.version, decision,
                               pr_description(self.task.description, s, outcome), path)
+        facts = outcome.to_dict()
+        line = facts["pr_line"] or outcome.reason  # `Outcome.pr_line`, made once
         events.append({"kind": "finish", "verdict": outcome.kind, "version": s.version,
-                       "role": by, "ts": at.isoformat(),
-                       "summary": outcome.pr_line or outcome.reason,
-                       "payload": {"act": act, **outcome.to_dict()}})
+                       "role": by, "ts": at.isoformat(), "summary": line,
+                       "payload": {"act": act, **facts}})
         d.update(outcome=outcome, holder=None, wait=None, question=None)
-        self._trail(d, act, by, "finalise", outcome.pr_line or outcome.reason, at, outcome.kind)
+        self._trail(d, act, by, "finalise", line, at, outcome.kind)
 
     def _fail(self, d: Draft, reason: str, at: datetime, act: int, events: list[Event],
               by: str, escalate: bool = False) -> None:
@@ -438,7 +453,8 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         if state.started is None:
             d["started"] = self.clock()
             events.append(self._init_event(d["started"]))
-        d.update(now=at, steps=state.steps + 1)
+        d["now"] = at
+        d["steps"] = state.steps + 1
         return d, at, self._acts + 1
 
     def _init_event(self, at: datetime) -> Event:
@@ -500,23 +516,37 @@ def _check_measures(report: Measured) -> None:
     """Refuse measures that cannot be (C4.3): a negative or absurd ``duration_ms`` would
     move the task's time backwards past its run-time cap, or jump it by years."""
     ms = report.duration_ms
-    if ms is not None and (isinstance(ms, bool) or not isinstance(ms, int)):
+    if ms is not None and (type(ms) is not int or ms < 0 or ms > MAX_DURATION_MS):
+        _bad_duration(ms)
+    tokens_in, tokens_out, cost = report.tokens_in, report.tokens_out, report.cost
+    if ((tokens_in is not None and not tokens_in >= 0)  # NaN too
+            or (tokens_out is not None and not tokens_out >= 0)
+            or (cost is not None and not cost >= 0)):
+        for key, value in (("tokens_in", tokens_in), ("tokens_out", tokens_out),
+                           ("cost", cost)):
+            if value is not None and not value >= 0:
+                raise LoopRefused(f"{key} {value!r} is negative or not a number",
+                                  code="bad_report")
+
+
+def _bad_duration(ms: object) -> None:
+    """Refuse a ``duration_ms`` `_check_measures` found wrong, saying why."""
+    if isinstance(ms, bool) or not isinstance(ms, int):
         raise LoopRefused(f"duration_ms must be a whole number of milliseconds, not {ms!r}",
                           code="bad_report")
-    if ms is not None and ms < 0:
+    if ms < 0:
         raise LoopRefused(f"duration_ms {ms} is negative: a report cannot move the task's "
                           "time backwards (C4.3); give the time the act took, 0 or more",
                           code="bad_report")
-    if ms is not None and ms > MAX_DURATION_MS:
+    if ms > MAX_DURATION_MS:
         raise LoopRefused(f"duration_ms {ms} is more than a week ({MAX_DURATION_MS} ms) for "
                           "one act: a typo? give the time the act took, in milliseconds",
                           code="bad_report")
-    for key in ("tokens_in", "tokens_out", "cost"):
-        value = getattr(report, key)
-        if value is not None and not value >= 0:  # NaN too
-            raise LoopRefused(f"{key} {value!r} is negative or not a number", code="bad_report")
 
 
 def transition_of(d: Draft, events: list[Event]) -> Transition[TaskState]:
-    """Freeze a draft into the transition `Loop.report` applies."""
-    return Transition(freeze(d), events)
+    """Freeze a draft into the transition `Loop.report` applies (the draft becomes the
+    state's own fields: nothing may change `d` afterwards)."""
+    state = object.__new__(TaskState)
+    object.__setattr__(state, "__dict__", d)
+    return Transition(state, events)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from ..core.loop import JournalEntry, Verdict
+from ..core.loop import JournalEntry, Verdict, quick_init
 from .diffstat import ChangeSummary
 from .review import ReviewDecision
 
@@ -139,6 +139,10 @@ class TaskState:
             if v.role == role and (version is None or v.covers(version)):
                 return v
         return None
+
+
+for _fast in (PlanRecord, Wait, PendingQuestion, Step, Outcome):
+    quick_init(_fast)  # built on every act: fill each at once (same objects, `quick_init`)
 
 
 def freeze(draft: Mapping[str, Any]) -> TaskState:

@@ -51,6 +51,7 @@ from ..core.loop import (
 )
 from ..core.measures import MEASURES
 from ..errors import ArtifactNotFoundError, LoopRefused, UsageError
+from ..routing.router import Router
 from .model import DONE, ESCALATED, TransitionSpec
 from .plan import DEFAULT_MAX_RETRIES, StagePlan, effective_retries, json_copy
 from .rules import admit, field_value, holds
@@ -81,9 +82,25 @@ Draft = dict[str, Any]
 
 
 def _freeze(draft: Draft) -> PipelineState:
-    """The state a draft describes (no copy, no per-call introspection)."""
+    """The state a draft describes (no copy, no per-call introspection): the draft becomes
+    the state's own fields, so nothing may change it afterwards."""
     state = object.__new__(PipelineState)
-    state.__dict__.update(draft)
+    object.__setattr__(state, "__dict__", draft)
+    return state
+
+
+#: The state a run starts from, by start stage (states are never changed in place: one
+#: is shared, as `crewbook.delivery` shares its first state).
+_FIRST_STATES: dict[str, PipelineState] = {}
+
+
+def _first_state(start: str) -> PipelineState:
+    """The state of a run at `start`, made once per start stage."""
+    state = _FIRST_STATES.get(start)
+    if state is None:
+        state = PipelineState(stage=start, path=(start,))
+        if len(_FIRST_STATES) < 1024:
+            _FIRST_STATES[start] = state
     return state
 
 
@@ -113,10 +130,8 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
         self.invalid: InvalidPolicy = invalid
         self._plans: dict[str, StagePlan] = pipeline.plans
         start = pipeline.model.start
-        initial = state or PipelineState(stage=start, path=(start,))
+        initial = state or _first_state(start)
         if router is None:
-            from ..routing.router import Router
-
             router = Router("pipeline")
         super().__init__(initial, ledger=ledger, run=run, clock=clock, acts=acts, router=router)
 
@@ -243,10 +258,12 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
                               code="invalid_artifact")
         attempt = state.attempts.get(stage_id, 0) + 1
         base: Event = {"role": stage_id, "stage": stage_id, "attempt": attempt}
-        for key in MEASURES:
-            value = getattr(report, key)
-            if value is not None:
-                base[key] = value
+        if (report.duration_ms is not None or report.tokens_in is not None  # MEASURES
+                or report.tokens_out is not None or report.cost is not None):
+            for key in MEASURES:
+                value = getattr(report, key)
+                if value is not None:
+                    base[key] = value
         d["attempts"] = {**state.attempts, stage_id: attempt}
         if failures:
             return self._failed(d, plan, report, failures, base, events, act)
@@ -338,8 +355,8 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
             if verdicts and not verdicts[-1].covers(version):  # exact-version rule
                 return self._escalate(d, f"{stage_id}'s verdict is on version "
                                       f"{verdicts[-1].version}, not {version}", events, act)
-            events.append({"kind": "transition", "stage": DONE, "summary": f"{t.id}: "
-                           f"{t.describe()}", "payload": {"from": stage_id, "transition": t.id}})
+            events.append({"kind": "transition", "stage": DONE, "summary": plan.labels[t.id],
+                           "payload": {"from": stage_id, "transition": t.id}})
             events.append({"kind": "finish", "verdict": DONE, "version": version,
                            "summary": f"pipeline {self.pipeline.id} done",
                            "payload": {"act": act}})
@@ -364,7 +381,7 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
                                   events, act)
         events.append({"kind": "transition", "stage": t.to,
                        "attempt": d["attempts"].get(t.to, 0) + 1,
-                       "summary": f"{t.id}: {t.describe()}",
+                       "summary": plan.labels[t.id],
                        "payload": {"from": stage_id, "transition": t.id, "loop": loops,
                                    "round": rounds.get(t.to, 0) + 1}})
         d.update(stage=t.to, rounds=rounds, feedback=feedback, path=(*d["path"], t.to))
@@ -417,7 +434,8 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
 
 
 def _produced(stage: str, artifacts: Mapping[str, Any], versions: Mapping[str, int]) -> str:
-    return f"{stage} produced " + (", ".join(f"{n} v{versions[n]}" for n in artifacts) or "nothing")
+    return f"{stage} produced " + (", ".join([f"{n} v{versions[n]}" for n in artifacts])
+                                   or "nothing")
 
 
 def _ordinal(n: int) -> str:

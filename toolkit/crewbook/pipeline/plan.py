@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .checks import can_write
@@ -44,6 +44,8 @@ class StagePlan:
     moves: tuple[str, ...]
     written: tuple[str, ...]  # names of its file_written artifacts
     judged: tuple[TransitionSpec, ...]  # first artifact_field_equals per (artifact, field)
+    #: transition id → the summary its ``transition`` event carries (``t1: analysis ✓``)
+    labels: Mapping[str, str] = field(default_factory=dict)
 
 
 def stage_plans(pipeline: Pipeline) -> dict[str, StagePlan]:
@@ -65,6 +67,7 @@ def stage_plans(pipeline: Pipeline) -> dict[str, StagePlan]:
             moves=tuple(t.id for t in topo.out[stage_id]),
             written=tuple(n for n, k in produced.items() if k == FILE_WRITTEN),
             judged=tuple(judged.values()),
+            labels={t.id: f"{t.id}: {t.describe()}" for t in topo.out[stage_id]},
         )
     return plans
 

@@ -83,6 +83,9 @@ import crewbook.ledger.reader
 def high_water():  # VmHWM: peak RSS of this process (ru_maxrss would include the parent's)
     return int(re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text())[1]) * 1024
 
+if len(sys.argv) > 3:  # warm: Arrow's one-time set-up (its default pool's arena, the
+    # compute and JSON readers' first use) done by a read of a few lines, then measure
+    crewbook.ledger.reader.read_ledger(sys.argv[3])
 base = high_water()
 if sys.argv[2] == "pandas":
     df = pandas.read_json(sys.argv[1], lines=True)
@@ -92,11 +95,15 @@ print(base, high_water(), int(df.memory_usage(deep=True).sum()))
 """
 
 
-def peak_memory(path: Path, reader: str = "crewbook") -> tuple[int, int]:
+def peak_memory(path: Path, reader: str = "crewbook", warm: Path | None = None
+                ) -> tuple[int, int]:
     """(peak RSS growth while reading, deep size of the frame) in bytes, in a fresh
-    process; `reader` is ``crewbook`` (read_ledger) or ``pandas`` (the peer)."""
-    out = subprocess.run([sys.executable, "-c", PEAK, str(path), reader], check=True,
-                         capture_output=True, text=True).stdout.split()
+    process; `reader` is ``crewbook`` (read_ledger) or ``pandas`` (the peer); with
+    `warm`, after reading that small ledger first (the figure without Arrow's one-time
+    set-up, about 10 MB, which a process pays once whatever it reads)."""
+    extra = [str(warm)] if warm is not None else []
+    out = subprocess.run([sys.executable, "-c", PEAK, str(path), reader, *extra],
+                         check=True, capture_output=True, text=True).stdout.split()
     base, peak, frame = (int(x) for x in out)
     return peak - base, frame
 
@@ -112,6 +119,11 @@ def bench_read(n: int, quick: bool) -> dict[str, Any]:
     pyd = best(lambda: pydantic_lines(path), 1, "pydantic")
     growth, frame = peak_memory(path)
     peer_growth, peer_frame = peak_memory(path, "pandas")
+    with tempfile.TemporaryDirectory() as folder:
+        few = Path(folder) / "few.jsonl"
+        with path.open("rb") as lines:
+            few.write_bytes(b"".join(line for _, line in zip(range(50), lines, strict=False)))
+        warm_growth, warm_frame = peak_memory(path, warm=few)
     return {"events": n, "MB": size / 1e6, "read_ledger_s": ours, "events_per_s": n / ours,
             "MB_per_s": size / 1e6 / ours, "vs_arrow_floor": ours / arrow,
             "pandas_read_json_s": pandas_json, "faster_than_pandas": pandas_json / ours,
@@ -121,7 +133,7 @@ def bench_read(n: int, quick: bool) -> dict[str, Any]:
             "no_payload_s": bare, "no_payload_vs_pandas": pandas_json / bare,
             "no_payload_vs_pydantic": pyd / bare,
             "peak_rss_MB": growth / 1e6, "frame_MB": frame / 1e6,
-            "peak_over_frame": growth / frame,
+            "peak_over_frame": growth / frame, "warm_peak_over_frame": warm_growth / warm_frame,
             "pandas_peak_over_frame": peer_growth / peer_frame}
 
 
@@ -172,7 +184,8 @@ def main() -> None:
         verdict = "met" if r["peak_over_frame"] <= 2.5 else "missed"
         print(f"  peak memory growth {r['peak_rss_MB']:.0f} MB for a {r['frame_MB']:.0f} MB "
               f"frame ({r['peak_over_frame']:.2f}x); pandas.read_json(lines=True) (peer): "
-              f"{r['pandas_peak_over_frame']:.2f}x its frame")
+              f"{r['pandas_peak_over_frame']:.2f}x its frame; ours after Arrow's one-time "
+              f"set-up (a read of 50 lines first): {r['warm_peak_over_frame']:.2f}x")
         print(f"target: read_ledger peak memory over the frame <= 2.5x: {verdict} "
               f"({r['peak_over_frame']:.2f}; load average {os.getloadavg()[0]:.2f} on "
               f"{os.cpu_count()} CPUs)", flush=True)

@@ -76,3 +76,49 @@ def test_a_cut_last_line_is_still_sealed(tmp_path: Path) -> None:
         stored = ledger.append({"kind": "note", "loop": "crew", "summary": "after the cut"})
     assert stored.seq == counts[last["run"]]
     assert path.read_bytes().endswith(b"\n")
+
+
+def _line(run: str, seq: int, **extra: object) -> str:
+    return json.dumps({"run": run, "seq": seq, "loop": "crew", "kind": "report",
+                       "ts": "2026-01-01T00:00:00Z", **extra})
+
+
+@pytest.fixture
+def small_windows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tail of 4 KiB and chunks of odd sizes, so a few hundred KiB is 'big'."""
+    monkeypatch.setattr(writer, "_TAIL_BYTES", 4096)
+    monkeypatch.setattr(writer, "_STREAM_BYTES", 1000 + 7)
+
+
+def test_a_run_is_found_backwards_without_scanning_the_whole_file(
+        tmp_path: Path, small_windows: None) -> None:
+    path = tmp_path / "big.jsonl"
+    counts = _generate(path, 1)
+    with Ledger(path, run="run-4") as ledger:  # run-4 is only at the very start
+        assert ledger.next_seq == counts["run-4"]
+        assert "+," in repr(ledger)  # "events=N+": the whole count was not scanned
+        assert ledger.append({"kind": "note", "loop": "crew", "summary": "x"}).seq == 1
+    with Ledger(path, run="run-new") as fresh:
+        assert fresh.append({"kind": "note", "loop": "crew", "summary": "x"}).seq == 0
+        assert fresh.events == sum(counts.values()) + 2  # asking for the count scans it
+
+
+def test_the_backward_search_reads_every_spelling_of_a_run(tmp_path: Path,
+                                                             small_windows: None) -> None:
+    lines = [
+        _line("team/a", 0), _line("team/a", 1).replace('"team/a"', '"team\\/a"'),
+        _line("run-7", 4).replace('"run-7"', '"\\u0072un-7"'),
+        _line("run-8", 2).replace('"run"', '"\\u0072un"'),
+        _line("équipe", 5), _line("run-0", 0, payload={"runs": ["run-7", "run-8"]}),
+    ]
+    lines += [_line("run-0", seq, summary="y" * 100) for seq in range(1, 200)]
+    path = tmp_path / "spellings.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    expected = {"team/a": 2, "run-7": 5, "run-8": 3, "équipe": 6, "run-0": 200, "run-9": 0}
+    for run, seq in expected.items():
+        with Ledger(path, run=run) as ledger:
+            assert ledger.next_seq == seq, run
+    with Ledger(path) as ledger:  # several runs numbered in one batch
+        stored = ledger.append_many([{"kind": "note", "loop": "crew", "run": run}
+                                     for run in ("run-7", "run-8", "run-7", "team/a")])
+        assert [e.seq for e in stored] == [5, 3, 6, 2]

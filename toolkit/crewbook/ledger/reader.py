@@ -239,7 +239,9 @@ def build_frame(parts: Sequence[Parsed], payload: PayloadMode = "dict") -> pd.Da
     for part in parts:
         part.table = ARROW_SCHEMA.empty_table()
         part.texts = None
-    table = pa.concat_tables([compact(t) for t in tables]).drop_columns(["v"])
+    # in the frame's order already: reordering the frame would copy every column
+    table = pa.concat_tables([compact(t) for t in tables]).select(
+        [c for c in COLUMNS if c != "payload"])
     del tables
     frame = table.to_pandas(types_mapper=_types, split_blocks=True, self_destruct=True,
                             memory_pool=reader_pool())
@@ -251,7 +253,6 @@ def build_frame(parts: Sequence[Parsed], payload: PayloadMode = "dict") -> pd.Da
             frame[name] = values.cat.set_categories(list(KINDS))
         else:
             frame[name] = values.cat.set_categories(sorted(values.cat.categories))
-    frame = frame[[c for c in COLUMNS if c != "payload"]]
     if payload == "dict":
         frame["payload"] = pd.Series(PayloadArray(pa.chunked_array(texts, type=TEXT)),
                                      index=frame.index)

@@ -325,7 +325,7 @@ class Ledger:
         """The next `seq` of each event's run, in order (call under the locks)."""
         self._catch_up()
         if self._head and any(run not in self._next_seq for run in runs):
-            self._scan_head()  # a run the tail did not show: its seq is further back
+            self._seek(runs)  # a run the tail did not show: its seq is further back
         numbers = self._next_seq
         if len(runs) == 1:
             return [numbers.get(runs[0], 0)]
@@ -508,7 +508,7 @@ class Ledger:
         """The `seq` the next event of this ledger's run will get."""
         if self._head and self.run not in self._next_seq:
             with self._thread_lock, self._lock:
-                self._scan_head()
+                self._seek([self.run])
         return self._next_seq.get(self.run, 0)
 
     def read(self, **kwargs: Any) -> pd.DataFrame:
@@ -576,6 +576,39 @@ class Ledger:
                 self._last_run = run
                 self._head = self._scanned = start + complete
                 return
+
+    def _seek(self, runs: list[str]) -> None:
+        """Find the next `seq` of each of `runs` the tail did not show, reading the skipped
+        part of the file backwards until its last event appears (a run absent from the
+        whole file is new: `seq` 0). Call under the lock.
+
+        Chunks are searched for the run's JSON text (``bytes.rfind``, no parsing) and only
+        the lines holding it are parsed, so a run appended to lately costs a little read and
+        a new run one pass of byte search, not a parse of the whole file. A line that could
+        spell the run another way (an ASCII character written ``\\u00XX``) is parsed too;
+        a run id with other characters falls back to the full scan (`_scan_head`)."""
+        wanted = {run: _needles(run) for run in runs if run not in self._next_seq}
+        if not all(wanted.values()):
+            self._scan_head()
+            return
+        fd = self._require_open()
+        end = self._head
+        while wanted and end > 0:
+            start = max(0, end - _STREAM_BYTES)
+            chunk = _read_at(fd, start, end - start)
+            cut = chunk.find(b"\n") + 1 if start else 0  # the first line may be cut
+            if start and not cut:  # one line longer than a chunk: scan it all, as before
+                self._scan_head()
+                return
+            escaped = chunk.find(b"\\", cut) >= 0 and chunk.find(b"\\u00", cut) >= 0
+            for run, needles in list(wanted.items()):
+                seq = _last_seq(chunk, cut, run, needles, escaped)
+                if seq is not None:
+                    self._next_seq[run] = seq + 1  # a run's seq only grows along the file
+                    del wanted[run]
+            end = start + cut
+        for run in wanted:
+            self._next_seq[run] = 0  # nowhere in the file: a new run
 
     def _scan_head(self) -> None:
         """Scan the part of the file opening skipped (streamed, bounded memory), so every
@@ -668,6 +701,39 @@ class Ledger:
         self._events += table.num_rows
         self._last_run = table["run"][-1].as_py()
         return True
+
+
+def _needles(run: str) -> tuple[bytes, ...]:
+    """The ways a JSON writer spells the string `run` (with its quotes), or () when it
+    has characters other than printable ASCII (then no short list covers every spelling)."""
+    if not all(" " <= char <= "~" for char in run):
+        return ()
+    plain = json.dumps(run).encode("ascii")
+    return (plain, plain.replace(b"/", b"\\/")) if b"/" in plain else (plain,)
+
+
+def _last_seq(body: bytes, lo: int, run: str, needles: tuple[bytes, ...],
+              escaped: bool) -> int | None:
+    """The `seq` of the last line of ``body[lo:]`` (whole lines) whose `run` is `run`,
+    parsing only the lines that hold one of `needles` (or ``\\u00``, when `escaped`)."""
+    marks = (*needles, b"\\u00") if escaped else needles
+    hi = len(body)
+    while hi > lo:
+        pos = max(body.rfind(mark, lo, hi) for mark in marks)
+        if pos < 0:
+            return None
+        first = body.rfind(b"\n", 0, pos) + 1
+        last = body.find(b"\n", pos)
+        try:
+            obj = json.loads(body[first:last if last >= 0 else len(body)])
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict) and obj.get("run") == run:
+            seq = obj.get("seq")
+            if isinstance(seq, int) and not isinstance(seq, bool):
+                return seq
+        hi = first
+    return None
 
 
 def _size(fd: int) -> int:

@@ -33,7 +33,7 @@ import secrets
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -288,15 +288,7 @@ class Ledger:
             settled = cast(list[_Line], fast)
             run = settled[0].run if settled else ""
             if settled and all(line.run == run for line in settled):  # the usual act
-                with self._thread_lock, self._lock:
-                    if _size(self._require_open()) == self._scanned and (
-                            not self._head or run in self._next_seq):
-                        first = self._next_seq.get(run, 0)  # nobody else wrote meanwhile
-                    else:
-                        first = self._numbers([run])[0]
-                    self._write(b"".join([line.line(first + i)
-                                          for i, line in enumerate(settled)]),
-                                [(run, first + i) for i in range(len(settled))])
+                self._write_run(run, [(line.head, line.body) for line in settled])
                 return len(settled)
             with self._thread_lock, self._lock:
                 seqs = self._numbers([line.run for line in settled])
@@ -320,6 +312,139 @@ class Ledger:
                 raise self._not_json(exc) from None
             self._write(b"".join(parts), list(zip((i.run for i in lines), seqs, strict=True)))
         return len(lines)
+
+    def append_built(self, events: Sequence[Mapping[str, Any]]) -> int:
+        """Store the events of one act that a crewbook engine built itself; returns how
+        many were stored. The trusted path of `Loop.report` (`crewbook.core.append_events`).
+
+        Validation belongs at the boundary: an engine checks the report it is handed, then
+        builds its events from checked values, in the shapes it always builds. So only what
+        is cheap and could still carry a bad value from a report is checked here (each
+        shape's keys and value types, once per shape; the kind and the fields it needs;
+        counts, cost, run and loop); a ``ts`` in the forms `datetime.isoformat` gives for
+        a UTC time is taken as written (others are parsed as by `append_batch`), and
+        payloads are not walked. The line is the one `append_batch` writes: same fields,
+        same order, the model's serialiser. Anything outside these forms (an event of a new
+        shape, several runs in one act, a value that is not JSON) goes through
+        `append_batch`, whole, so its refusals stay the model's. Same guarantees as
+        `append_batch`: one lock and one ``write`` of whole lines, landed before this
+        returns. Outside callers use `append`, `append_many` or `append_batch`.
+
+        The lines are numbered and written out before the lock is taken, from this
+        writer's count of the run; under the lock one ``lseek`` says whether anybody else
+        wrote since, and only then are they caught up with and numbered again.
+        """
+        items = events if type(events) is list else list(events)
+        plans = _PLANS
+        default_run, default_loop = self.run, self.loop
+        run: Any = None
+        text: str | None = None
+        last_ts: Any = None
+        bodies: list[dict[str, Any]] = []
+        for event in items:
+            if type(event) is not dict:
+                return self.append_batch(items)
+            plan = plans.get((tuple(event), tuple(map(type, event.values()))))
+            if plan is None:  # a shape not seen yet: checked (and remembered) there
+                return self.append_batch(items)
+            kind = event.get("kind")
+            needs = _NEEDS.get(kind)  # type: ignore[arg-type]
+            if needs is None or not needs <= plan.present:
+                return self.append_batch(items)
+            for key, low in plan.counts:
+                if not low <= event[key] <= MAX_INT:
+                    return self.append_batch(items)
+            if plan.has_v and event["v"] != 1:
+                return self.append_batch(items)
+            if plan.has_cost:
+                cost = event["cost"]
+                if not math.isfinite(cost) or cost < 0:
+                    return self.append_batch(items)
+            this_run = event["run"] if plan.has_run else default_run
+            loop = event["loop"] if plan.has_loop else default_loop
+            if not this_run or not loop or (run is not None and this_run != run):
+                return self.append_batch(items)  # several runs in one act: the general path
+            run = this_run
+            ts = event["ts"] if plan.has_ts else None
+            if ts is None or ts != last_ts:
+                text = _iso_utc(ts)
+                if text is None:
+                    text = self._ts_text(ts)
+                    if text is None:
+                        return self.append_batch(items)
+                last_ts = ts
+            body = {"v": 1, "ts": text, "run": run, "seq": 0, "loop": loop, "kind": kind}
+            for key in plan.order:  # the writer's field order
+                body[key] = event[key]
+            if not plan.has_payload:
+                body["payload"] = {}
+            bodies.append(body)
+        if run is None:
+            return self.append_batch(items)  # nothing to store: still refused when closed
+        first = self._next_seq.get(run, 0)
+        data = _numbered(bodies, first)
+        if data is None:  # not JSON: the model's refusal
+            return self.append_batch(items)
+        if fcntl is None:  # pragma: no cover - Windows: the lock file
+            self._write_run(run, [(line[:-1], b"") for line in data.splitlines(True)])
+            return len(bodies)
+        with self._thread_lock:
+            fd = self._require_open()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                if _size(fd) != self._scanned or first != self._next_seq.get(run, 0) or (
+                        self._head and run not in self._next_seq):  # somebody else wrote
+                    first = self._numbers([run])[0]
+                    data = cast(bytes, _numbered(bodies, first))
+                written = os.write(fd, data)
+                if written != len(data):  # rare (a full disk, a signal): write the rest
+                    _write_all(fd, data[written:])
+                if self.fsync == "always":
+                    os.fsync(fd)
+                self._scanned += len(data)
+                self._next_seq[run] = first + len(bodies)
+                self._events += len(bodies)
+                self._last_run = run
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        return len(bodies)
+
+    def _write_run(self, run: str, lines: list[tuple[bytes, bytes]]) -> None:
+        """Number one run's lines (each a head and a body around its `seq`) and write them
+        at once, under the locks: one ``flock``, one ``lseek`` to see whether anybody else
+        wrote since (then catch up first), one ``write``."""
+        with self._thread_lock:
+            fd = self._require_open()
+            if fcntl is None:  # pragma: no cover - Windows: the lock file
+                with self._lock:
+                    self._numbered_write(fd, run, lines)
+                return
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                self._numbered_write(fd, run, lines)
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _numbered_write(self, fd: int, run: str, lines: list[tuple[bytes, bytes]]) -> None:
+        if _size(fd) == self._scanned and (not self._head or run in self._next_seq):
+            first = self._next_seq.get(run, 0)  # nobody else wrote meanwhile
+        else:
+            first = self._numbers([run])[0]
+        if len(lines) == 1:
+            head, body = lines[0]
+            data = b'%b,"seq":%d%b\n' % (head, first, body)
+        else:
+            data = b"".join([b'%b,"seq":%d%b\n' % (head, first + i, body)
+                             for i, (head, body) in enumerate(lines)])
+        _write_all(fd, data)
+        if self.fsync == "always":
+            os.fsync(fd)
+        self._scanned += len(data)
+        end = first + len(lines)
+        if end > self._next_seq.get(run, 0):
+            self._next_seq[run] = end
+        self._events += len(lines)
+        self._last_run = run
 
     def _numbers(self, runs: list[str]) -> list[int]:
         """The next `seq` of each event's run, in order (call under the locks)."""
@@ -668,6 +793,35 @@ class Ledger:
         self._events += table.num_rows
         self._last_run = table["run"][-1].as_py()
         return True
+
+
+def _numbered(bodies: list[dict[str, Any]], first: int) -> bytes | None:
+    """The lines of `bodies` numbered from `first` (the model's serialiser: NaN as null),
+    or None when one is not JSON."""
+    try:
+        if len(bodies) == 1:
+            body = bodies[0]
+            body["seq"] = first
+            return to_json(body, inf_nan_mode="null") + b"\n"
+        parts = []
+        for seq, body in enumerate(bodies, first):
+            body["seq"] = seq
+            parts.append(to_json(body, inf_nan_mode="null"))
+    except (PydanticSerializationError, ValueError, RecursionError):
+        return None
+    parts.append(b"")
+    return b"\n".join(parts)
+
+
+def _iso_utc(value: Any) -> str | None:
+    """The stored form of a `ts` that `datetime.isoformat` wrote for a UTC time
+    (``...+00:00``, microseconds or none, years the model takes), else None."""
+    if type(value) is str and value.endswith("+00:00"):
+        size = len(value)
+        if (size == 25 or (size == 32 and value[20:26] != "000000")) and (
+                "1678" <= value[:4] <= "2261"):
+            return value[:-6] + "Z"
+    return None
 
 
 def _size(fd: int) -> int:

@@ -102,11 +102,16 @@ class _ShapePlan(NamedTuple):
     has_ts: bool
     has_cost: bool
     has_payload: bool
+    kinds: frozenset[str]  # the kinds whose required fields this shape has
 
 
 #: Plans by shape; bounded (a caller inventing shapes endlessly just misses the cache).
 _PLANS: dict[tuple[tuple[Any, ...], tuple[type, ...]], _ShapePlan] = {}
 _MAX_PLANS: Final = 1024
+#: The last plan seen for each set of keys, with its value types (`Ledger.append_built`:
+#: an engine builds each key set with the same types, so this finds the plan without
+#: hashing the types).
+_BUILT_PLANS: dict[tuple[Any, ...], tuple[tuple[type, ...], _ShapePlan]] = {}
 
 
 def _shape_plan(keys: tuple[Any, ...], types: tuple[type, ...]) -> _ShapePlan | None:
@@ -126,9 +131,10 @@ def _shape_plan(keys: tuple[Any, ...], types: tuple[type, ...]) -> _ShapePlan | 
         if rule in (_COUNT, _ATTEMPT):
             counts.append((key, 1 if rule == _ATTEMPT else 0))
     order = tuple(key for key in _BODY_TAIL if key in present)
+    kinds = frozenset(kind for kind, needs in _NEEDS.items() if needs <= present)
     return _ShapePlan(order, tuple(counts), frozenset(present), "v" in present,
                       "run" in present, "loop" in present, "ts" in present,
-                      "cost" in present, "payload" in present)
+                      "cost" in present, "payload" in present, kinds)
 
 
 class _Line(NamedTuple):
@@ -335,21 +341,27 @@ class Ledger:
         wrote since, and only then are they caught up with and numbered again.
         """
         items = events if type(events) is list else list(events)
-        plans = _PLANS
-        default_run, default_loop = self.run, self.loop
+        by_keys = _BUILT_PLANS
         run: Any = None
-        text: str | None = None
+        text: Any = None
         last_ts: Any = None
         bodies: list[dict[str, Any]] = []
         for event in items:
             if type(event) is not dict:
                 return self.append_batch(items)
-            plan = plans.get((tuple(event), tuple(map(type, event.values()))))
-            if plan is None:  # a shape not seen yet: checked (and remembered) there
-                return self.append_batch(items)
+            keys = tuple(event)
+            types = tuple(map(type, event.values()))
+            known = by_keys.get(keys)
+            if known is not None and known[0] == types:  # the usual: one shape per key set
+                plan = known[1]
+            else:
+                plan = _PLANS.get((keys, types))
+                if plan is None:  # a shape not seen yet: checked (and remembered) there
+                    return self.append_batch(items)
+                if len(by_keys) < _MAX_PLANS:
+                    by_keys[keys] = (types, plan)
             kind = event.get("kind")
-            needs = _NEEDS.get(kind)  # type: ignore[arg-type]
-            if needs is None or not needs <= plan.present:
+            if kind not in plan.kinds:  # unknown, or a field it needs is missing
                 return self.append_batch(items)
             for key, low in plan.counts:
                 if not low <= event[key] <= MAX_INT:
@@ -360,19 +372,22 @@ class Ledger:
                 cost = event["cost"]
                 if not math.isfinite(cost) or cost < 0:
                     return self.append_batch(items)
-            this_run = event["run"] if plan.has_run else default_run
-            loop = event["loop"] if plan.has_loop else default_loop
+            this_run = event["run"] if plan.has_run else self.run
+            loop = event["loop"] if plan.has_loop else self.loop
             if not this_run or not loop or (run is not None and this_run != run):
                 return self.append_batch(items)  # several runs in one act: the general path
             run = this_run
             ts = event["ts"] if plan.has_ts else None
             if ts is None or ts != last_ts:
-                text = _iso_utc(ts)
-                if text is None:
+                last_ts = ts
+                if type(ts) is str and ts.endswith("+00:00") and (
+                        len(ts) == 25 or (len(ts) == 32 and ts[20:26] != "000000")) and (
+                        "1678" <= ts[:4] <= "2261"):  # as `datetime.isoformat` wrote it
+                    text = ts[:-6] + "Z"
+                else:
                     text = self._ts_text(ts)
                     if text is None:
                         return self.append_batch(items)
-                last_ts = ts
             body = {"v": 1, "ts": text, "run": run, "seq": 0, "loop": loop, "kind": kind}
             for key in plan.order:  # the writer's field order
                 body[key] = event[key]
@@ -389,10 +404,14 @@ class Ledger:
             self._write_run(run, [(line[:-1], b"") for line in data.splitlines(True)])
             return len(bodies)
         with self._thread_lock:
-            fd = self._require_open()
+            fd = self._fd if self._fd is not None else self._require_open()
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
-                if _size(fd) != self._scanned or first != self._next_seq.get(run, 0) or (
+                try:
+                    end = os.lseek(fd, 0, os.SEEK_END)
+                except OSError:
+                    end = -1
+                if end != self._scanned or first != self._next_seq.get(run, 0) or (
                         self._head and run not in self._next_seq):  # somebody else wrote
                     first = self._numbers([run])[0]
                     data = cast(bytes, _numbered(bodies, first))
@@ -811,17 +830,6 @@ def _numbered(bodies: list[dict[str, Any]], first: int) -> bytes | None:
         return None
     parts.append(b"")
     return b"\n".join(parts)
-
-
-def _iso_utc(value: Any) -> str | None:
-    """The stored form of a `ts` that `datetime.isoformat` wrote for a UTC time
-    (``...+00:00``, microseconds or none, years the model takes), else None."""
-    if type(value) is str and value.endswith("+00:00"):
-        size = len(value)
-        if (size == 25 or (size == 32 and value[20:26] != "000000")) and (
-                "1678" <= value[:4] <= "2261"):
-            return value[:-6] + "Z"
-    return None
 
 
 def _size(fd: int) -> int:

@@ -355,9 +355,10 @@ class Ledger:
             if known is not None and known[0] == types:  # the usual: one shape per key set
                 plan = known[1]
             else:
-                plan = _PLANS.get((keys, types))
-                if plan is None:  # a shape not seen yet: checked (and remembered) there
+                found = _PLANS.get((keys, types))
+                if found is None:  # a shape not seen yet: checked (and remembered) there
                     return self.append_batch(items)
+                plan = found
                 if len(by_keys) < _MAX_PLANS:
                     by_keys[keys] = (types, plan)
             kind = event.get("kind")
@@ -400,33 +401,34 @@ class Ledger:
         data = _numbered(bodies, first)
         if data is None:  # not JSON: the model's refusal
             return self.append_batch(items)
-        if fcntl is None:  # pragma: no cover - Windows: the lock file
-            self._write_run(run, [(line[:-1], b"") for line in data.splitlines(True)])
-            return len(bodies)
         with self._thread_lock:
             fd = self._fd if self._fd is not None else self._require_open()
+            if fcntl is None:  # pragma: no cover - Windows: the lock file
+                with self._lock:
+                    self._land(fd, run, bodies, first, data)
+                return len(bodies)
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
-                try:
-                    end = os.lseek(fd, 0, os.SEEK_END)
-                except OSError:
-                    end = -1
-                if end != self._scanned or first != self._next_seq.get(run, 0) or (
-                        self._head and run not in self._next_seq):  # somebody else wrote
-                    first = self._numbers([run])[0]
-                    data = cast(bytes, _numbered(bodies, first))
-                written = os.write(fd, data)
-                if written != len(data):  # rare (a full disk, a signal): write the rest
-                    _write_all(fd, data[written:])
-                if self.fsync == "always":
-                    os.fsync(fd)
-                self._scanned += len(data)
-                self._next_seq[run] = first + len(bodies)
-                self._events += len(bodies)
-                self._last_run = run
+                self._land(fd, run, bodies, first, data)
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         return len(bodies)
+
+    def _land(self, fd: int, run: str, bodies: list[dict[str, Any]], first: int,
+              data: bytes) -> None:
+        """Write `data` (`bodies` numbered from `first`) under the locks: one ``lseek`` says
+        whether anybody else wrote since they were numbered (then catch up and number them
+        again), one ``write``."""
+        try:
+            end = os.lseek(fd, 0, os.SEEK_END)
+        except OSError:  # cannot seek: catch up
+            end = -1
+        if end != self._scanned or first != self._next_seq.get(run, 0) or (
+                self._head and run not in self._next_seq):  # somebody else wrote
+            first = self._numbers([run])[0]
+            data = cast(bytes, _numbered(bodies, first))
+        self._write(data, [(run, first)] if len(bodies) == 1 else
+                    [(run, seq) for seq in range(first, first + len(bodies))])
 
     def _write_run(self, run: str, lines: list[tuple[bytes, bytes]]) -> None:
         """Number one run's lines (each a head and a body around its `seq`) and write them
@@ -455,15 +457,7 @@ class Ledger:
         else:
             data = b"".join([b'%b,"seq":%d%b\n' % (head, first + i, body)
                              for i, (head, body) in enumerate(lines)])
-        _write_all(fd, data)
-        if self.fsync == "always":
-            os.fsync(fd)
-        self._scanned += len(data)
-        end = first + len(lines)
-        if end > self._next_seq.get(run, 0):
-            self._next_seq[run] = end
-        self._events += len(lines)
-        self._last_run = run
+        self._write(data, [(run, seq) for seq in range(first, first + len(lines))])
 
     def _numbers(self, runs: list[str]) -> list[int]:
         """The next `seq` of each event's run, in order (call under the locks)."""
@@ -487,10 +481,13 @@ class Ledger:
         return seqs
 
     def _write(self, data: bytes, numbered: list[tuple[str, int]]) -> None:
-        """One write of whole lines (call under the locks), then account for them."""
+        """One write of whole lines (call under the locks), then account for them: every
+        path's lines reach the file here."""
         fd = self._require_open()
         if data:
-            _write_all(fd, data)
+            written = os.write(fd, data)
+            if written != len(data):  # rare (a full disk, a signal): write the rest
+                _write_all(fd, data[written:])
             if self.fsync == "always":
                 os.fsync(fd)
         self._scanned += len(data)

@@ -13,13 +13,17 @@ A writer that dies mid-write can leave a line cut short at the end of the file. 
 next writer seals it with a newline (so its own line stays whole) and warns; readers
 leave the cut line out with a warning, wherever it is.
 
-Two ways in. `append` / `append_many` take events from anyone (a user, an importer) and
+Three ways in. `append` / `append_many` take events from anyone (a user, an importer) and
 validate each with the `LedgerEvent` model, returning the stored events. `append_batch`
 is the engines' path (a loop's act, a simulation, a replay): plain dicts, checked by
 exact, cheap rules (the same rules as the model: known keys, kinds, strict types, UTC
 times, required fields, JSON and UTF-8 text) and written straight as JSON lines, with
 no model built; any event those rules cannot settle takes the model's path, so what
-lands in the file, and every refusal, is what `append_many` would give.
+lands in the file, and every refusal, is what `append_many` would give. `append_built` is
+the loops' own path (`crewbook.core.append_events`): the events an engine built from a
+report it already checked, trusted for what the engine formatted (times, payloads) and
+still checked where a report's value could break the format; the same lines again, one
+lock, one ``lseek`` and one ``write`` per act.
 """
 
 from __future__ import annotations

@@ -152,6 +152,24 @@ class _Line(NamedTuple):
         return b"%b,\"seq\":%d%b\n" % (self.head, seq, self.body)
 
 
+def _numbered(bodies: list[dict[str, Any]], first: int) -> bytes | None:
+    """The lines of `bodies` numbered from `first` (the model's serialiser: NaN as null),
+    or None when one is not JSON."""
+    try:
+        if len(bodies) == 1:
+            body = bodies[0]
+            body["seq"] = first
+            return to_json(body, inf_nan_mode="null") + b"\n"
+        parts = []
+        for seq, body in enumerate(bodies, first):
+            body["seq"] = seq
+            parts.append(to_json(body, inf_nan_mode="null"))
+    except (PydanticSerializationError, ValueError, RecursionError):
+        return None
+    parts.append(b"")
+    return b"\n".join(parts)
+
+
 class _FlockLock:
     """An exclusive `flock` on the ledger's own descriptor, shared by no other writer.
 
@@ -813,24 +831,6 @@ class Ledger:
         self._events += table.num_rows
         self._last_run = table["run"][-1].as_py()
         return True
-
-
-def _numbered(bodies: list[dict[str, Any]], first: int) -> bytes | None:
-    """The lines of `bodies` numbered from `first` (the model's serialiser: NaN as null),
-    or None when one is not JSON."""
-    try:
-        if len(bodies) == 1:
-            body = bodies[0]
-            body["seq"] = first
-            return to_json(body, inf_nan_mode="null") + b"\n"
-        parts = []
-        for seq, body in enumerate(bodies, first):
-            body["seq"] = seq
-            parts.append(to_json(body, inf_nan_mode="null"))
-    except (PydanticSerializationError, ValueError, RecursionError):
-        return None
-    parts.append(b"")
-    return b"\n".join(parts)
 
 
 def _size(fd: int) -> int:

@@ -19,6 +19,8 @@
    next act). The contracts
    `report` returns are built only when read; nobody reads them here, as nobody reads the
    peer's state after a trigger.
+   Every side is measured in turns with the peer (`_bench.rates`: each side's first
+   measure, then each side's second...), so a change of the machine's load hits all alike.
    Targets: with the ledger file at least half the peer's rate; without, at least the peer's.
 
 2. The bar runner's cost per command (`crewbook.crew.run_command`: own process group,
@@ -46,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import NullSink, have_peer, print_loop_targets, print_vs_peer, rate
+from _bench import NullSink, have_peer, machine_load, print_loop_targets, print_vs_peer, rates
 
 #: One story's reports: a send-back, then the go.
 SCRIPT = (("analyst", "done"), ("developer", "done"), ("qa", "no-go"), ("developer", "done"),
@@ -179,17 +181,17 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(tmp)
         root = make_project(folder, args.stories)
         cpu: dict[str, float] = {}
-        peer = rate(transitions_runner(args.stories), args.stories, cpu=cpu, name="peer")
-        results = {
-            "crewbook, ledger file": rate(crewbook_runner(
-                root, args.stories, lambda n: Ledger(folder / f"bench-{n}.jsonl")), args.stories,
-                cpu=cpu, name="ledger file"),
-            "crewbook, no ledger": rate(crewbook_runner(
-                root, args.stories, lambda n: NullSink()), args.stories, cpu=cpu,
-                name="no ledger"),
-        }
+        measured = rates({  # taken in turns: the load changes alike for every side
+            "peer": transitions_runner(args.stories),
+            "ledger file": crewbook_runner(
+                root, args.stories, lambda n: Ledger(folder / f"bench-{n}.jsonl")),
+            "no ledger": crewbook_runner(root, args.stories, lambda n: NullSink()),
+        }, args.stories, cpu=cpu)
+        peer = measured.pop("peer")
+        results = {f"crewbook, {name}": value for name, value in measured.items()}
     print_vs_peer(f"accepted crew acts/s ({args.stories} stories x {len(SCRIPT)} acts, "
-                  "median of 5)", peer, results)
+                  f"best of 5 rounds taken in turns with the peer; {machine_load()})",
+                  peer, results)
     print_loop_targets("crew acts/s", results["crewbook, ledger file"],
                        results["crewbook, no ledger"], peer, cpu)
     ours, bare = bar_overhead(args.commands)

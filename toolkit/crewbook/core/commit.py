@@ -189,7 +189,9 @@ class StateStore(Generic[M]):
         text = state.model_dump_json(indent=1)  # serialised once: the pending file and the state
         where = json.dumps({"offset": offset, "first": first}, ensure_ascii=False)
         write_atomic(self.pending, f'{where[:-1]}, "state": {text}}}\n')
-        batch = getattr(sink, "append_batch", None)  # engine-built events: no model built
+        batch = getattr(sink, "append_built", None)  # engine-built events: trusted
+        if batch is None:
+            batch = getattr(sink, "append_batch", None)
         stored = batch(list(events)) if batch is not None else sink.append_many(list(events))
         self._dumped = (state, text)
         self.save(state)

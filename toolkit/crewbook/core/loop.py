@@ -49,6 +49,7 @@ that persists its state between processes (a CLI) rebuilds the loop with
 ``Status.details``.
 
 Acts and events: the events of one act are stamped with one ``ts`` and handed to
+``ledger.append_built(events)`` (a `Ledger`: the engine's own events, trusted) or
 ``ledger.append_many(events)`` when the sink has it (one lock and one write per act:
 they land together or not at all), else appended one by one. ``is_finished()`` is a
 cheap check engines may override (``report`` asks it instead of building a `Status`).
@@ -637,10 +638,12 @@ class Loop(Drawable, ABC, Generic[State, Report]):
 
 
 def append_events(ledger: EventSink, events: Sequence[Mapping[str, Any]]) -> None:
-    """Log the events of one act (or a batch) together: the sink's ``append_batch`` when it
-    has one (`crewbook.Ledger`: engine-built dicts, checked without a model, one lock and
-    one write), else ``append_many``, else one ``append`` each."""
-    batch = getattr(ledger, "append_batch", None)
+    """Log the events of one act (or a batch) together: the sink's ``append_built`` when it
+    has one (`crewbook.Ledger`: the events an engine built, trusted, one lock and one
+    write), else ``append_batch`` or ``append_many``, else one ``append`` each."""
+    batch = getattr(ledger, "append_built", None)
+    if batch is None:
+        batch = getattr(ledger, "append_batch", None)
     if batch is None:
         batch = getattr(ledger, "append_many", None)
     if batch is not None:

@@ -13,13 +13,17 @@ A writer that dies mid-write can leave a line cut short at the end of the file. 
 next writer seals it with a newline (so its own line stays whole) and warns; readers
 leave the cut line out with a warning, wherever it is.
 
-Two ways in. `append` / `append_many` take events from anyone (a user, an importer) and
+Three ways in. `append` / `append_many` take events from anyone (a user, an importer) and
 validate each with the `LedgerEvent` model, returning the stored events. `append_batch`
 is the engines' path (a loop's act, a simulation, a replay): plain dicts, checked by
 exact, cheap rules (the same rules as the model: known keys, kinds, strict types, UTC
 times, required fields, JSON and UTF-8 text) and written straight as JSON lines, with
 no model built; any event those rules cannot settle takes the model's path, so what
-lands in the file, and every refusal, is what `append_many` would give.
+lands in the file, and every refusal, is what `append_many` would give. `append_built` is
+the loops' own path (`crewbook.core.append_events`): the events an engine built from a
+report it already checked, trusted for what the engine formatted (times, payloads) and
+still checked where a report's value could break the format; the same lines again, one
+lock, one ``lseek`` and one ``write`` per act.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import secrets
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -102,11 +106,16 @@ class _ShapePlan(NamedTuple):
     has_ts: bool
     has_cost: bool
     has_payload: bool
+    kinds: frozenset[str]  # the kinds whose required fields this shape has
 
 
 #: Plans by shape; bounded (a caller inventing shapes endlessly just misses the cache).
 _PLANS: dict[tuple[tuple[Any, ...], tuple[type, ...]], _ShapePlan] = {}
 _MAX_PLANS: Final = 1024
+#: The last plan seen for each set of keys, with its value types (`Ledger.append_built`:
+#: an engine builds each key set with the same types, so this finds the plan without
+#: hashing the types).
+_BUILT_PLANS: dict[tuple[Any, ...], tuple[tuple[type, ...], _ShapePlan]] = {}
 
 
 def _shape_plan(keys: tuple[Any, ...], types: tuple[type, ...]) -> _ShapePlan | None:
@@ -126,9 +135,10 @@ def _shape_plan(keys: tuple[Any, ...], types: tuple[type, ...]) -> _ShapePlan | 
         if rule in (_COUNT, _ATTEMPT):
             counts.append((key, 1 if rule == _ATTEMPT else 0))
     order = tuple(key for key in _BODY_TAIL if key in present)
+    kinds = frozenset(kind for kind, needs in _NEEDS.items() if needs <= present)
     return _ShapePlan(order, tuple(counts), frozenset(present), "v" in present,
                       "run" in present, "loop" in present, "ts" in present,
-                      "cost" in present, "payload" in present)
+                      "cost" in present, "payload" in present, kinds)
 
 
 class _Line(NamedTuple):
@@ -140,6 +150,24 @@ class _Line(NamedTuple):
 
     def line(self, seq: int) -> bytes:
         return b"%b,\"seq\":%d%b\n" % (self.head, seq, self.body)
+
+
+def _numbered(bodies: list[dict[str, Any]], first: int) -> bytes | None:
+    """The lines of `bodies` numbered from `first` (the model's serialiser: NaN as null),
+    or None when one is not JSON."""
+    try:
+        if len(bodies) == 1:
+            body = bodies[0]
+            body["seq"] = first
+            return to_json(body, inf_nan_mode="null") + b"\n"
+        parts = []
+        for seq, body in enumerate(bodies, first):
+            body["seq"] = seq
+            parts.append(to_json(body, inf_nan_mode="null"))
+    except (PydanticSerializationError, ValueError, RecursionError):
+        return None
+    parts.append(b"")
+    return b"\n".join(parts)
 
 
 class _FlockLock:
@@ -288,15 +316,7 @@ class Ledger:
             settled = cast(list[_Line], fast)
             run = settled[0].run if settled else ""
             if settled and all(line.run == run for line in settled):  # the usual act
-                with self._thread_lock, self._lock:
-                    if _size(self._require_open()) == self._scanned and (
-                            not self._head or run in self._next_seq):
-                        first = self._next_seq.get(run, 0)  # nobody else wrote meanwhile
-                    else:
-                        first = self._numbers([run])[0]
-                    self._write(b"".join([line.line(first + i)
-                                          for i, line in enumerate(settled)]),
-                                [(run, first + i) for i in range(len(settled))])
+                self._write_run(run, [(line.head, line.body) for line in settled])
                 return len(settled)
             with self._thread_lock, self._lock:
                 seqs = self._numbers([line.run for line in settled])
@@ -321,6 +341,146 @@ class Ledger:
             self._write(b"".join(parts), list(zip((i.run for i in lines), seqs, strict=True)))
         return len(lines)
 
+    def append_built(self, events: Sequence[Mapping[str, Any]]) -> int:
+        """Store the events of one act that a crewbook engine built itself; returns how
+        many were stored. The trusted path of `Loop.report` (`crewbook.core.append_events`).
+
+        Validation belongs at the boundary: an engine checks the report it is handed, then
+        builds its events from checked values, in the shapes it always builds. So only what
+        is cheap and could still carry a bad value from a report is checked here (each
+        shape's keys and value types, once per shape; the kind and the fields it needs;
+        counts, cost, run and loop); a ``ts`` in the forms `datetime.isoformat` gives for
+        a UTC time is taken as written (others are parsed as by `append_batch`), and
+        payloads are not walked. The line is the one `append_batch` writes: same fields,
+        same order, the model's serialiser. Anything outside these forms (an event of a new
+        shape, several runs in one act, a value that is not JSON) goes through
+        `append_batch`, whole, so its refusals stay the model's. Same guarantees as
+        `append_batch`: one lock and one ``write`` of whole lines, landed before this
+        returns. Outside callers use `append`, `append_many` or `append_batch`.
+
+        The lines are numbered and written out before the lock is taken, from this
+        writer's count of the run; under the lock one ``lseek`` says whether anybody else
+        wrote since, and only then are they caught up with and numbered again.
+        """
+        items = events if type(events) is list else list(events)
+        by_keys = _BUILT_PLANS
+        run: Any = None
+        text: Any = None
+        last_ts: Any = None
+        bodies: list[dict[str, Any]] = []
+        for event in items:
+            if type(event) is not dict:
+                return self.append_batch(items)
+            keys = tuple(event)
+            types = tuple(map(type, event.values()))
+            known = by_keys.get(keys)
+            if known is not None and known[0] == types:  # the usual: one shape per key set
+                plan = known[1]
+            else:
+                found = _PLANS.get((keys, types))
+                if found is None:  # a shape not seen yet: checked (and remembered) there
+                    return self.append_batch(items)
+                plan = found
+                if len(by_keys) < _MAX_PLANS:
+                    by_keys[keys] = (types, plan)
+            kind = event.get("kind")
+            if kind not in plan.kinds:  # unknown, or a field it needs is missing
+                return self.append_batch(items)
+            for key, low in plan.counts:
+                if not low <= event[key] <= MAX_INT:
+                    return self.append_batch(items)
+            if plan.has_v and event["v"] != 1:
+                return self.append_batch(items)
+            if plan.has_cost:
+                cost = event["cost"]
+                if not math.isfinite(cost) or cost < 0:
+                    return self.append_batch(items)
+            this_run = event["run"] if plan.has_run else self.run
+            loop = event["loop"] if plan.has_loop else self.loop
+            if not this_run or not loop or (run is not None and this_run != run):
+                return self.append_batch(items)  # several runs in one act: the general path
+            run = this_run
+            ts = event["ts"] if plan.has_ts else None
+            if ts is None or ts != last_ts:
+                last_ts = ts
+                if type(ts) is str and ts.endswith("+00:00") and (
+                        len(ts) == 25 or (len(ts) == 32 and ts[20:26] != "000000")) and (
+                        "1678" <= ts[:4] <= "2261"):  # as `datetime.isoformat` wrote it
+                    text = ts[:-6] + "Z"
+                else:
+                    text = self._ts_text(ts)
+                    if text is None:
+                        return self.append_batch(items)
+            body = {"v": 1, "ts": text, "run": run, "seq": 0, "loop": loop, "kind": kind}
+            for key in plan.order:  # the writer's field order
+                body[key] = event[key]
+            if not plan.has_payload:
+                body["payload"] = {}
+            bodies.append(body)
+        if run is None:
+            return self.append_batch(items)  # nothing to store: still refused when closed
+        first = self._next_seq.get(run, 0)
+        data = _numbered(bodies, first)
+        if data is None:  # not JSON: the model's refusal
+            return self.append_batch(items)
+        with self._thread_lock:
+            fd = self._fd if self._fd is not None else self._require_open()
+            if fcntl is None:  # pragma: no cover - Windows: the lock file
+                with self._lock:
+                    self._land(fd, run, bodies, first, data)
+                return len(bodies)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                self._land(fd, run, bodies, first, data)
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        return len(bodies)
+
+    def _land(self, fd: int, run: str, bodies: list[dict[str, Any]], first: int,
+              data: bytes) -> None:
+        """Write `data` (`bodies` numbered from `first`) under the locks: one ``lseek`` says
+        whether anybody else wrote since they were numbered (then catch up and number them
+        again), one ``write``."""
+        try:
+            end = os.lseek(fd, 0, os.SEEK_END)
+        except OSError:  # cannot seek: catch up
+            end = -1
+        if end != self._scanned or first != self._next_seq.get(run, 0) or (
+                self._head and run not in self._next_seq):  # somebody else wrote
+            first = self._numbers([run])[0]
+            data = cast(bytes, _numbered(bodies, first))
+        self._write(data, [(run, first)] if len(bodies) == 1 else
+                    [(run, seq) for seq in range(first, first + len(bodies))])
+
+    def _write_run(self, run: str, lines: list[tuple[bytes, bytes]]) -> None:
+        """Number one run's lines (each a head and a body around its `seq`) and write them
+        at once, under the locks: one ``flock``, one ``lseek`` to see whether anybody else
+        wrote since (then catch up first), one ``write``."""
+        with self._thread_lock:
+            fd = self._require_open()
+            if fcntl is None:  # pragma: no cover - Windows: the lock file
+                with self._lock:
+                    self._numbered_write(fd, run, lines)
+                return
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                self._numbered_write(fd, run, lines)
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _numbered_write(self, fd: int, run: str, lines: list[tuple[bytes, bytes]]) -> None:
+        if _size(fd) == self._scanned and (not self._head or run in self._next_seq):
+            first = self._next_seq.get(run, 0)  # nobody else wrote meanwhile
+        else:
+            first = self._numbers([run])[0]
+        if len(lines) == 1:
+            head, body = lines[0]
+            data = b'%b,"seq":%d%b\n' % (head, first, body)
+        else:
+            data = b"".join([b'%b,"seq":%d%b\n' % (head, first + i, body)
+                             for i, (head, body) in enumerate(lines)])
+        self._write(data, [(run, seq) for seq in range(first, first + len(lines))])
+
     def _numbers(self, runs: list[str]) -> list[int]:
         """The next `seq` of each event's run, in order (call under the locks)."""
         self._catch_up()
@@ -343,10 +503,13 @@ class Ledger:
         return seqs
 
     def _write(self, data: bytes, numbered: list[tuple[str, int]]) -> None:
-        """One write of whole lines (call under the locks), then account for them."""
+        """One write of whole lines (call under the locks), then account for them: every
+        path's lines reach the file here."""
         fd = self._require_open()
         if data:
-            _write_all(fd, data)
+            written = os.write(fd, data)
+            if written != len(data):  # rare (a full disk, a signal): write the rest
+                _write_all(fd, data[written:])
             if self.fsync == "always":
                 os.fsync(fd)
         self._scanned += len(data)

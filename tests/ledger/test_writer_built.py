@@ -1,0 +1,107 @@
+"""`Ledger.append_built`, the engines' trusted path (issue 25): the events an engine built
+itself, checked only where a report's value could still be wrong, numbered before the lock,
+written with one lock and one write. Its lines are the lines `append_batch` (and so
+`append_many`) writes; anything outside its forms goes through `append_batch` whole."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crewbook.core.loop import append_events
+from crewbook.errors import LedgerError, UsageError
+from crewbook.ledger import Ledger, read_ledger
+
+from .test_writer_batch import EVENTS, TS
+
+#: Events as engines build them (`datetime.isoformat` times, several shapes, one run).
+ACT: list[dict[str, Any]] = [
+    {"loop": "crew", "ts": "2026-12-03T20:11:54.696107+00:00", "kind": "verdict", "role": "qa",
+     "stage": "verify", "verdict": "go", "attempt": 2, "version": 2, "summary": "qa go",
+     "payload": {"act": 5, "story": "Story 1", "data": {}}, "run": "r"},
+    {"loop": "crew", "ts": "2026-12-03T20:11:54.696107+00:00", "kind": "transition",
+     "stage": "story", "summary": "next story: Story 2", "payload": {"from": "S1", "to": "S2"},
+     "run": "r"},
+    {"loop": "coordinator", "ts": "2025-03-01T09:00:00+00:00", "kind": "report",
+     "role": "developer", "duration_ms": 900_000, "verdict": "done", "version": 1,
+     "cost": 0.25, "tokens_in": 10, "summary": "é\u2028\x1f \"quoted\"", "run": "r"},
+    {"ts": "2025-03-01T09:00:00.000000+00:00", "kind": "note", "payload": {"x": float("nan")}},
+    {"ts": datetime(2025, 1, 1, 12, tzinfo=UTC), "kind": "note", "run": "r"},
+]
+
+
+def _lines(path: Path, method: str, events: list[dict[str, Any]], repeat: int = 2) -> list[str]:
+    with Ledger(path, run="r", loop="L") as ledger:
+        for _ in range(repeat):  # the second time every shape is known: the fast path
+            getattr(ledger, method)([dict(e) for e in events])
+    return path.read_text("utf-8").split("\n")[:-1]  # not splitlines: a summary holds U+2028
+
+
+@pytest.mark.parametrize("events", [ACT, EVENTS], ids=["engine-built", "unusual"])
+def test_built_lines_are_the_lines_append_batch_and_append_many_write(
+        tmp_path: Path, events: list[dict[str, Any]]) -> None:
+    built = _lines(tmp_path / "built.jsonl", "append_built", events)
+    assert built == _lines(tmp_path / "batch.jsonl", "append_batch", events)
+    assert built == _lines(tmp_path / "many.jsonl", "append_many", events)
+    assert len(read_ledger(tmp_path / "built.jsonl")) == 2 * len(events)
+
+
+def test_one_act_is_one_write_numbered_after_other_writers(tmp_path: Path) -> None:
+    """Numbered before the lock from this writer's count; another writer's lines (seen by
+    the size under the lock) renumber it, so each run's seq stays consecutive."""
+    path = tmp_path / "shared.jsonl"
+    act = [{"kind": "note", "ts": TS, "loop": "L"}] * 2
+    with Ledger(path, run="a") as one, Ledger(path, run="b") as two:
+        assert one.append_built(act) == 2
+        two.append_built([*act, {"kind": "note", "ts": TS, "loop": "L", "run": "b"}])
+        two.append_built([{"kind": "note", "ts": TS, "loop": "L", "run": "a"}])
+        assert one.append_built(act) == 2
+        assert (one.next_seq, two.next_seq) == (5, 3)
+    seqs = [(e["run"], e["seq"]) for e in map(json.loads, path.read_text().splitlines())]
+    assert seqs == [("a", 0), ("a", 1), ("b", 0), ("b", 1), ("b", 2), ("a", 2), ("a", 3),
+                    ("a", 4)]
+
+
+@pytest.mark.parametrize(("bad", "key"), [
+    ({"version": -1}, "version"),
+    ({"attempt": 0}, "attempt"),
+    ({"cost": float("inf")}, "cost"),
+    ({"run": ""}, "run"),
+    ({"kind": "finish"}, "verdict"),
+    ({"kind": "nope"}, "kind"),
+    ({"ts": "1500-03-01T09:00:00+00:00"}, "ts"),
+    ({"summary": "\ud800"}, "summary"),
+], ids=["negative", "attempt-0", "inf-cost", "empty-run", "needs-verdict", "kind", "year",
+        "surrogate"])
+def test_values_a_report_could_carry_are_still_refused(tmp_path: Path, bad: dict[str, Any],
+                                                        key: str) -> None:
+    """A shape already known, a value that breaks the format: the model's refusal, whole."""
+    good = {"kind": "note", "ts": TS, "version": 1, "attempt": 1, "cost": 0.5, "run": "x",
+            "summary": "s"}
+    with Ledger(tmp_path / "l.jsonl", run="r", loop="L") as ledger:
+        assert ledger.append_built([good]) == 1
+        with pytest.raises(LedgerError) as err:
+            ledger.append_built([good, {**good, **bad}])
+        assert err.value.problems[0].key == f"[1].{key}"
+        assert ledger.events == 1  # all or nothing
+
+
+def test_append_events_takes_the_trusted_path_and_a_closed_ledger_refuses(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ledger = Ledger(tmp_path / "e.jsonl", run="r", loop="L")
+    seen: list[int] = []
+    built = ledger.append_built
+    monkeypatch.setattr(ledger, "append_built", lambda events: seen.append(len(events))
+                        or built(events))
+    append_events(ledger, [{"kind": "note", "ts": TS}])
+    assert seen == [1]
+    assert ledger.append_built([]) == 0
+    ledger.close()
+    with pytest.raises(UsageError):
+        ledger.append_built([{"kind": "note", "ts": TS}])
+    with pytest.raises(UsageError):
+        ledger.append_built([])

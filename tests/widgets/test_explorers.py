@@ -208,3 +208,19 @@ def test_widget_tables_wrap_only_prose() -> None:
     run_cell, summary_cell = re.findall(r"<td style='([^']*)'>", shown)
     assert "white-space:nowrap" in run_cell  # an id never breaks at its hyphen
     assert "white-space:normal" in summary_cell
+
+
+def test_a_run_the_filters_no_longer_keep_is_not_drawn(history: pd.DataFrame) -> None:
+    """The run list may still hold a run when the filters already keep none of its
+    events (the browser echoed the list's old value; seen in CI): no timeline then."""
+    from datetime import date
+
+    explorer = LedgerExplorer(history)
+    assert explorer.run_list.value is not None
+    assert "<img" in explorer.timeline_plot.value
+    explorer._updating = True  # the date arrives before the list is refreshed
+    explorer.start_pick.value = date(2100, 1, 1)
+    explorer._updating = False
+    explorer.show_run()
+    assert explorer.timeline_plot.value == ""
+    assert "no events match" in explorer.events_view.value

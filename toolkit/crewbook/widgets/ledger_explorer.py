@@ -206,9 +206,11 @@ class LedgerExplorer(w.VBox):  # type: ignore[misc]
     def show_run(self) -> None:
         """The picked run's timeline and its events (those the filters keep)."""
         run = self.run_list.value
-        # no run, or a run the filters no longer keep (a late echo of the run list's old
-        # value from the browser, after the filters emptied it): nothing to draw
-        if run is None or run not in self.run_list.options:
+        events = filter_events(self.filtered(), run=run) if run is not None else None
+        # No run, or none of its events kept: nothing to draw. Decided from the filters,
+        # not from the run list: the browser may echo the list's old value after the
+        # filters emptied it (seen in CI: a timeline drawn beside "no events match").
+        if run is None or events is None or events.empty or run not in self.run_list.options:
             self.timeline_plot.value = ""
             self.events_view.value = note_html("no events match: no run to show")
             return
@@ -221,7 +223,6 @@ class LedgerExplorer(w.VBox):  # type: ignore[misc]
             svg_image(lambda ax: plot_timeline(whole, run, ax=ax),
                       (8.6, 0.9 + 0.32 * max(roles, 1)), f"timeline of {run}")
             if roles else note_html(f"(run {run} has no acts to draw)"))
-        events = filter_events(self.filtered(), run=run)
         rows: list[dict[str, Any]] = [{str(k): v for k, v in r.items()}
                                       for r in events.to_dict("records")]
         for row in rows:

@@ -65,9 +65,9 @@ FIXED: Final[tuple[str, ...]] = tuple(ARROW_SCHEMA.names)
 SMALL_BLOCK: Final = 256
 #: A file is read this many bytes at a time (whole lines), so reading needs memory for
 #: the frame and one block, not for the whole file as well. A block's transient memory
-#: (its bytes, Arrow's reading of them) is several times its size: at 4 MiB it was most
-#: of the peak at 100,000 events (4.8x the frame); 1 MiB (Arrow's own block) reads as fast.
-FILE_BLOCK: Final = 1 << 20
+#: is several times its size (most of the peak at 100,000 events), but 1 MiB blocks
+#: took twice as long on 1M events (7.4 s against 3.7 s, quiet machine): 4 MiB it is.
+FILE_BLOCK: Final = 4 << 20
 
 
 

@@ -224,3 +224,29 @@ def test_a_run_the_filters_no_longer_keep_is_not_drawn(history: pd.DataFrame) ->
     explorer.show_run()
     assert explorer.timeline_plot.value == ""
     assert "no events match" in explorer.events_view.value
+
+
+def test_one_widgets_callbacks_run_one_at_a_time() -> None:
+    """Two callbacks of one widget from two threads never interleave (a kernel may run
+    two browser messages on two threads)."""
+    import threading
+    import time
+
+    import ipywidgets as w
+
+    from crewbook.widgets._common import guarded
+
+    guard = guarded(w.Output(), w.HTML())
+    seen: list[str] = []
+
+    def slow(name: str) -> None:
+        seen.append(f"{name} starts")
+        time.sleep(0.05)
+        seen.append(f"{name} ends")
+
+    first = threading.Thread(target=guard(slow), args=("a",))
+    first.start()
+    time.sleep(0.01)
+    guard(slow)("b")
+    first.join()
+    assert seen == ["a starts", "a ends", "b starts", "b ends"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import html
+import threading
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -23,10 +24,16 @@ def guarded(output: w.Output, message: w.HTML) -> Callable[[Callable[..., object
     """Wrap a callback: it runs inside `output` (prints and tracebacks show in the widget)
     and an exception becomes a red line in `message` instead of vanishing."""
 
+    # One widget's callbacks run one at a time: a kernel may hand two browser messages to
+    # two threads, and an explorer half-way through drawing the old filters' run would
+    # then show it after the new filters' "no events match" (seen in CI). Re-entrant: a
+    # callback's own trait changes call the widget's observers on the same thread.
+    lock = threading.RLock()
+
     def wrap(fn: Callable[..., object]) -> Callable[..., None]:
         @functools.wraps(fn)
         def run(*args: Any, **kwargs: Any) -> None:
-            with output:
+            with lock, output:
                 try:
                     fn(*args, **kwargs)
                 except CrewbookError as exc:  # expected: the message says it all

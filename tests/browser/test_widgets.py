@@ -196,6 +196,9 @@ def test_stepper_and_ledger_explorer_under_clicks(page: Any, lab: str, widgets_n
         start.dispatch_event("change")
         expect(explorer.locator("text=no events match").first).to_be_visible(timeout=60_000)
         expect(plots).to_have_count(0, timeout=60_000)
+        page.wait_for_timeout(2_000)  # a callback still drawing the old filters would land now
+        expect(plots).to_have_count(0)
+        expect(explorer).not_to_contain_text("events of run-")
         explorer.screenshot(path=str(folder / "ledger-explorer-empty.png"))
     assert problems(page) == {"broken images": [], "errors": [], "squeezed drawings": [],
                              "overviews that do not fit": []}

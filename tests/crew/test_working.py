@@ -103,3 +103,13 @@ def test_now_text_is_the_iso_form_of_utc_now() -> None:
     assert when.tzinfo is not None
     assert not when.utcoffset()
     assert before.replace(microsecond=0) <= when <= after
+
+
+def test_the_working_state_has_every_field_of_the_state() -> None:
+    """`Working` mirrors `CrewState` field by field (a near-copy kept by this test)."""
+    from dataclasses import fields
+
+    from crewbook.crew import CrewState
+    from crewbook.crew.working import Working
+
+    assert set(CrewState.model_fields) - {"format"} <= {f.name for f in fields(Working)}

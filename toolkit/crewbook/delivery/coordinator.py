@@ -38,7 +38,7 @@ from datetime import datetime
 from typing import Any
 
 from ..core.loop import Act, JournalEntry, Transition, check_caps
-from ..core.measures import MEASURES
+from ..core.measures import copy_measures
 from ..errors import InvalidInputError, LoopRefused, did_you_mean
 from .codec import (
     PATHS,
@@ -363,11 +363,4 @@ def _measure(events: list[Event], report: DeliveryReport) -> None:
     """Put a move's measures on its first event."""
     if not events:
         return
-    if (report.duration_ms is None and report.tokens_in is None  # most moves carry none
-            and report.tokens_out is None and report.cost is None):
-        return
-    target = next((e for e in events if e.get("kind") != "init"), events[0])
-    for key in MEASURES:
-        value = getattr(report, key)
-        if value is not None:
-            target[key] = value
+    copy_measures(report, next((e for e in events if e.get("kind") != "init"), events[0]))

@@ -32,7 +32,7 @@ from ..core.loop import (
     utc_now,
 )
 from ..core.loop import require_role as _require_role
-from ..core.measures import MEASURES
+from ..core.measures import copy_measures
 from ..errors import LoopRefused, did_you_mean
 from ..models import path_defect as _path_defect
 from ..routing.router import Router
@@ -225,12 +225,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
                 code="wait_expired")
         base: Event = {"role": role, "stage": self.catalogue.stages[role],
                        "attempt": w.launch, "ts": at.isoformat()}
-        if (report.duration_ms is not None or report.tokens_in is not None  # MEASURES
-                or report.tokens_out is not None or report.cost is not None):
-            for key in MEASURES:
-                value = getattr(report, key)
-                if value is not None:
-                    base[key] = value
+        copy_measures(report, base)
         if isinstance(report, Built):
             self._built(d, s, w, report, base, at, act, events)
         elif isinstance(report, Judgement):

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from ..core.loop import Act, JournalEntry, Transition
-from ..core.measures import MEASURES
+from ..core.measures import copy_measures
 from ..errors import LoopRefused
 from .codec import (
     Answer,
@@ -109,9 +109,7 @@ class StandardLoop(DeliveryLoop):
         event: Event = {"kind": "plan", "role": ARCHITECT, "stage": "plan", "version": 0,
                         "attempt": w.launch, "summary": summary, "ts": at.isoformat(),
                         "payload": {"act": act, "criteria": list(criteria), "path": "full"}}
-        for key in MEASURES:
-            if getattr(report, key) is not None:
-                event[key] = getattr(report, key)
+        copy_measures(report, event)
         events.append(event)
         d.update(plan=PlanRecord(criteria, report.summary, "full", (), 0, act), wait=None,
                  holder=None, previous=ARCHITECT)

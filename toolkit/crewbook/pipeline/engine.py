@@ -49,7 +49,7 @@ from ..core.loop import (
     Verdict,
     utc_now,
 )
-from ..core.measures import MEASURES
+from ..core.measures import copy_measures
 from ..errors import ArtifactNotFoundError, LoopRefused, UsageError
 from ..routing.router import Router
 from .model import DONE, ESCALATED, TransitionSpec
@@ -258,12 +258,7 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
                               code="invalid_artifact")
         attempt = state.attempts.get(stage_id, 0) + 1
         base: Event = {"role": stage_id, "stage": stage_id, "attempt": attempt}
-        if (report.duration_ms is not None or report.tokens_in is not None  # MEASURES
-                or report.tokens_out is not None or report.cost is not None):
-            for key in MEASURES:
-                value = getattr(report, key)
-                if value is not None:
-                    base[key] = value
+        copy_measures(report, base)
         d["attempts"] = {**state.attempts, stage_id: attempt}
         if failures:
             return self._failed(d, plan, report, failures, base, events, act)

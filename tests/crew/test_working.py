@@ -4,13 +4,12 @@ and the next story is still found after any edit of the tasks file."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 import crewbook
 from crewbook.core.loop import MemoryLedger
 from crewbook.crew import CrewReport
-from crewbook.crew.engine import CrewLoop, now_text
+from crewbook.crew.engine import CrewLoop
 from crewbook.crew.model import BarCommand, CrewConfig, CrewState
 
 STORY = (("analyst", "done"), ("developer", "done"), ("qa", "go"))
@@ -92,17 +91,6 @@ def test_a_story_written_above_the_pointer_is_still_found(project: Path) -> None
     for role, verdict in STORY:
         _act(loop, role, verdict)
     assert loop.view.finished_reason == "scope_covered"
-
-
-def test_now_text_is_the_iso_form_of_utc_now() -> None:
-    before = datetime.now(UTC)
-    text = now_text()
-    after = datetime.now(UTC)
-    when = datetime.fromisoformat(text)
-    assert when.isoformat() == text
-    assert when.tzinfo is not None
-    assert not when.utcoffset()
-    assert before.replace(microsecond=0) <= when <= after
 
 
 def test_the_working_state_has_every_field_of_the_state() -> None:

@@ -83,6 +83,7 @@ from typing import (
     Generic,
     Protocol,
     TypeVar,
+    cast,
 )
 
 from ..draw.display import Drawable
@@ -641,16 +642,24 @@ def append_events(ledger: EventSink, events: Sequence[Mapping[str, Any]]) -> Non
     """Log the events of one act (or a batch) together: the sink's ``append_built`` when it
     has one (`crewbook.Ledger`: the events an engine built, trusted, one lock and one
     write), else ``append_batch`` or ``append_many``, else one ``append`` each."""
+    appender(ledger)(events)
+
+
+def appender(ledger: EventSink) -> Callable[[Sequence[Mapping[str, Any]]], Any]:
+    """How `append_events` logs a batch in `ledger` (an engine that logs every act in the
+    same sink looks it up once)."""
     batch = getattr(ledger, "append_built", None)
     if batch is None:
         batch = getattr(ledger, "append_batch", None)
     if batch is None:
         batch = getattr(ledger, "append_many", None)
     if batch is not None:
-        batch(events)
-    else:
+        return cast(Callable[[Sequence[Mapping[str, Any]]], Any], batch)
+
+    def one_by_one(events: Sequence[Mapping[str, Any]]) -> None:
         for event in events:
             ledger.append(event)
+    return one_by_one
 
 
 def check_caps(caps: Sequence[Cap], move: str, allowed_at_cap: Sequence[str]) -> None:
@@ -711,6 +720,7 @@ __all__ = [
     "Transition",
     "Verdict",
     "append_events",
+    "appender",
     "check_caps",
     "require_role",
     "utc_now",

@@ -22,13 +22,16 @@ commands (`STACK_MODELS` for the built-in models).
 Reading is cached per change on the tasks file's modification time, size and inode, so
 the loop re-reads a change only when someone edited or replaced it; the parse of a text
 is remembered by the text (`parsed_stories`), so a new loop reads the file but parses it
-again only when it changed.
+again only when it changed. The loop looks at the file on every act (a hand edit is seen
+at the next act) through a descriptor it keeps open (`FileWatch`): an ``fstat`` costs
+half a ``stat`` of the path, and a file replaced or deleted shows as a link count of 0.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -140,7 +143,7 @@ class Backlog:
 
     def __init__(self, project: Project) -> None:
         self.project = project
-        self._epics: dict[str, tuple[tuple[int, int, int], Epic, str]] = {}
+        self._epics: dict[str, tuple[FileWatch, Epic]] = {}
         self._crew_file: tuple[tuple[int, int, int] | None, CrewFile] | None = None
 
     # -- epics -------------------------------------------------------------------------
@@ -154,7 +157,7 @@ class Backlog:
     def epic(self, name: str) -> Epic:
         """The change `name` and its stories (a placeholder epic when it does not exist)."""
         cached = self._epics.get(name)
-        if cached is not None and cached[0] == (_stat(cached[2]) or _ABSENT):
+        if cached is not None and cached[0].same():
             return cached[1]
         if not SAFE_NAME.fullmatch(name):  # never a path out of the changes folder
             return Epic(name, stories_of(name, ()), exists=False)
@@ -164,10 +167,13 @@ class Backlog:
         change = open_change(name, self.project)
         tracks = change.schema().model.apply.tracks
         path = folder / tracks
+        watch = FileWatch(str(path))  # before the read: an edit meanwhile is seen next time
         text = path.read_text("utf-8", errors="replace") if path.is_file() and \
             path.resolve().is_relative_to(folder.resolve()) else ""
         epic = Epic(change.name, parsed_stories(change.name, text), tracks)
-        self._epics[name] = (_stat(str(path)) or _ABSENT, epic, str(path))
+        if cached is not None:
+            cached[0].close()
+        self._epics[name] = (watch, epic)
         return epic
 
     def next_story(self, name: str, covered: set[tuple[str, str]]) -> Story | None:
@@ -254,7 +260,57 @@ class Backlog:
             return new_change(name, project=self.project, description=axis)
 
 
-_ABSENT: Final = (-1, -1, -1)
+class FileWatch:
+    """Whether a file is still as it was when the watch began: same modification time,
+    size and inode, and still linked at its path.
+
+    On POSIX it keeps the file open and asks ``fstat`` (no path lookup, half the cost of
+    a ``stat``): an edit in place changes the time or the size, and a file deleted or
+    replaced by a rename (as editors and ``git checkout`` save) loses its link (count 0).
+    A symbolic link, an absent file, or Windows (where an open file cannot be renamed
+    over) use ``stat`` on the path. The descriptor is closed by `close`, or when the
+    watch is collected."""
+
+    __slots__ = ("__weakref__", "_closer", "_fd", "_key", "path")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._closer: weakref.finalize[Any, Any] | None = None
+        if _HOLD:
+            try:
+                self._fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            except OSError:  # absent, or a symbolic link: the path is asked each time
+                pass
+            else:
+                self._closer = weakref.finalize(self, os.close, self._fd)
+        self._key = self._look()
+
+    def _look(self) -> tuple[int, int, int] | None:
+        if self._fd is None:
+            return _stat(self.path)
+        st = os.fstat(self._fd)
+        return (st.st_mtime_ns, st.st_size, st.st_ino) if st.st_nlink else None
+
+    def same(self) -> bool:
+        """Whether the file is as the watch first saw it (an absent file: still absent)."""
+        fd = self._fd
+        if fd is None:
+            return _stat(self.path) == self._key
+        st = os.fstat(fd)
+        key = self._key
+        return (key is not None and st.st_nlink != 0 and st.st_mtime_ns == key[0]
+                and st.st_size == key[1])
+
+    def close(self) -> None:
+        """Let the descriptor go now (the path is asked from then on)."""
+        closer, self._closer, self._fd = self._closer, None, None
+        if closer is not None:
+            closer()
+
+
+#: Whether `FileWatch` keeps files open (POSIX: renaming over an open file is allowed).
+_HOLD: Final = os.name == "posix" and hasattr(os, "O_NOFOLLOW")
 
 
 def _stat(path: Path | str) -> tuple[int, int, int] | None:

@@ -30,15 +30,14 @@ The autonomous loop (D6) is in `crewbook.autonomous`.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Final
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from ..artifacts.project import Project
+from ..core.clock import utc_now_text
 from ..core.loop import (
     Act,
     Cap,
@@ -48,9 +47,10 @@ from ..core.loop import (
     Status,
     Transition,
     append_events,
+    appender,
     utc_now,
 )
-from ..core.measures import MEASURES
+from ..core.measures import copy_measures
 from ..errors import LoopRefused, did_you_mean
 from ..routing.router import Router
 from .backlog import Backlog, Epic, Story, slug, task_text
@@ -125,6 +125,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
         self._store = store
         self._memo: tuple[int, str | None, Act] | None = None
         self._journal: dict[Rec, JournalEntry] = {}
+        self._sink: tuple[EventSink | None, Callable[[list[Event]], Any]] = (None, _no_sink)
         super().__init__(state, ledger=ledger, run=state.run, clock=clock, acts=state.acts,
                          router=self.routes)
 
@@ -220,7 +221,10 @@ class CrewLoop(Loop[CrewState, CrewReport]):
         self._settle()
         view = None
         if self._store is None:
-            append_events(self.ledger, events)
+            sink = self.ledger
+            if sink is not self._sink[0]:  # the sink's batch method, found once
+                self._sink = (sink, appender(sink))
+            self._sink[1](events)
         else:
             view = w.state(up, rec, covered)
             self._store.commit(self.ledger, events, view)
@@ -271,7 +275,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
             self._settle()  # a contract returned before the bar keeps showing that state
             view = None
             if self._store is None:
-                _append(self.ledger, events)
+                append_events(self.ledger, events)
             else:
                 view = w.state(up)
                 self._store.commit(self.ledger, events, view)
@@ -324,7 +328,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
             self._check_bar(w)
         act = w.acts + 1
         clock = self.clock
-        ts = now_text() if clock is utc_now else clock().isoformat()
+        ts = utc_now_text() if clock is utc_now else clock().isoformat()
         epic = self.backlog.epic(w.epic) if w.epic else None  # the act's one look at the file
         story = epic.story(w.story) if epic is not None else None
         task = story.next_task if story is not None else None
@@ -338,11 +342,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
                         "task": task.id if task is not None else None,
                         "data": dict(payload) if payload else {}},
         }
-        measures = _MEASURES_OF(report)
-        if measures != _NO_MEASURES:
-            for key, value in zip(MEASURES, measures, strict=True):
-                if value is not None:
-                    event[key] = value
+        copy_measures(report, event)
         events = [event]
         rec = Rec.new(act, ts, role, verdict, summary, w.epic, w.story)
         up: dict[str, Any] = {"acts": act, "previous": role}
@@ -358,8 +358,8 @@ class CrewLoop(Loop[CrewState, CrewReport]):
         elif verdict == "no-go":
             findings = (payload or {}).get("findings") or []
             up.update(expected="developer", attempt=w.attempt + 1, no_go=w.no_go + 1,
-                      feedback=tuple(_echo(str(f)) for f in (summary,
-                                                             *list(findings)[:MAX_FINDINGS])))
+                      feedback=tuple([_echo(str(f)) for f in (summary,
+                                                              *list(findings)[:MAX_FINDINGS])]))
         else:
             assert w.epic is not None
             assert w.story is not None
@@ -636,26 +636,6 @@ def next_axis(backlog: Backlog, promoted: tuple[str, ...], done: set[str]
     return None, None
 
 
-#: A report's measures, in `MEASURES` order (one call), and the tuple when it has none.
-_MEASURES_OF: Final = attrgetter(*MEASURES)
-_NO_MEASURES: Final = (None,) * len(MEASURES)
-
-#: The whole second `now_text` last formatted, and its text (one tuple: swapped whole).
-_SECOND: tuple[int, str] = (-1, "")
-
-
-def now_text() -> str:
-    """``utc_now().isoformat()``, made from the clock's nanoseconds and the text of the
-    second cached (formatting a `datetime` on every act costs more than the act's rule)."""
-    global _SECOND
-    ns = time.time_ns()
-    second, micro = ns // 1_000_000_000, ns // 1000 % 1_000_000
-    cached = _SECOND
-    if cached[0] != second:
-        cached = _SECOND = (second, datetime.fromtimestamp(second, UTC).isoformat()[:19])
-    return f"{cached[1]}.{micro:06d}+00:00" if micro else f"{cached[1]}+00:00"
-
-
 #: Findings of a no-go fed back to the developer (each echoed up to `ECHO_CHARS`).
 MAX_FINDINGS = 20
 
@@ -669,5 +649,5 @@ def left(used: int, limit: int | None) -> int | None:
     return None if limit is None else max(0, limit - used)
 
 
-def _append(ledger: EventSink, events: list[Event]) -> None:
-    append_events(ledger, events)
+def _no_sink(events: list[Event]) -> None:
+    raise AssertionError("no sink resolved")  # never called: `_sink` starts unmatched

@@ -60,6 +60,12 @@ from .events import FIELDS, KINDS, MAX_INT, REQUIRED_BY_KIND, LedgerEvent, valid
 if TYPE_CHECKING:
     import pandas as pd
 
+if fcntl is not None:
+    _LOCK_EX: Final = fcntl.LOCK_EX
+    _LOCK_UN: Final = fcntl.LOCK_UN
+#: Looked up once: `Ledger.append_built` calls it on every act.
+lseek, SEEK_END = os.lseek, os.SEEK_END
+
 FsyncPolicy = Literal["close", "always"]
 
 #: Catching up on more than this many bytes uses Arrow instead of a Python loop.
@@ -107,6 +113,8 @@ class _ShapePlan(NamedTuple):
     has_cost: bool
     has_payload: bool
     kinds: frozenset[str]  # the kinds whose required fields this shape has
+    has_kind: bool
+    values: bool  # whether a value needs a look (a count, v or cost is present)
 
 
 #: Plans by shape; bounded (a caller inventing shapes endlessly just misses the cache).
@@ -138,7 +146,66 @@ def _shape_plan(keys: tuple[Any, ...], types: tuple[type, ...]) -> _ShapePlan | 
     kinds = frozenset(kind for kind, needs in _NEEDS.items() if needs <= present)
     return _ShapePlan(order, tuple(counts), frozenset(present), "v" in present,
                       "run" in present, "loop" in present, "ts" in present,
-                      "cost" in present, "payload" in present, kinds)
+                      "cost" in present, "payload" in present, kinds, "kind" in present,
+                      bool(counts) or "v" in present or "cost" in present)
+
+
+#: What a builder checks of each field's value (`_builder`): the model's type, exactly
+#: (``True`` is not a count, ``1`` is not a cost), and its range.
+_CHECK: Final[dict[int, str]] = {
+    _TEXT: "type({v}) is str", _NAME: "type({v}) is str and {v}",
+    _KIND: "{v} in kinds", _PAYLOAD: "type({v}) is dict",
+    _COUNT: "type({v}) is int and 0 <= {v} <= MAX_INT",
+    _ATTEMPT: "type({v}) is int and 1 <= {v} <= MAX_INT",
+    _COST: "type({v}) is float and isfinite({v}) and {v} >= 0",
+    _V: "type({v}) is int and {v} == 1", _TS: "type({v}) is str",
+}
+_Builder = Callable[[dict[str, Any], Any, Any], "dict[str, Any] | None"]
+#: `_BUILDERS` has not seen the key set yet.
+_UNKNOWN: Final[Any] = object()
+#: Builders by key set (None: that key set has none, the plan path takes it); bounded.
+_BUILDERS: dict[tuple[Any, ...], _Builder | None] = {}
+
+
+def _builder(keys: tuple[Any, ...], event: dict[str, Any]) -> _Builder | None:
+    """Straight-line code for events with exactly these keys (`Ledger.append_built`):
+    ``build(event, run, loop)`` checks every value (see `_CHECK`: the same rules as
+    `_shape_plan` and the plan's per-value checks, written out) and returns the stored
+    body (the writer's field order, ``seq`` 0, ``ts`` as given; `run` and `loop` fill
+    those the event lacks), or None when a check fails (the general path then decides,
+    and explains). None for a key set it cannot serve: an unknown key, a key that is None
+    in `event` (such a field is left out of the line, so its events take the plan path),
+    or a ``ts`` that is not text.
+
+    Engines build a few key sets over and over, so one lookup by the keys and one call
+    replace the shape's tuple of types, the plan's loops and the copy into the body (as
+    `dataclasses` writes ``__init__``, the code is made once with ``exec``; the keys are
+    the model's own field names, checked against `_RULES` before they are written in)."""
+    plan = _shape_plan(keys, tuple(map(type, event.values())))
+    if plan is None or len(plan.present) != len([k for k in keys if k != "seq"]) \
+            or "kind" not in keys or (plan.has_ts and type(event["ts"]) is not str):
+        return None
+    names = {key: f"x{i}" for i, key in enumerate(keys)}
+    lines = [f"    {names[key]} = e[{key!r}]" for key in keys]
+    tests = [_CHECK[_RULES[key]].format(v=names[key]) for key in keys
+             if _RULES[key] != _SKIP]
+    run, loop = names.get("run", "run"), names.get("loop", "loop")
+    if "run" not in names:
+        tests.append("run")
+    if "loop" not in names:
+        tests.append("loop")
+    body = [f'"v": 1, "ts": {names.get("ts")}, "run": {run}, '
+            f'"seq": 0, "loop": {loop}, "kind": {names["kind"]}']
+    body += [f"{key!r}: {names[key]}" for key in plan.order]
+    if not plan.has_payload:
+        body.append('"payload": {}')
+    source = ("def build(e, run, loop):\n" + "\n".join(lines) + "\n"
+              f"    if not ({' and '.join(f'({t})' for t in tests)}):\n        return None\n"
+              f"    return {{{', '.join(body)}}}\n")
+    space: dict[str, Any] = {"MAX_INT": MAX_INT, "isfinite": math.isfinite,
+                             "kinds": plan.kinds}
+    exec(compile(source, f"<ledger builder {len(_BUILDERS)}>", "exec"), space)
+    return cast(_Builder, space["build"])
 
 
 class _Line(NamedTuple):
@@ -363,7 +430,7 @@ class Ledger:
         wrote since, and only then are they caught up with and numbered again.
         """
         items = events if type(events) is list else list(events)
-        by_keys = _BUILT_PLANS
+        builders = _BUILDERS
         run: Any = None
         text: Any = None
         last_ts: Any = None
@@ -372,7 +439,47 @@ class Ledger:
             if type(event) is not dict:
                 return self.append_batch(items)
             keys = tuple(event)
+            build = builders.get(keys, _UNKNOWN)
+            if build is _UNKNOWN:  # a key set not seen yet
+                build = _builder(keys, event)
+                if len(builders) < _MAX_PLANS:
+                    builders[keys] = build
+            body = None if build is None else build(event, self.run, self.loop)
+            if body is None:  # a key set or a value the builders leave to the plans
+                return self._append_planned(items)
+            if run is None:
+                run = body["run"]
+            elif body["run"] != run:
+                return self.append_batch(items)  # several runs in one act: the general path
+            ts = body["ts"]
+            if ts is None or ts != last_ts:
+                last_ts = ts
+                if ts is not None and ts[-6:] == "+00:00" and "1678" <= ts <= "2262" and (
+                        len(ts) == 25 or (len(ts) == 32 and ts[20:26] != "000000")):
+                    text = ts[:-6] + "Z"  # as `datetime.isoformat` writes a UTC time
+                else:
+                    text = self._ts_text(ts)
+                    if text is None:
+                        return self.append_batch(items)
+            body["ts"] = text
+            bodies.append(body)
+        if run is None:
+            return self.append_batch(items)  # nothing to store: still refused when closed
+        return self._land_built(items, run, bodies)
+
+    def _append_planned(self, items: list[Any]) -> int:
+        """`append_built` for events the builders leave out (a field set to None, a key set
+        not seen yet): each event's shape (keys and value types) finds its plan."""
+        by_keys = _BUILT_PLANS
+        run: Any = None
+        text: Any = None
+        last_ts: Any = None
+        bodies: list[dict[str, Any]] = []
+        for event in items:
+            if type(event) is not dict:
+                return self.append_batch(items)
             types = tuple(map(type, event.values()))
+            keys = tuple(event)
             known = by_keys.get(keys)
             if known is not None and known[0] == types:  # the usual: one shape per key set
                 plan = known[1]
@@ -383,30 +490,35 @@ class Ledger:
                 plan = found
                 if len(by_keys) < _MAX_PLANS:
                     by_keys[keys] = (types, plan)
-            kind = event.get("kind")
+            kind = event["kind"] if plan.has_kind else None
             if kind not in plan.kinds:  # unknown, or a field it needs is missing
                 return self.append_batch(items)
-            for key, low in plan.counts:
-                if not low <= event[key] <= MAX_INT:
+            if plan.values:  # counts, v and cost: the values a report could make wrong
+                for key, low in plan.counts:
+                    if not low <= event[key] <= MAX_INT:
+                        return self.append_batch(items)
+                if plan.has_v and event["v"] != 1:
                     return self.append_batch(items)
-            if plan.has_v and event["v"] != 1:
-                return self.append_batch(items)
-            if plan.has_cost:
-                cost = event["cost"]
-                if not math.isfinite(cost) or cost < 0:
-                    return self.append_batch(items)
+                if plan.has_cost:
+                    cost = event["cost"]
+                    if not math.isfinite(cost) or cost < 0:
+                        return self.append_batch(items)
             this_run = event["run"] if plan.has_run else self.run
-            loop = event["loop"] if plan.has_loop else self.loop
-            if not this_run or not loop or (run is not None and this_run != run):
+            if run is None:
+                if not this_run:
+                    return self.append_batch(items)
+                run = this_run
+            elif this_run != run:
                 return self.append_batch(items)  # several runs in one act: the general path
-            run = this_run
+            loop = event["loop"] if plan.has_loop else self.loop
+            if not loop:
+                return self.append_batch(items)
             ts = event["ts"] if plan.has_ts else None
             if ts is None or ts != last_ts:
                 last_ts = ts
-                if type(ts) is str and ts.endswith("+00:00") and (
-                        len(ts) == 25 or (len(ts) == 32 and ts[20:26] != "000000")) and (
-                        "1678" <= ts[:4] <= "2261"):  # as `datetime.isoformat` wrote it
-                    text = ts[:-6] + "Z"
+                if type(ts) is str and ts[-6:] == "+00:00" and "1678" <= ts <= "2262" and (
+                        len(ts) == 25 or (len(ts) == 32 and ts[20:26] != "000000")):
+                    text = ts[:-6] + "Z"  # as `datetime.isoformat` writes a UTC time
                 else:
                     text = self._ts_text(ts)
                     if text is None:
@@ -419,22 +531,45 @@ class Ledger:
             bodies.append(body)
         if run is None:
             return self.append_batch(items)  # nothing to store: still refused when closed
+        return self._land_built(items, run, bodies)
+
+    def _land_built(self, items: list[Any], run: str, bodies: list[dict[str, Any]]) -> int:
+        """Number `bodies` (one run's) from this writer's count, write them out, and land
+        them with one lock, one ``lseek`` and one ``write`` (`items`: the events, for the
+        model's refusal when one is not JSON)."""
+        count = len(bodies)
         first = self._next_seq.get(run, 0)
-        data = _numbered(bodies, first)
+        data: bytes | None
+        try:  # numbered and written out before the lock (the model's serialiser)
+            if count == 1:
+                body = bodies[0]
+                body["seq"] = first
+                data = to_json(body, inf_nan_mode="null") + b"\n"
+            else:
+                data = _numbered(bodies, first)
+        except (PydanticSerializationError, ValueError, RecursionError):
+            data = None
         if data is None:  # not JSON: the model's refusal
             return self.append_batch(items)
         with self._thread_lock:
-            fd = self._fd if self._fd is not None else self._require_open()
-            if fcntl is None:  # pragma: no cover - Windows: the lock file
+            fd = self._fd
+            if fd is None or fcntl is None:  # closed (refused there), or Windows: the lock file
+                fd = self._require_open()
                 with self._lock:
                     self._land(fd, run, bodies, first, data)
-                return len(bodies)
-            fcntl.flock(fd, fcntl.LOCK_EX)
+                return count
+            fcntl.flock(fd, _LOCK_EX)
             try:
-                self._land(fd, run, bodies, first, data)
+                if lseek(fd, 0, SEEK_END) == self._scanned and self._next_seq.get(run, 0) == first \
+                        and (not self._head or run in self._next_seq):
+                    # nobody else wrote since the lines were numbered: the usual act
+                    self._write(data, [(run, first)] if count == 1 else
+                                [(run, seq) for seq in range(first, first + count)])
+                else:
+                    self._land(fd, run, bodies, first, data)
             finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-        return len(bodies)
+                fcntl.flock(fd, _LOCK_UN)
+        return count
 
     def _land(self, fd: int, run: str, bodies: list[dict[str, Any]], first: int,
               data: bytes) -> None:
@@ -513,8 +648,13 @@ class Ledger:
             if self.fsync == "always":
                 os.fsync(fd)
         self._scanned += len(data)
-        for run, seq in numbered:
-            self._count(run, seq)
+        if numbered:
+            next_seq = self._next_seq
+            for run, seq in numbered:  # `_count`, inline: every act comes here
+                if seq >= next_seq.get(run, 0):
+                    next_seq[run] = seq + 1
+            self._events += len(numbered)
+            self._last_run = numbered[-1][0]
 
     def _not_json(self, exc: Exception) -> LedgerError:
         return LedgerError(f"cannot append to {self.path}: an event is not JSON", [

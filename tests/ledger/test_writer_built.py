@@ -75,8 +75,11 @@ def test_one_act_is_one_write_numbered_after_other_writers(tmp_path: Path) -> No
     ({"kind": "nope"}, "kind"),
     ({"ts": "1500-03-01T09:00:00+00:00"}, "ts"),
     ({"summary": "\ud800"}, "summary"),
+    ({"attempt": True}, "attempt"),
+    ({"summary": 5}, "summary"),
+    ({"loop": ""}, "loop"),
 ], ids=["negative", "attempt-0", "inf-cost", "empty-run", "needs-verdict", "kind", "year",
-        "surrogate"])
+        "surrogate", "bool-count", "number-text", "empty-loop"])
 def test_values_a_report_could_carry_are_still_refused(tmp_path: Path, bad: dict[str, Any],
                                                         key: str) -> None:
     """A shape already known, a value that breaks the format: the model's refusal, whole."""
@@ -105,3 +108,33 @@ def test_append_events_takes_the_trusted_path_and_a_closed_ledger_refuses(
         ledger.append_built([{"kind": "note", "ts": TS}])
     with pytest.raises(UsageError):
         ledger.append_built([])
+
+
+def test_a_field_none_in_a_known_key_set_is_left_out_as_append_batch_does(
+        tmp_path: Path) -> None:
+    """A key set the builders know, then the same keys with a None: that field is not
+    written (the line is `append_batch`'s), and a value there again is written."""
+    first = {"kind": "report", "ts": TS, "role": "dev", "verdict": "done", "version": 1,
+             "summary": "s"}
+    events = [first, {**first, "version": None}, {**first, "version": 2}]
+    built = _lines(tmp_path / "built.jsonl", "append_built", events, repeat=1)
+    assert built == _lines(tmp_path / "batch.jsonl", "append_batch", events, repeat=1)
+    assert ["version" in json.loads(line) for line in built] == [True, False, True]
+
+
+def test_each_known_key_set_gets_straight_line_code_once(tmp_path: Path) -> None:
+    """The builders are made per key set, once, and only from the model's field names."""
+    from crewbook.ledger import writer
+
+    event = {"loop": "L", "ts": TS, "kind": "note", "summary": "s", "run": "r",
+             "tokens_in": 3}
+    with Ledger(tmp_path / "k.jsonl") as ledger:
+        ledger.append_built([event])
+        build = writer._BUILDERS[tuple(event)]
+        ledger.append_built([dict(event)])
+        assert writer._BUILDERS[tuple(event)] is build
+        assert build is not None and build({**event, "tokens_in": -1}, "r", "L") is None
+        with pytest.raises(LedgerError):  # not a field: the model's refusal, no code made
+            ledger.append_built([{**event, "role'] = 1 #": "x"}])
+    assert (tuple({**event, "role'] = 1 #": "x"}) not in writer._BUILDERS
+            or writer._BUILDERS[tuple({**event, "role'] = 1 #": "x"})] is None)

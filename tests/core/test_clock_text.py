@@ -24,3 +24,15 @@ def test_utc_now_text_formats_as_isoformat(ns: int, monkeypatch: pytest.MonkeyPa
     seconds, micros = divmod(ns // 1000, 1_000_000)
     expected = datetime.fromtimestamp(seconds, UTC).replace(microsecond=micros).isoformat()
     assert clock.utc_now_text() == expected
+
+
+def test_utc_now_text_follows_the_clock_across_seconds_and_back(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cached second is left when the clock moves past it, forward or back."""
+    readings = [1_733_256_000_999_999_000, 1_733_256_001_000_000_000, 1_733_256_000_500_000_000,
+                1_733_256_000_000_000_000, 1_733_256_002_000_000_001, 1_733_256_002_999_999_999]
+    for ns in readings:
+        monkeypatch.setattr(clock.time, "time_ns", lambda ns=ns: ns)
+        seconds, micros = divmod(ns // 1000, 1_000_000)
+        when = datetime.fromtimestamp(seconds, UTC).replace(microsecond=micros)
+        assert clock.utc_now_text() == when.isoformat()

@@ -69,8 +69,9 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-#: The second `utc_now_text` last formatted, and its text up to the seconds.
-_SECOND: list[Any] = [None, ""]
+#: The second `utc_now_text` last formatted: its first microsecond since the epoch, and
+#: its text up to the seconds with the dot.
+_SECOND: list[Any] = [-1, ""]
 
 
 def utc_now_text() -> str:
@@ -78,10 +79,16 @@ def utc_now_text() -> str:
     per second (a loop stamps every act it logs with the time). The same format as
     `datetime.isoformat`: ``2025-03-01T09:00:00.250000+00:00``, no fraction on a whole
     second."""
-    seconds, micros = divmod(time.time_ns() // 1000, 1_000_000)
+    now = time.time_ns() // 1000
     last = _SECOND
-    if last[0] != seconds:
-        last[1] = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
-        last[0] = seconds
-    head: str = last[1]
-    return f"{head}.{micros:06d}+00:00" if micros else f"{head}+00:00"
+    micros = now - last[0]
+    if not 0 <= micros < 1_000_000:  # a new second (or the clock went back)
+        seconds = now // 1_000_000
+        head = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.")
+        last[0], last[1] = seconds * 1_000_000, head
+        micros = now - last[0]
+    else:
+        head = last[1]
+    if micros:
+        return head + str(1_000_000 + micros)[1:] + "+00:00"  # six digits, zeros first
+    return head[:-1] + "+00:00"

@@ -52,11 +52,14 @@ SCALARS = ("run", "config", "expected", "previous", "acts", "version", "attempt"
            "dev_act", "bar", "bar_runs", "feedback", "finished_reason")
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(eq=False)
 class Working:
     """The fields of `CrewState` (same names, same meaning), with the trail and the covered
     stories as lists the engine appends to, a set of the covered stories for lookups,
-    and where the last scan for the next story stopped (`cursor`)."""
+    and where the last scan for the next story stopped (`cursor`).
+
+    A plain instance dictionary, not slots: an act's changes are taken with one
+    ``__dict__.update`` (`apply`)."""
 
     run: str
     config: CrewConfig
@@ -104,8 +107,7 @@ class Working:
               covered: tuple[str, str] | None = None) -> None:
         """Take an act's changes: `up` (fields set), `rec` (appended to the trail),
         `covered` (a story qa said go on)."""
-        for name, value in up.items():
-            setattr(self, name, value)
+        self.__dict__.update(up)  # the engine's own field names (see `CrewLoop._step`)
         if rec is not None:
             self.trail.append(rec)
         if covered is not None:

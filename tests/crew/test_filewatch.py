@@ -29,7 +29,8 @@ def _file(tmp_path: Path, text: str = "- [ ] 1.1 a\n") -> Path:
 
 def test_an_untouched_file_is_the_same(tmp_path: Path, hold: bool) -> None:
     watch = FileWatch(str(_file(tmp_path)))
-    assert watch.same() and watch.same()
+    assert watch.same()
+    assert watch.same()
     assert (watch._fd is not None) is hold
 
 
@@ -59,7 +60,8 @@ def test_a_file_renamed_over_it_or_deleted_is_seen(tmp_path: Path, hold: bool) -
 def test_an_absent_file_stays_the_same_until_it_appears(tmp_path: Path, hold: bool) -> None:
     path = tmp_path / "tasks.md"
     watch = FileWatch(str(path))
-    assert watch._fd is None and watch.same()
+    assert watch._fd is None
+    assert watch.same()
     path.write_text("x")
     assert not watch.same()
 
@@ -83,9 +85,10 @@ def test_close_lets_the_descriptor_go_and_keeps_watching(tmp_path: Path, hold: b
     watch = FileWatch(str(path))
     fd = watch._fd
     watch.close()
-    assert watch._fd is None and watch.same()
+    assert watch._fd is None
+    assert watch.same()
     if fd is not None:
-        with pytest.raises(OSError):
+        with pytest.raises(OSError, match="Bad file descriptor"):
             os.fstat(fd)  # closed
     path.write_text("- [ ] 1.1 a longer text\n")
     assert not watch.same()

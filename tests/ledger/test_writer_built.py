@@ -133,7 +133,8 @@ def test_each_known_key_set_gets_straight_line_code_once(tmp_path: Path) -> None
         build = writer._BUILDERS[tuple(event)]
         ledger.append_built([dict(event)])
         assert writer._BUILDERS[tuple(event)] is build
-        assert build is not None and build({**event, "tokens_in": -1}, "r", "L") is None
+        assert build is not None
+        assert build({**event, "tokens_in": -1}, "r", "L") is None
         with pytest.raises(LedgerError):  # not a field: the model's refusal, no code made
             ledger.append_built([{**event, "role'] = 1 #": "x"}])
     assert (tuple({**event, "role'] = 1 #": "x"}) not in writer._BUILDERS

@@ -228,8 +228,14 @@ class CrewLoop(Loop[CrewState, CrewReport]):
         else:
             view = w.state(up, rec, covered)
             self._store.commit(self.ledger, events, view)
-        self._record(events)
-        w.apply(up, rec, covered)  # as `_take`, inline: the path of every act
+        written = self._written  # `_record` and `Working.apply`, inline: every act's path
+        if written is not None:
+            written.extend(events)
+        w.__dict__.update(up)
+        w.trail.append(rec)
+        if covered is not None:
+            w.stories_covered.append(covered)
+            w.covered.add(covered)
         self._view = view
         self._rev += 1
         self._acts += 1

@@ -15,10 +15,10 @@
    transition table is built once, and each measured run starts a new loop on it, as the
    peer starts a new `Machine`; each new loop still reads the backlog (`tasks.md`) itself
    (its parse is remembered by the text, as the schema is by the project: an unchanged
-   file is not parsed again), and every act still stats it (a hand edit is seen at the
-   next act). The contracts
-   `report` returns are built only when read; nobody reads them here, as nobody reads the
-   peer's state after a trigger.
+   file is not parsed again), and every act still looks at it (an ``fstat`` of the file
+   the loop holds open, `crew.backlog.FileWatch`: a hand edit is seen at the next act).
+   The contracts `report` returns are built only when read; nobody reads them here, as
+   nobody reads the peer's state after a trigger.
    Every side is measured in turns with the peer (`_bench.rates`: each side's first
    measure, then each side's second...), so a change of the machine's load hits all alike.
    Targets: with the ledger file at least half the peer's rate; without, at least the peer's.

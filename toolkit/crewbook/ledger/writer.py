@@ -415,15 +415,16 @@ class Ledger:
         Validation belongs at the boundary: an engine checks the report it is handed, then
         builds its events from checked values, in the shapes it always builds. So only what
         is cheap and could still carry a bad value from a report is checked here (each
-        shape's keys and value types, once per shape; the kind and the fields it needs;
-        counts, cost, run and loop); a ``ts`` in the forms `datetime.isoformat` gives for
-        a UTC time is taken as written (others are parsed as by `append_batch`), and
-        payloads are not walked. The line is the one `append_batch` writes: same fields,
-        same order, the model's serialiser. Anything outside these forms (an event of a new
-        shape, several runs in one act, a value that is not JSON) goes through
-        `append_batch`, whole, so its refusals stay the model's. Same guarantees as
-        `append_batch`: one lock and one ``write`` of whole lines, landed before this
-        returns. Outside callers use `append`, `append_many` or `append_batch`.
+        value's type, exactly; the kind and the fields it needs; counts, cost, run and
+        loop), by straight-line code made once per key set (`_builder`; a key set with a
+        None field takes the shape plans instead); a ``ts`` in the forms
+        `datetime.isoformat` gives for a UTC time is taken as written (others are parsed as
+        by `append_batch`), and payloads are not walked. The line is the one `append_batch`
+        writes: same fields, same order, the model's serialiser. Anything outside these
+        forms (an event of a new shape, several runs in one act, a value that is not JSON)
+        goes through `append_batch`, whole, so its refusals stay the model's. Same
+        guarantees as `append_batch`: one lock and one ``write`` of whole lines, landed
+        before this returns. Outside callers use `append`, `append_many` or `append_batch`.
 
         The lines are numbered and written out before the lock is taken, from this
         writer's count of the run; under the lock one ``lseek`` says whether anybody else

@@ -105,3 +105,27 @@ def test_a_backlog_sees_a_hand_edit_at_the_next_look(tmp_path: Path, hold: bool)
     assert [s.title for s in log.epic("add-csv-export").stories] == ["Story 1"]
     tasks.write_text("# Tasks\n\n## Story 1\n\n- [ ] 1.1 first\n\n## Story 2\n\n- [ ] 2.1 b\n")
     assert [s.title for s in log.epic("add-csv-export").stories] == ["Story 1", "Story 2"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc")
+def test_loops_dropped_let_their_descriptors_go(tmp_path: Path) -> None:
+    """Each loop's backlog holds the tasks file open; a loop no longer used closes it (no
+    descriptor piles up over thousands of loops, as in a sweep)."""
+    import crewbook
+    from crewbook.crew import CrewReport, CrewState
+    from crewbook.crew.engine import CrewLoop
+    from crewbook.crew.model import BarCommand, CrewConfig
+
+    root = crewbook.example_project(dest=tmp_path / "tour")
+    (root / "_codev" / "changes" / "add-csv-export" / "tasks.md").write_text(
+        "# Tasks\n\n## Story 1\n\n- [ ] 1.1 first\n")
+    project = crewbook.Project(root)
+    config = CrewConfig(goal="g", max_rounds=0, bar={"test": BarCommand(command="true")})
+    before = len(os.listdir("/proc/self/fd"))
+    for i in range(40):
+        loop = CrewLoop(CrewState(run=f"r{i}", config=config, epic="add-csv-export",
+                                  story="Story 1"), project=project, run_bar=False)
+        loop.report(CrewReport("analyst", "done", "framed"))
+        assert loop.backlog._epics["add-csv-export"][0]._fd is not None or not backlog._HOLD
+    del loop
+    assert len(os.listdir("/proc/self/fd")) <= before + 1

@@ -380,7 +380,7 @@ class Ledger:
         check = self._quick
         fast = [check(event) for event in items]
         if None not in fast:  # the usual batch: every event settled by the quick rules
-            settled = cast(list[_Line], fast)
+            settled = cast("list[_Line]", fast)
             run = settled[0].run if settled else ""
             if settled and all(line.run == run for line in settled):  # the usual act
                 self._write_run(run, [(line.head, line.body) for line in settled])

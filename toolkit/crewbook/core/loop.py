@@ -83,6 +83,7 @@ from typing import (
     Generic,
     Protocol,
     TypeVar,
+    cast,
 )
 
 from ..draw.display import Drawable
@@ -413,6 +414,10 @@ class Loop(Drawable, ABC, Generic[State, Report]):
     finished_hint: str = "restore() an earlier snapshot to try again"
     #: False when the engine never mutates a state (then no defensive deep copies).
     copy_state: bool = True
+    #: True when ``transition`` returns a list of new event dicts that nothing else holds
+    #: (the delivery engines): `report` then stamps them in place (``loop``, ``ts``,
+    #: ``run`` where missing) instead of copying each.
+    fresh_events: bool = False
 
     def __init__(
         self, state: State, *, ledger: EventSink | None = None, run: str | None = None,
@@ -432,6 +437,8 @@ class Loop(Drawable, ABC, Generic[State, Report]):
         self._forks = 0
         #: The contract `report` last returned, while nobody has read it (`_PendingAct`).
         self._pending: weakref.ref[_PendingAct] | None = None
+        #: The ledger `_commit` last wrote to, with its way to take one act's events.
+        self._sink: tuple[EventSink, Callable[[Sequence[Mapping[str, Any]]], Any]] | None = None
 
     # -- what engines implement ---------------------------------------------
     @abstractmethod
@@ -502,7 +509,15 @@ class Loop(Drawable, ABC, Generic[State, Report]):
                 ts = utc_now_text() if clock is utc_now else clock().isoformat()
                 break
         kind, run = self.kind, self.run  # `_stamp`, inline: an event's own ts and run win
-        if run is None:
+        stamped: list[dict[str, Any]]
+        if self.fresh_events and type(events) is list:  # the engine's own dicts: in place
+            stamped = cast("list[dict[str, Any]]", events)
+            for event in stamped:
+                event.setdefault("loop", kind)
+                event.setdefault("ts", ts)
+                if run is not None:
+                    event.setdefault("run", run)
+        elif run is None:
             stamped = [{"loop": kind, "ts": ts, **event} for event in events]
         else:  # an event's own run keeps its place, else the run goes last (`setdefault`)
             stamped = [{"loop": kind, "ts": ts, **event, "run": event.get("run", run)}
@@ -539,7 +554,10 @@ class Loop(Drawable, ABC, Generic[State, Report]):
     def _commit(self, events: list[dict[str, Any]], state: State) -> None:
         """Log one accepted act's events (an engine whose state lives in a file overrides
         this to commit the events and the new state together, `core.commit`)."""
-        append_events(self.ledger, events)
+        sink = self._sink
+        if sink is None or sink[0] is not self.ledger:  # found once per ledger, not per act
+            sink = self._sink = (self.ledger, events_writer(self.ledger))
+        sink[1](events)
 
     def is_finished(self) -> bool:
         """Whether the loop has finished (engines may answer faster than `status()`)."""
@@ -641,16 +659,28 @@ def append_events(ledger: EventSink, events: Sequence[Mapping[str, Any]]) -> Non
     """Log the events of one act (or a batch) together: the sink's ``append_built`` when it
     has one (`crewbook.Ledger`: the events an engine built, trusted, one lock and one
     write), else ``append_batch`` or ``append_many``, else one ``append`` each."""
-    batch = getattr(ledger, "append_built", None)
+    events_writer(ledger)(events)
+
+
+def events_writer(ledger: EventSink) -> Callable[[Sequence[Mapping[str, Any]]], Any]:
+    """How `append_events` logs a batch of events to `ledger`, found once (a loop keeps it
+    for every act): the sink's ``append_built``, ``append_batch`` or ``append_many``, else
+    a function calling its ``append`` on each event."""
+    batch: Callable[[Sequence[Mapping[str, Any]]], Any] | None = getattr(
+        ledger, "append_built", None)
     if batch is None:
         batch = getattr(ledger, "append_batch", None)
     if batch is None:
         batch = getattr(ledger, "append_many", None)
     if batch is not None:
-        batch(events)
-    else:
+        return batch
+    append = ledger.append
+
+    def each(events: Sequence[Mapping[str, Any]]) -> None:
         for event in events:
-            ledger.append(event)
+            append(event)
+
+    return each
 
 
 def check_caps(caps: Sequence[Cap], move: str, allowed_at_cap: Sequence[str]) -> None:

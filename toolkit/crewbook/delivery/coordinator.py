@@ -38,6 +38,7 @@ from datetime import datetime
 from typing import Any
 
 from ..core.loop import Act, JournalEntry, Transition, check_caps
+from ..core.clock import iso_text
 from ..core.measures import copy_measures
 from ..errors import InvalidInputError, LoopRefused, did_you_mean
 from .codec import (
@@ -201,7 +202,7 @@ class CoordinatorLoop(DeliveryLoop):
         summary = report.summary or (f"plan revision {revision}" if revising else "plan") + \
             f": {n} acceptance criteri{'on' if n == 1 else 'a'}, path {path}"
         events.append({"kind": "plan", "role": ARCHITECT, "stage": "plan", "version": s.version,
-                       "summary": summary, "ts": at.isoformat(),
+                       "summary": summary, "ts": iso_text(at),
                        "payload": {"act": act, "criteria": list(criteria), "path": path,
                                    "files": list(files), "revision": revision,
                                    **({"outside_plan": outside} if outside else {})}})
@@ -278,7 +279,7 @@ class CoordinatorLoop(DeliveryLoop):
         assert w is not None
         events.append({"kind": "answer", "role": ARCHITECT, "stage": "coordinate",
                        "version": s.version, "summary": f"{report.decision} ({report.reason})",
-                       "ts": at.isoformat(),
+                       "ts": iso_text(at),
                        "payload": {"act": act, "to": q.role, "question": q.text,
                                    "decision": report.decision, "reason": report.reason}})
         wait = Wait(w.role, at, at + self._wait, w.launch, w.act, w.version,
@@ -363,4 +364,8 @@ def _measure(events: list[Event], report: DeliveryReport) -> None:
     """Put a move's measures on its first event."""
     if not events:
         return
-    copy_measures(report, next((e for e in events if e.get("kind") != "init"), events[0]))
+    for event in events:  # the first that is not the run's ``init``
+        if event.get("kind") != "init":
+            copy_measures(report, event)
+            return
+    copy_measures(report, events[0])

@@ -286,6 +286,8 @@ def quick_init(cls: type[Any]) -> None:
 
 
 _RESOLVING: Final = threading.RLock()
+_new_object: Final = object.__new__
+_set_attribute: Final = object.__setattr__
 
 
 class _PendingAct(Act):
@@ -500,38 +502,52 @@ class Loop(Drawable, ABC, Generic[State, Report]):
         state = copy.deepcopy(self._state) if self.copy_state else self._state
         result = self.transition(state, report)
         events = result.events
+        kind, run = self.kind, self.run  # `_stamp`, inline: an event's own ts and run win
         # the loop's clock only for events without their own ts (an event's own ts wins,
         # and engines stamp theirs: reading and formatting the clock again is wasted)
-        ts = None
-        for event in events:
-            if "ts" not in event:
-                clock = self.clock
-                ts = utc_now_text() if clock is utc_now else clock().isoformat()
-                break
-        kind, run = self.kind, self.run  # `_stamp`, inline: an event's own ts and run win
+        ts: str | None = None
         stamped: list[dict[str, Any]]
         if self.fresh_events and type(events) is list:  # the engine's own dicts: in place
             stamped = cast("list[dict[str, Any]]", events)
             for event in stamped:
-                event.setdefault("loop", kind)
-                event.setdefault("ts", ts)
-                if run is not None:
-                    event.setdefault("run", run)
-        elif run is None:
-            stamped = [{"loop": kind, "ts": ts, **event} for event in events]
-        else:  # an event's own run keeps its place, else the run goes last (`setdefault`)
-            stamped = [{"loop": kind, "ts": ts, **event, "run": event.get("run", run)}
-                       for event in events]
-        if self._pending is not None:
-            self._settle()
+                if "loop" not in event:
+                    event["loop"] = kind
+                if "ts" not in event:
+                    if ts is None:
+                        ts = self._now_text()
+                    event["ts"] = ts
+                if run is not None and "run" not in event:
+                    event["run"] = run
+        else:
+            for event in events:
+                if "ts" not in event:
+                    ts = self._now_text()
+                    break
+            if run is None:
+                stamped = [{"loop": kind, "ts": ts, **event} for event in events]
+            else:  # an event's own run keeps its place, else the run goes last (`setdefault`)
+                stamped = [{"loop": kind, "ts": ts, **event, "run": event.get("run", run)}
+                           for event in events]
+        ref = self._pending  # `_settle`, inline: the contract last returned, if still held
+        if ref is not None:
+            self._pending = None
+            held = ref()
+            if held is not None:
+                _PendingAct._resolve(held)
         self._commit(stamped, result.state)
         if self._written is not None:  # `_record`, inline
             self._written.extend(stamped)
         self._state = result.state
         self._acts += 1
-        pending = _PendingAct(self)  # `next_contract`, inline: nothing is pending now
+        pending = _new_object(_PendingAct)  # `next_contract`, inline: nothing is pending now
+        _set_attribute(pending, "_loop", self)  # `_PendingAct.__init__`, inline
         self._pending = weakref.ref(pending)
         return pending
+
+    def _now_text(self) -> str:
+        """The loop's clock now, as an event's ``ts``."""
+        clock = self.clock
+        return utc_now_text() if clock is utc_now else clock().isoformat()
 
     def next_contract(self) -> Act:
         """The contract as it stands now, built when first read (see `_PendingAct`):

@@ -97,7 +97,7 @@ class CoordinatorLoop(DeliveryLoop):
             d["holder"] = ARCHITECT
             return transition_of(d, events)
         if not isinstance(report, _MOVES):
-            self._agent(d, report, at, act, events)
+            self._agent(d, report, at, act, events, state)
             if d["question"] is None:
                 d.update(holder=ARCHITECT, wait=None)
             return transition_of(d, events)

@@ -222,9 +222,11 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
 
     # ----------------------------------------------------------- agent reports
     def _agent(self, d: Draft, report: DeliveryReport, at: datetime, act: int,
-               events: list[Event]) -> str:
-        """Check and apply an agent's report; returns its role. Refusals raise first."""
-        s: TaskState = freeze(d)
+               events: list[Event], state: TaskState | None = None) -> str:
+        """Check and apply an agent's report; returns its role. Refusals raise first.
+        `state`: the state `d` was drafted from, when only `_begin` changed the draft (its
+        time, steps and start, which no check here reads): no need to freeze `d` again."""
+        s: TaskState = freeze(d) if state is None else state
         role = getattr(report, "role", None)
         if isinstance(report, Judgement):
             _require_role(report.role, tuple(JUDGES), "give a verdict (C4.1: only QA and the "

@@ -519,8 +519,8 @@ class Loop(Drawable, ABC, Generic[State, Report]):
                 if run is not None and "run" not in event:
                     event["run"] = run
         else:
-            for event in events:
-                if "ts" not in event:
+            for given in events:
+                if "ts" not in given:
                     ts = self._now_text()
                     break
             if run is None:
@@ -674,8 +674,18 @@ class Loop(Drawable, ABC, Generic[State, Report]):
 def append_events(ledger: EventSink, events: Sequence[Mapping[str, Any]]) -> None:
     """Log the events of one act (or a batch) together: the sink's ``append_built`` when it
     has one (`crewbook.Ledger`: the events an engine built, trusted, one lock and one
-    write), else ``append_batch`` or ``append_many``, else one ``append`` each."""
-    events_writer(ledger)(events)
+    write), else ``append_batch`` or ``append_many``, else one ``append`` each (the same
+    choice as `events_writer`, made on each call)."""
+    batch = getattr(ledger, "append_built", None)
+    if batch is None:
+        batch = getattr(ledger, "append_batch", None)
+    if batch is None:
+        batch = getattr(ledger, "append_many", None)
+    if batch is not None:
+        batch(events)
+    else:
+        for event in events:
+            ledger.append(event)
 
 
 def events_writer(ledger: EventSink) -> Callable[[Sequence[Mapping[str, Any]]], Any]:

@@ -37,8 +37,8 @@ import functools
 from datetime import datetime
 from typing import Any
 
-from ..core.loop import Act, JournalEntry, Transition, check_caps
 from ..core.clock import iso_text
+from ..core.loop import Act, JournalEntry, Transition, check_caps
 from ..core.measures import copy_measures
 from ..errors import InvalidInputError, LoopRefused, did_you_mean
 from .codec import (

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from ..core.clock import iso_text
 from ..core.loop import (
     Act,
     Cap,
@@ -32,7 +33,6 @@ from ..core.loop import (
     utc_now,
 )
 from ..core.loop import require_role as _require_role
-from ..core.clock import iso_text
 from ..core.measures import copy_measures
 from ..errors import LoopRefused, did_you_mean
 from ..models import path_defect as _path_defect

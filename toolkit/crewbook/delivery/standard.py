@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from ..core.loop import Act, JournalEntry, Transition
 from ..core.clock import iso_text
+from ..core.loop import Act, JournalEntry, Transition
 from ..core.measures import copy_measures
 from ..errors import LoopRefused
 from .codec import (

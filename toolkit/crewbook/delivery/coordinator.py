@@ -34,13 +34,15 @@ Outcomes (C5): ``pull_request``, ``already_done``, ``failed``; decided by the co
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from ..core.clock import iso_text
-from ..core.loop import Act, JournalEntry, Transition, check_caps
+from ..core.clock import iso_text, utc_now
+from ..core.loop import Act, EventSink, JournalEntry, RouteSource, Transition, check_caps
 from ..core.measures import copy_measures
 from ..errors import InvalidInputError, LoopRefused, did_you_mean
+from .catalogue import RoleCatalogue
 from .codec import (
     PATHS,
     Answer,
@@ -69,8 +71,14 @@ class CoordinatorLoop(DeliveryLoop):
     kind = "coordinator"
     mode = "coordinator"
 
-    def __init__(self, task: Any, **kwargs: Any) -> None:
-        super().__init__(task, **kwargs)
+    def __init__(
+        self, task: Any, *, catalogue: RoleCatalogue | None = None,
+        ledger: EventSink | None = None, run: str | None = None,
+        clock: Callable[[], datetime] = utc_now, state: TaskState | None = None, acts: int = 0,
+        router: RouteSource | None = None,
+    ) -> None:
+        super().__init__(task, catalogue=catalogue, ledger=ledger, run=run, clock=clock,
+                         state=state, acts=acts, router=router)
         if self.task.standard_only:
             raise InvalidInputError(
                 f"task {self.task.id!r} is {self.task.kind} work, which always runs in standard "

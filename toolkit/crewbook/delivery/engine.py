@@ -17,7 +17,7 @@ import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ..core.clock import iso_text
 from ..core.loop import (
@@ -62,6 +62,8 @@ if TYPE_CHECKING:
 
 Event = dict[str, Any]
 Draft = dict[str, Any]
+_new_object: Final = object.__new__
+_set_attribute: Final = object.__setattr__
 #: `crewbook.models.path_defect`, remembered (the same files come back version after version).
 path_defect = lru_cache(maxsize=4096)(_path_defect)
 
@@ -571,6 +573,6 @@ def _bad_duration(ms: object) -> None:
 def transition_of(d: Draft, events: list[Event]) -> Transition[TaskState]:
     """Freeze a draft into the transition `Loop.report` applies (the draft becomes the
     state's own fields: nothing may change `d` afterwards)."""
-    state = object.__new__(TaskState)
-    object.__setattr__(state, "__dict__", d)
+    state = _new_object(TaskState)
+    _set_attribute(state, "__dict__", d)
     return Transition(state, events)

@@ -57,7 +57,11 @@ The first event of a run can be emitted by ``transition`` itself (the pipeline l
 ``init`` with its first accepted report, so building a loop writes nothing). An event
 that carries its own ``ts`` keeps it: the delivery loops stamp their events with the
 task's own time (a `ManualClock` moved on by the durations reports carry), so a
-notebook on a fixed clock still logs hours of work with their real spacing.
+notebook on a fixed clock still logs hours of work with their real spacing. Engines whose
+``transition`` returns a list of new dicts that nothing else holds set ``fresh_events =
+True`` (the delivery loops): ``report`` then adds ``loop``, ``ts`` and ``run`` to those
+dicts where missing instead of copying each (the same keys and values; only their order
+differs). The sink's batch method is looked up once per ledger (`events_writer`).
 
 Every loop is drawable (`Drawable`: one ``graph_model()`` gives ``dot()``, ``mermaid()``,
 ``graph()`` and a display that never raises) and routed: ``router`` resolves the route

@@ -82,6 +82,8 @@ def _named_policy(name: ReviewMode) -> ReviewPolicy:
 def _policy_of(task: Task) -> ReviewPolicy:
     """`Task.policy`, the policy of a named review mode made once (policies are frozen)."""
     review = task.review
+    if type(review) is str:  # a named mode, the usual (a model's isinstance costs more)
+        return _named_policy(review)
     return review if isinstance(review, ReviewPolicy) else _named_policy(review)
 
 

@@ -46,13 +46,16 @@ from .catalogue import RoleCatalogue
 from .codec import (
     PATHS,
     Answer,
+    Built,
     Delegate,
     DeliveryReport,
     Expire,
     Fail,
     Finalise,
+    Judgement,
     Plan,
     Question,
+    Result,
     Revise,
     move_name,
 )
@@ -63,6 +66,10 @@ from .state import PendingQuestion, PlanRecord, TaskState, Wait
 #: Moves that remain once a global cap (steps, run time) is reached (C4.3).
 AT_CAP: tuple[str, ...] = ("finalise", "fail")
 _MOVES = (Plan, Revise, Delegate, Answer, Finalise, Fail)
+_MOVE_TYPES = frozenset(_MOVES)
+#: The agents' reports (what is neither a move nor the timer), by exact type.
+_AGENT_REPORTS = frozenset((Built, Judgement, Result, Question))
+_PLANS = (Plan, Revise)
 
 
 class CoordinatorLoop(DeliveryLoop):
@@ -104,7 +111,8 @@ class CoordinatorLoop(DeliveryLoop):
             self._expired(d, at, act, events)
             d["holder"] = ARCHITECT
             return transition_of(d, events)
-        if not isinstance(report, _MOVES):
+        kind = type(report)  # the usual types by a set lookup, else isinstance decides
+        if kind in _AGENT_REPORTS or (kind not in _MOVE_TYPES and not isinstance(report, _MOVES)):
             self._agent(d, report, at, act, events, state)
             if d["question"] is None:
                 d.update(holder=ARCHITECT, wait=None)
@@ -124,10 +132,10 @@ class CoordinatorLoop(DeliveryLoop):
                               code="question_pending")
         if move not in AT_CAP and self._near_cap(state, at):
             check_caps(self.global_caps(state, at), move, AT_CAP)
-        if isinstance(report, Plan | Revise):
-            self._plan(d, state, report, at, act, events)
-        elif isinstance(report, Delegate):
+        if isinstance(report, Delegate):
             self._delegate(d, state, report, at, act, events)
+        elif isinstance(report, _PLANS):
+            self._plan(d, state, report, at, act, events)
         elif isinstance(report, Answer):
             self._answer(d, state, report, at, act, events)
         elif isinstance(report, Finalise):

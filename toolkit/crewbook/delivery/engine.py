@@ -64,6 +64,8 @@ Event = dict[str, Any]
 Draft = dict[str, Any]
 _new_object: Final = object.__new__
 _set_attribute: Final = object.__setattr__
+#: The roles that judge (C4.1), in `JUDGES` order.
+_JUDGE_ROLES: Final = tuple(JUDGES)
 #: `crewbook.models.path_defect`, remembered (the same files come back version after version).
 path_defect = lru_cache(maxsize=4096)(_path_defect)
 
@@ -233,7 +235,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         s: TaskState = freeze(d) if state is None else state
         role = getattr(report, "role", None)
         if isinstance(report, Judgement):
-            _require_role(report.role, tuple(JUDGES), "give a verdict (C4.1: only QA and the "
+            _require_role(report.role, _JUDGE_ROLES, "give a verdict (C4.1: only QA and the "
                           "reviewer judge, each in its own report)")
         if isinstance(report, Built) and report.role != DEVELOPER:
             raise LoopRefused(f"{report.role!r} may not change the code: only the developer "

@@ -1,7 +1,7 @@
-"""What `Loop.report` adds to an act's events, and where it sends them (issue 25): engines
-whose events are their own (``fresh_events``) are stamped in place with the same result
-as the copying path; the sink's batch method is found once per ledger, again when the
-ledger is swapped; `iso_text` is `datetime.isoformat`, remembered for UTC times."""
+"""What `Loop.report` adds to an act's events (issue 25): engines whose events are their own
+(``fresh_events``) are stamped in place with the same result as the copying path, and go
+to whatever ledger the loop has now; `iso_text` is `datetime.isoformat`, remembered for
+UTC times."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from crewbook.core import clock
 from crewbook.core.clock import ManualClock, iso_text
-from crewbook.core.loop import Act, Loop, Status, Transition, events_writer
+from crewbook.core.loop import Act, Loop, Status, Transition
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ def test_fresh_events_are_stamped_as_the_copying_path_stamps_them(run: str | Non
     assert in_place[3]["ts"] is None
 
 
-def test_the_sink_is_found_once_and_again_when_swapped() -> None:
+def test_fresh_events_go_to_the_ledger_the_loop_has_now() -> None:
     first, second = Sink(), BatchSink()
     loop = FreshCounter(Count(), ledger=first, run="r")
     loop.report({})
@@ -93,19 +93,6 @@ def test_the_sink_is_found_once_and_again_when_swapped() -> None:
     loop.report({})
     assert [e.get("kind") for e in first.got] == ["report"]
     assert second.got == [{"batch": 1}, {"batch": 1}]
-
-
-def test_events_writer_prefers_the_sink_batch_methods() -> None:
-    class Built(BatchSink):
-        def append_built(self, events: list[dict[str, Any]]) -> None:
-            self.got.append({"built": len(events)})
-
-    built, batch, plain = Built(), BatchSink(), Sink()
-    for sink in (built, batch, plain):
-        events_writer(sink)([{"kind": "a"}, {"kind": "b"}])
-    assert built.got == [{"built": 2}]
-    assert batch.got == [{"batch": 2}]
-    assert plain.got == [{"kind": "a"}, {"kind": "b"}]
 
 
 @pytest.mark.parametrize("when", [

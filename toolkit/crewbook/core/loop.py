@@ -61,7 +61,7 @@ notebook on a fixed clock still logs hours of work with their real spacing. Engi
 ``transition`` returns a list of new dicts that nothing else holds set ``fresh_events =
 True`` (the delivery loops): ``report`` then adds ``loop``, ``ts`` and ``run`` to those
 dicts where missing instead of copying each (the same keys and values; only their order
-differs). The sink's batch method is looked up once per ledger (`events_writer`).
+differs).
 
 Every loop is drawable (`Drawable`: one ``graph_model()`` gives ``dot()``, ``mermaid()``,
 ``graph()`` and a display that never raises) and routed: ``router`` resolves the route
@@ -443,8 +443,6 @@ class Loop(Drawable, ABC, Generic[State, Report]):
         self._forks = 0
         #: The contract `report` last returned, while nobody has read it (`_PendingAct`).
         self._pending: weakref.ref[_PendingAct] | None = None
-        #: The ledger `_commit` last wrote to, with its way to take one act's events.
-        self._sink: tuple[EventSink, Callable[[Sequence[Mapping[str, Any]]], Any]] | None = None
 
     # -- what engines implement ---------------------------------------------
     @abstractmethod
@@ -574,10 +572,7 @@ class Loop(Drawable, ABC, Generic[State, Report]):
     def _commit(self, events: list[dict[str, Any]], state: State) -> None:
         """Log one accepted act's events (an engine whose state lives in a file overrides
         this to commit the events and the new state together, `core.commit`)."""
-        sink = self._sink
-        if sink is None or sink[0] is not self.ledger:  # found once per ledger, not per act
-            sink = self._sink = (self.ledger, events_writer(self.ledger))
-        sink[1](events)
+        append_events(self.ledger, events)
 
     def is_finished(self) -> bool:
         """Whether the loop has finished (engines may answer faster than `status()`)."""
@@ -678,8 +673,7 @@ class Loop(Drawable, ABC, Generic[State, Report]):
 def append_events(ledger: EventSink, events: Sequence[Mapping[str, Any]]) -> None:
     """Log the events of one act (or a batch) together: the sink's ``append_built`` when it
     has one (`crewbook.Ledger`: the events an engine built, trusted, one lock and one
-    write), else ``append_batch`` or ``append_many``, else one ``append`` each (the same
-    choice as `events_writer`, made on each call)."""
+    write), else ``append_batch`` or ``append_many``, else one ``append`` each."""
     batch = getattr(ledger, "append_built", None)
     if batch is None:
         batch = getattr(ledger, "append_batch", None)
@@ -690,27 +684,6 @@ def append_events(ledger: EventSink, events: Sequence[Mapping[str, Any]]) -> Non
     else:
         for event in events:
             ledger.append(event)
-
-
-def events_writer(ledger: EventSink) -> Callable[[Sequence[Mapping[str, Any]]], Any]:
-    """How `append_events` logs a batch of events to `ledger`, found once (a loop keeps it
-    for every act): the sink's ``append_built``, ``append_batch`` or ``append_many``, else
-    a function calling its ``append`` on each event."""
-    batch: Callable[[Sequence[Mapping[str, Any]]], Any] | None = getattr(
-        ledger, "append_built", None)
-    if batch is None:
-        batch = getattr(ledger, "append_batch", None)
-    if batch is None:
-        batch = getattr(ledger, "append_many", None)
-    if batch is not None:
-        return batch
-    append = ledger.append
-
-    def each(events: Sequence[Mapping[str, Any]]) -> None:
-        for event in events:
-            append(event)
-
-    return each
 
 
 def check_caps(caps: Sequence[Cap], move: str, allowed_at_cap: Sequence[str]) -> None:

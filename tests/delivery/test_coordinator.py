@@ -486,3 +486,21 @@ def test_unsafe_paths_are_refused(coordinator: Make) -> None:
 def test_no_change_keeps_the_version(coordinator: Make) -> None:
     loop = step(coordinator(), [Plan(CRITERIA), Delegate("developer", "check"), Built(())])
     assert loop.status().counters["version"] == 0
+
+
+def test_each_init_event_carries_its_own_copy_of_the_limits(coordinator: Make) -> None:
+    """The limits' dump is made once per limits object (issue 25), yet every run's
+    ``init`` gets its own dict, equal to ``model_dump()``, changed by nobody else."""
+    first, second = coordinator(limits={"launches": {"qa": 4}}), None
+    first.report(Plan(CRITERIA))
+    second = CoordinatorLoop(first.task, clock=ManualClock())
+    second.report(Plan(CRITERIA))
+    one = first.ledger.events[0]["payload"]["limits"]  # type: ignore[attr-defined]
+    two = second.ledger.events[0]["payload"]["limits"]  # type: ignore[attr-defined]
+    assert one == two == first.task.limits.model_dump()
+    assert one["launches"] == {"qa": 4}
+    one["launches"]["qa"] = 99
+    third = CoordinatorLoop(first.task, clock=ManualClock())
+    third.report(Plan(CRITERIA))
+    assert third.ledger.events[0]["payload"]["limits"]["launches"] == {"qa": 4}  # type: ignore[attr-defined]
+    assert two["launches"] == {"qa": 4}

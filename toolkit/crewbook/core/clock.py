@@ -9,7 +9,7 @@ from typing import Any, Final
 
 from ..errors import UsageError
 
-__all__ = ["EPOCH", "ManualClock", "utc_now", "utc_now_text"]
+__all__ = ["EPOCH", "ManualClock", "iso_text", "utc_now", "utc_now_text"]
 
 
 #: When every `ManualClock` starts by default: 2025-03-01 09:00 UTC.
@@ -92,3 +92,23 @@ def utc_now_text() -> str:
     if micros:
         return head + str(1_000_000 + micros)[1:] + "+00:00"  # six digits, zeros first
     return head[:-1] + "+00:00"
+
+
+#: `iso_text`'s memo: UTC time → its text; cleared when full (bounded memory).
+_ISO: dict[datetime, str] = {}
+_ISO_MAX: Final = 4096
+
+
+def iso_text(when: datetime) -> str:
+    """``when.isoformat()``, remembered for UTC times (`datetime.isoformat` costs about a
+    microsecond, a loop stamps every event and deadline with it, and simulated tasks on a
+    `ManualClock` meet the same times again and again). Equal UTC datetimes have the same
+    text; times in another zone (or naive, or a subclass) are formatted each time."""
+    if when.tzinfo is not UTC or type(when) is not datetime:  # not a subclass's own text
+        return when.isoformat()
+    text = _ISO.get(when)
+    if text is None:
+        if len(_ISO) >= _ISO_MAX:
+            _ISO.clear()
+        text = _ISO[when] = when.isoformat()
+    return text

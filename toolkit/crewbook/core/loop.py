@@ -57,7 +57,11 @@ The first event of a run can be emitted by ``transition`` itself (the pipeline l
 ``init`` with its first accepted report, so building a loop writes nothing). An event
 that carries its own ``ts`` keeps it: the delivery loops stamp their events with the
 task's own time (a `ManualClock` moved on by the durations reports carry), so a
-notebook on a fixed clock still logs hours of work with their real spacing.
+notebook on a fixed clock still logs hours of work with their real spacing. Engines whose
+``transition`` returns a list of new dicts that nothing else holds set ``fresh_events =
+True`` (the delivery loops): ``report`` then adds ``loop``, ``ts`` and ``run`` to those
+dicts where missing instead of copying each (the same keys and values; only their order
+differs).
 
 Every loop is drawable (`Drawable`: one ``graph_model()`` gives ``dot()``, ``mermaid()``,
 ``graph()`` and a display that never raises) and routed: ``router`` resolves the route
@@ -286,6 +290,8 @@ def quick_init(cls: type[Any]) -> None:
 
 
 _RESOLVING: Final = threading.RLock()
+_new_object: Final = object.__new__
+_set_attribute: Final = object.__setattr__
 
 
 class _PendingAct(Act):
@@ -414,6 +420,10 @@ class Loop(Drawable, ABC, Generic[State, Report]):
     finished_hint: str = "restore() an earlier snapshot to try again"
     #: False when the engine never mutates a state (then no defensive deep copies).
     copy_state: bool = True
+    #: True when ``transition`` returns a list of new event dicts that nothing else holds
+    #: (the delivery engines): `report` then stamps them in place (``loop``, ``ts``,
+    #: ``run`` where missing) instead of copying each.
+    fresh_events: bool = False
 
     def __init__(
         self, state: State, *, ledger: EventSink | None = None, run: str | None = None,
@@ -494,30 +504,52 @@ class Loop(Drawable, ABC, Generic[State, Report]):
         state = copy.deepcopy(self._state) if self.copy_state else self._state
         result = self.transition(state, report)
         events = result.events
+        kind, run = self.kind, self.run  # `_stamp`, inline: an event's own ts and run win
         # the loop's clock only for events without their own ts (an event's own ts wins,
         # and engines stamp theirs: reading and formatting the clock again is wasted)
-        ts = None
-        for event in events:
-            if "ts" not in event:
-                clock = self.clock
-                ts = utc_now_text() if clock is utc_now else clock().isoformat()
-                break
-        kind, run = self.kind, self.run  # `_stamp`, inline: an event's own ts and run win
-        if run is None:
-            stamped = [{"loop": kind, "ts": ts, **event} for event in events]
-        else:  # an event's own run keeps its place, else the run goes last (`setdefault`)
-            stamped = [{"loop": kind, "ts": ts, **event, "run": event.get("run", run)}
-                       for event in events]
-        if self._pending is not None:
-            self._settle()
+        ts: str | None = None
+        stamped: list[dict[str, Any]]
+        if self.fresh_events and type(events) is list:  # the engine's own dicts: in place
+            stamped = cast("list[dict[str, Any]]", events)
+            for event in stamped:
+                if "loop" not in event:
+                    event["loop"] = kind
+                if "ts" not in event:
+                    if ts is None:
+                        ts = self._now_text()
+                    event["ts"] = ts
+                if run is not None and "run" not in event:
+                    event["run"] = run
+        else:
+            for given in events:
+                if "ts" not in given:
+                    ts = self._now_text()
+                    break
+            if run is None:
+                stamped = [{"loop": kind, "ts": ts, **event} for event in events]
+            else:  # an event's own run keeps its place, else the run goes last (`setdefault`)
+                stamped = [{"loop": kind, "ts": ts, **event, "run": event.get("run", run)}
+                           for event in events]
+        ref = self._pending  # `_settle`, inline: the contract last returned, if still held
+        if ref is not None:
+            self._pending = None
+            held = ref()
+            if held is not None:
+                _PendingAct._resolve(held)
         self._commit(stamped, result.state)
         if self._written is not None:  # `_record`, inline
             self._written.extend(stamped)
         self._state = result.state
         self._acts += 1
-        pending = _PendingAct(self)  # `next_contract`, inline: nothing is pending now
+        pending = _new_object(_PendingAct)  # `next_contract`, inline: nothing is pending now
+        _set_attribute(pending, "_loop", self)  # `_PendingAct.__init__`, inline
         self._pending = weakref.ref(pending)
         return pending
+
+    def _now_text(self) -> str:
+        """The loop's clock now, as an event's ``ts``."""
+        clock = self.clock
+        return utc_now_text() if clock is utc_now else clock().isoformat()
 
     def next_contract(self) -> Act:
         """The contract as it stands now, built when first read (see `_PendingAct`):

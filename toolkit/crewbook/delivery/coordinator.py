@@ -34,22 +34,28 @@ Outcomes (C5): ``pull_request``, ``already_done``, ``failed``; decided by the co
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from ..core.loop import Act, JournalEntry, Transition, check_caps
+from ..core.clock import iso_text, utc_now
+from ..core.loop import Act, EventSink, JournalEntry, RouteSource, Transition, check_caps
 from ..core.measures import copy_measures
 from ..errors import InvalidInputError, LoopRefused, did_you_mean
+from .catalogue import RoleCatalogue
 from .codec import (
     PATHS,
     Answer,
+    Built,
     Delegate,
     DeliveryReport,
     Expire,
     Fail,
     Finalise,
+    Judgement,
     Plan,
     Question,
+    Result,
     Revise,
     move_name,
 )
@@ -60,6 +66,10 @@ from .state import PendingQuestion, PlanRecord, TaskState, Wait
 #: Moves that remain once a global cap (steps, run time) is reached (C4.3).
 AT_CAP: tuple[str, ...] = ("finalise", "fail")
 _MOVES = (Plan, Revise, Delegate, Answer, Finalise, Fail)
+_MOVE_TYPES = frozenset(_MOVES)
+#: The agents' reports (what is neither a move nor the timer), by exact type.
+_AGENT_REPORTS = frozenset((Built, Judgement, Result, Question))
+_PLANS = (Plan, Revise)
 
 
 class CoordinatorLoop(DeliveryLoop):
@@ -68,8 +78,14 @@ class CoordinatorLoop(DeliveryLoop):
     kind = "coordinator"
     mode = "coordinator"
 
-    def __init__(self, task: Any, **kwargs: Any) -> None:
-        super().__init__(task, **kwargs)
+    def __init__(
+        self, task: Any, *, catalogue: RoleCatalogue | None = None,
+        ledger: EventSink | None = None, run: str | None = None,
+        clock: Callable[[], datetime] = utc_now, state: TaskState | None = None, acts: int = 0,
+        router: RouteSource | None = None,
+    ) -> None:
+        super().__init__(task, catalogue=catalogue, ledger=ledger, run=run, clock=clock,
+                         state=state, acts=acts, router=router)
         if self.task.standard_only:
             raise InvalidInputError(
                 f"task {self.task.id!r} is {self.task.kind} work, which always runs in standard "
@@ -95,8 +111,9 @@ class CoordinatorLoop(DeliveryLoop):
             self._expired(d, at, act, events)
             d["holder"] = ARCHITECT
             return transition_of(d, events)
-        if not isinstance(report, _MOVES):
-            self._agent(d, report, at, act, events)
+        kind = type(report)  # the usual types by a set lookup, else isinstance decides
+        if kind in _AGENT_REPORTS or (kind not in _MOVE_TYPES and not isinstance(report, _MOVES)):
+            self._agent(d, report, at, act, events, state)
             if d["question"] is None:
                 d.update(holder=ARCHITECT, wait=None)
             return transition_of(d, events)
@@ -115,10 +132,10 @@ class CoordinatorLoop(DeliveryLoop):
                               code="question_pending")
         if move not in AT_CAP and self._near_cap(state, at):
             check_caps(self.global_caps(state, at), move, AT_CAP)
-        if isinstance(report, Plan | Revise):
-            self._plan(d, state, report, at, act, events)
-        elif isinstance(report, Delegate):
+        if isinstance(report, Delegate):
             self._delegate(d, state, report, at, act, events)
+        elif isinstance(report, _PLANS):
+            self._plan(d, state, report, at, act, events)
         elif isinstance(report, Answer):
             self._answer(d, state, report, at, act, events)
         elif isinstance(report, Finalise):
@@ -201,7 +218,7 @@ class CoordinatorLoop(DeliveryLoop):
         summary = report.summary or (f"plan revision {revision}" if revising else "plan") + \
             f": {n} acceptance criteri{'on' if n == 1 else 'a'}, path {path}"
         events.append({"kind": "plan", "role": ARCHITECT, "stage": "plan", "version": s.version,
-                       "summary": summary, "ts": at.isoformat(),
+                       "summary": summary, "ts": iso_text(at),
                        "payload": {"act": act, "criteria": list(criteria), "path": path,
                                    "files": list(files), "revision": revision,
                                    **({"outside_plan": outside} if outside else {})}})
@@ -278,7 +295,7 @@ class CoordinatorLoop(DeliveryLoop):
         assert w is not None
         events.append({"kind": "answer", "role": ARCHITECT, "stage": "coordinate",
                        "version": s.version, "summary": f"{report.decision} ({report.reason})",
-                       "ts": at.isoformat(),
+                       "ts": iso_text(at),
                        "payload": {"act": act, "to": q.role, "question": q.text,
                                    "decision": report.decision, "reason": report.reason}})
         wait = Wait(w.role, at, at + self._wait, w.launch, w.act, w.version,
@@ -363,4 +380,8 @@ def _measure(events: list[Event], report: DeliveryReport) -> None:
     """Put a move's measures on its first event."""
     if not events:
         return
-    copy_measures(report, next((e for e in events if e.get("kind") != "init"), events[0]))
+    for event in events:  # the first that is not the run's ``init``
+        if event.get("kind") != "init":
+            copy_measures(report, event)
+            return
+    copy_measures(report, events[0])

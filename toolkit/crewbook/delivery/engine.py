@@ -17,8 +17,9 @@ import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
+from ..core.clock import iso_text
 from ..core.loop import (
     Act,
     Cap,
@@ -39,7 +40,16 @@ from ..routing.router import Router
 from .catalogue import RoleCatalogue, load_catalogue
 from .codec import Built, DeliveryReport, Expire, Judgement, Measured, Question, Result
 from .diffstat import ChangeSummary, covering, summary_of
-from .model import ARCHITECT, DEVELOPER, JUDGES, REVIEWER, ReviewMode, ReviewPolicy, Task
+from .model import (
+    ARCHITECT,
+    DEVELOPER,
+    JUDGES,
+    REVIEWER,
+    Limits,
+    ReviewMode,
+    ReviewPolicy,
+    Task,
+)
 from .outcomes import check_gates, path_text, pr_description
 from .review import ReviewDecision, review_required
 from .state import Outcome, Step, TaskState, Wait, freeze
@@ -52,6 +62,10 @@ if TYPE_CHECKING:
 
 Event = dict[str, Any]
 Draft = dict[str, Any]
+_new_object: Final = object.__new__
+_set_attribute: Final = object.__setattr__
+#: The roles that judge (C4.1), in `JUDGES` order.
+_JUDGE_ROLES: Final = tuple(JUDGES)
 #: `crewbook.models.path_defect`, remembered (the same files come back version after version).
 path_defect = lru_cache(maxsize=4096)(_path_defect)
 
@@ -70,6 +84,8 @@ def _named_policy(name: ReviewMode) -> ReviewPolicy:
 def _policy_of(task: Task) -> ReviewPolicy:
     """`Task.policy`, the policy of a named review mode made once (policies are frozen)."""
     review = task.review
+    if type(review) is str:  # a named mode, the usual (a model's isinstance costs more)
+        return _named_policy(review)
     return review if isinstance(review, ReviewPolicy) else _named_policy(review)
 
 
@@ -86,6 +102,22 @@ def _minutes(minutes: int) -> timedelta:
     return timedelta(minutes=minutes)
 
 
+#: `Limits.model_dump()` by limits object (kept alive here, so its id stays its own).
+_LIMITS: dict[int, tuple[Limits, dict[str, Any]]] = {}
+
+
+def _limits_data(limits: Limits) -> dict[str, Any]:
+    """``limits.model_dump()``, a new dict each time (every task's ``init`` event carries
+    it; limits are frozen, so the dump is made once per limits object and copied; its one
+    mutable field, the launches mapping, is compared each time)."""
+    known = _LIMITS.get(id(limits))
+    if known is None or known[0] is not limits or known[1]["launches"] != limits.launches:
+        if len(_LIMITS) >= 256:
+            _LIMITS.clear()
+        known = _LIMITS[id(limits)] = (limits, limits.model_dump())
+    return {k: dict(v) if type(v) is dict else v for k, v in known[1].items()}
+
+
 def _fmt(when: datetime) -> str:
     return when.strftime("%H:%M") if when.second == 0 else when.strftime("%H:%M:%S")
 
@@ -95,6 +127,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
 
     kind = "delivery"
     copy_state = False
+    fresh_events = True
     mode = "standard"
 
     def __init__(
@@ -195,12 +228,14 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
 
     # ----------------------------------------------------------- agent reports
     def _agent(self, d: Draft, report: DeliveryReport, at: datetime, act: int,
-               events: list[Event]) -> str:
-        """Check and apply an agent's report; returns its role. Refusals raise first."""
-        s: TaskState = freeze(d)
+               events: list[Event], state: TaskState | None = None) -> str:
+        """Check and apply an agent's report; returns its role. Refusals raise first.
+        `state`: the state `d` was drafted from, when only `_begin` changed the draft (its
+        time, steps and start, which no check here reads): no need to freeze `d` again."""
+        s: TaskState = freeze(d) if state is None else state
         role = getattr(report, "role", None)
         if isinstance(report, Judgement):
-            _require_role(report.role, tuple(JUDGES), "give a verdict (C4.1: only QA and the "
+            _require_role(report.role, _JUDGE_ROLES, "give a verdict (C4.1: only QA and the "
                           "reviewer judge, each in its own report)")
         if isinstance(report, Built) and report.role != DEVELOPER:
             raise LoopRefused(f"{report.role!r} may not change the code: only the developer "
@@ -224,7 +259,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
                 "platform records the expiry (Expire()), then the next step is decided anew",
                 code="wait_expired")
         base: Event = {"role": role, "stage": self.catalogue.stages[role],
-                       "attempt": w.launch, "ts": at.isoformat()}
+                       "attempt": w.launch, "ts": iso_text(at)}
         copy_measures(report, base)
         if isinstance(report, Built):
             self._built(d, s, w, report, base, at, act, events)
@@ -288,7 +323,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
                 note = (f"the already-done path is closed: the run changed the code (version "
                         f"{version}); QA's verdict on the unchanged code no longer counts (C6)")
                 events.append({"kind": "note", "role": DEVELOPER, "stage": "build",
-                               "version": version, "summary": note, "ts": at.isoformat(),
+                               "version": version, "summary": note, "ts": iso_text(at),
                                "payload": {"act": act, "path": "full", "from": "already-done"}})
                 d["path"] = "full"
                 d["journal"] = (*s.journal, JournalEntry("path", note, DEVELOPER, act))
@@ -350,9 +385,9 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         events.append({
             "kind": "act", "role": role, "stage": self.catalogue.stages[role],
             "attempt": launches[role], "version": d["version"], "summary": instructions,
-            "ts": at.isoformat(),
+            "ts": iso_text(at),
             "payload": {"act": act, "by": by, "fixes": list(fixes), "focus": list(focus),
-                        "sent_back": sent_back, "deadline": wait.deadline.isoformat(),
+                        "sent_back": sent_back, "deadline": iso_text(wait.deadline),
                         "steps": steps}})
         d["launches"], d["wait"], d["holder"] = launches, wait, role
         if sent_back:
@@ -372,10 +407,10 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
                 f"deadline {_fmt(w.deadline)} (C4.4)")
         events.append({"kind": "error", "role": w.role, "stage": self.catalogue.role(w.role).stage,
                        "attempt": w.launch, "version": s.version, "summary": text,
-                       "ts": at.isoformat(),
+                       "ts": iso_text(at),
                        "payload": {"act": act, "reason": "wait_expired",
-                                   "since": w.since.isoformat(),
-                                   "deadline": w.deadline.isoformat()}})
+                                   "since": iso_text(w.since),
+                                   "deadline": iso_text(w.deadline)}})
         d.update(wait=None, notices=(text,), previous=w.role)
         d["journal"] = (*s.journal, JournalEntry("expiry", text, "platform", act))
         self._trail(d, act, "platform", "expire", text, at, "expired", target=w.role)
@@ -415,7 +450,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         facts = outcome.to_dict()
         line = facts["pr_line"] or outcome.reason  # `Outcome.pr_line`, made once
         events.append({"kind": "finish", "verdict": outcome.kind, "version": s.version,
-                       "role": by, "ts": at.isoformat(), "summary": line,
+                       "role": by, "ts": iso_text(at), "summary": line,
                        "payload": {"act": act, **facts}})
         d.update(outcome=outcome, holder=None, wait=None, question=None)
         self._trail(d, act, by, "finalise", line, at, outcome.kind)
@@ -424,11 +459,11 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
               by: str, escalate: bool = False) -> None:
         s: TaskState = freeze(d)
         if escalate:
-            events.append({"kind": "escalate", "summary": reason, "ts": at.isoformat(),
+            events.append({"kind": "escalate", "summary": reason, "ts": iso_text(at),
                            "payload": {"act": act}})
         outcome = Outcome("failed", reason, s.version, None, None, path_text(self.mode, s))
         events.append({"kind": "finish", "verdict": "failed", "version": s.version, "role": by,
-                       "summary": reason, "ts": at.isoformat(),
+                       "summary": reason, "ts": iso_text(at),
                        "payload": {"act": act, **outcome.to_dict()}})
         d.update(outcome=outcome, holder=None, wait=None, question=None)
         d["journal"] = (*s.journal, JournalEntry("failure", reason, by, act))
@@ -454,12 +489,12 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
 
     def _init_event(self, at: datetime) -> Event:
         t = self.task
-        return {"kind": "init", "ts": at.isoformat(),
+        return {"kind": "init", "ts": iso_text(at),
                 "summary": f"{self.mode} task {t.id}: {t.description}",
                 "payload": {"task": t.id, "mode": self.mode, "kind": t.kind,
                             "review": self._policy.policy, "quick_fix": t.quick_fix,
                             "focused_recheck": t.focused_recheck,
-                            "limits": t.limits.model_dump(), "labels": dict(t.labels)}}
+                            "limits": _limits_data(t.limits), "labels": dict(t.labels)}}
 
     def _trail(self, d: Draft, act: int, actor: str, move: str, summary: str, at: datetime,
                verdict: str | None = None, *, version: int | None = None,
@@ -484,7 +519,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
 
     def trail_rows(self) -> list[dict[str, Any]]:
         """The trail's steps as acts-frame rows (`Loop.trail_frame`)."""
-        return [{"act": s.act, "ts": s.at.isoformat(), "role": s.actor, "stage": None,
+        return [{"act": s.act, "ts": iso_text(s.at), "role": s.actor, "stage": None,
                  "move": s.move, "verdict": s.verdict, "version": s.version,
                  "summary": s.summary} for s in self.view.trail]
 
@@ -542,6 +577,6 @@ def _bad_duration(ms: object) -> None:
 def transition_of(d: Draft, events: list[Event]) -> Transition[TaskState]:
     """Freeze a draft into the transition `Loop.report` applies (the draft becomes the
     state's own fields: nothing may change `d` afterwards)."""
-    state = object.__new__(TaskState)
-    object.__setattr__(state, "__dict__", d)
+    state = _new_object(TaskState)
+    _set_attribute(state, "__dict__", d)
     return Transition(state, events)

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from ..core.clock import iso_text
 from ..core.loop import Act, JournalEntry, Transition
 from ..core.measures import copy_measures
 from ..errors import LoopRefused
@@ -107,7 +108,7 @@ class StandardLoop(DeliveryLoop):
                               code="bad_move")
         summary = report.summary or f"plan: {_criteria(len(criteria))}"
         event: Event = {"kind": "plan", "role": ARCHITECT, "stage": "plan", "version": 0,
-                        "attempt": w.launch, "summary": summary, "ts": at.isoformat(),
+                        "attempt": w.launch, "summary": summary, "ts": iso_text(at),
                         "payload": {"act": act, "criteria": list(criteria), "path": "full"}}
         copy_measures(report, event)
         events.append(event)

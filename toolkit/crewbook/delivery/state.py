@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from ..core.loop import JournalEntry, Verdict, quick_init
 from .diffstat import ChangeSummary
@@ -147,6 +147,10 @@ for _fast in (PlanRecord, Wait, PendingQuestion, Step, Outcome):
 
 def freeze(draft: Mapping[str, Any]) -> TaskState:
     """The state a draft describes (every field present; no per-call introspection)."""
-    state = object.__new__(TaskState)
-    state.__dict__.update(draft)
+    state = _new_object(TaskState)
+    _set_attribute(state, "__dict__", dict(draft))
     return state
+
+
+_new_object: Final = object.__new__
+_set_attribute: Final = object.__setattr__

@@ -116,6 +116,7 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
 
     kind = "pipeline"
     copy_state = False
+    fresh_events = True  # `transition` builds new event dicts: `report` stamps them in place
 
     def __init__(
         self, pipeline: Pipeline, workspace: str | Path | None = None, *,

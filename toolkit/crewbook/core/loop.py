@@ -555,7 +555,13 @@ class Loop(Drawable, ABC, Generic[State, Report]):
         """The contract as it stands now, built when first read (see `_PendingAct`):
         what `report` returns, so stepping a loop never builds contracts nobody reads."""
         self._settle()
-        pending = _PendingAct(self)
+        return self._new_pending()
+
+    def _new_pending(self) -> Act:
+        """A new pending contract, remembered weakly (call when none is pending: after
+        `_settle`; an engine's own ``report`` ends with it)."""
+        pending = _new_object(_PendingAct)
+        _set_attribute(pending, "_loop", self)  # `_PendingAct.__init__`, inline
         self._pending = weakref.ref(pending)
         return pending
 

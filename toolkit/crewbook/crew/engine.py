@@ -242,8 +242,8 @@ class CrewLoop(Loop[CrewState, CrewReport]):
         if w.epic_axis is not None and w.epic and not self.backlog.epic(w.epic).exists:
             self.backlog.promote(w.epic_axis, w.epic)
         if self.run_bar and w.expected == "qa" and self.bar_due():
-            self.measure_bar()
-        return self.next_contract()
+            self.measure_bar()  # settles what it changes itself
+        return self._new_pending()  # settled above: `next_contract` without a second look
 
     def _retried(self, report: CrewReport) -> Act | None:
         """The next contract when `report` repeats an accepted act (idempotent retry);

@@ -27,11 +27,15 @@ command is killed alone.
 from __future__ import annotations
 
 import contextlib
+import errno
+import marshal
 import os
 import selectors
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Final
@@ -46,7 +50,12 @@ EXIT_GRACE: Final = 0.5
 KEEPER: Final = hasattr(os, "killpg")
 #: Seconds the keeper has to kill a command's tree once told to stop.
 KEEPER_GRACE: Final = 10.0
+#: Whether bar commands go through one keeper server per process (`_Server`; Linux, which
+#: passes descriptors over ``SOCK_SEQPACKET`` sockets); elsewhere each gets its own keeper.
+SERVER: Final = (KEEPER and sys.platform.startswith("linux")
+                 and hasattr(socket, "send_fds") and hasattr(socket, "SOCK_SEQPACKET"))
 _CHUNK: Final = 65536
+_KEEPER_PY: Final = str(Path(__file__).with_name("keeper.py"))
 
 
 class BoundedOutput:
@@ -119,47 +128,165 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
-def run_command(
-    command: str,
-    *,
-    root: Path,
-    cwd: str | None = None,
-    name: str = "test",
-    timeout: float = DEFAULT_TIMEOUT,
-    max_output: int = DEFAULT_MAX_OUTPUT,
-    tail_chars: int = 2000,
-) -> BarRun:
-    """Run `command` with a shell in `cwd` (inside `root`), bounded in time and output.
+class _Server:
+    """This process's keeper server (`crewbook.crew.keeper.serve`), started on the first
+    bar command: a bar command then costs a fork of that small process, not the start of
+    a Python interpreter (about 10 ms, more than the rest of the runner)."""
 
-    Never raises for what the command does (a failure, a timeout, a flood of output are
-    facts in the `BarRun`); raises `UnsafePathError`/`CrewError` for a bad `cwd` and
-    `CrewError` when the shell cannot be started, before anything runs.
-    """
-    folder = confined_cwd(root, cwd)
-    shown_cwd = folder.relative_to(root.resolve()).as_posix() or "."
-    started = time.monotonic()
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.sock: socket.socket | None = None
+        os.register_at_fork(after_in_child=self.forget)
+
+    def forget(self) -> None:
+        """In a forked child: the parent's server is the parent's; start one when asked."""
+        self.lock = threading.Lock()
+        if self.sock is not None:
+            self.sock.close()  # the child's copy only
+            self.sock = None
+
+    def _start(self) -> socket.socket:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            first = subprocess.Popen(  # it forks the server and exits at once
+                [sys.executable, "-I", "-S", _KEEPER_PY, "--serve"], stdin=theirs.fileno(),
+                stdout=subprocess.DEVNULL, start_new_session=True)
+            first.wait()
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        return ours
+
+    def send(self, request: bytes, fds: list[int]) -> bool:
+        """Hand a request to the server (started, or started again after it died);
+        False when it cannot take it (then the command gets a keeper of its own)."""
+        with self.lock:
+            for _ in range(2):
+                try:
+                    if self.sock is None:
+                        self.sock = self._start()
+                    socket.send_fds(self.sock, [request], fds)
+                    return True
+                except OSError as exc:
+                    if exc.errno == errno.EMSGSIZE:
+                        return False  # a huge environment: this request only
+                    if self.sock is not None:  # the server died: start another
+                        self.sock.close()
+                        self.sock = None
+            return False
+
+
+_SERVER: Final = _Server() if SERVER else None
+
+
+def _kill(pid: int, *, group: bool) -> None:
+    """SIGKILL `pid` (or its group), whatever is left of it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        (os.killpg if group else os.kill)(pid, signal.SIGKILL)
+
+
+def _watch(output: int, line: socket.socket, out: BoundedOutput,
+           deadline: float) -> tuple[int | None, bool] | None:
+    """Read a served command's output and its keeper's line (`keeper.keep`) until both
+    close: (status, timed out), or None when the command never started. At the deadline
+    the line is shut, so its keeper kills the tree and says the status."""
+    pids: list[int] = []
+    code: int | None = None
+    said = b""
+    timed_out = False
+    limit = deadline
+    with selectors.DefaultSelector() as selector:
+        selector.register(output, selectors.EVENT_READ)
+        selector.register(line, selectors.EVENT_READ)
+        while selector.get_map():
+            now = time.monotonic()
+            if now >= limit:
+                if timed_out or code is not None:
+                    break  # the keeper does not answer, or leftovers hold the output
+                timed_out = True
+                line.shutdown(socket.SHUT_WR)  # the keeper kills the whole tree
+                limit = now + KEEPER_GRACE
+                continue
+            for key, _ in selector.select(limit - now):
+                if key.fd == output:
+                    chunk = os.read(output, _CHUNK)
+                    if chunk:
+                        out.feed(chunk)
+                    else:
+                        selector.unregister(output)  # every writer closed it
+                    continue
+                data = line.recv(256)
+                if data:
+                    said += data
+                    *lines, said = said.split(b"\n")
+                    for said_line in lines:
+                        if said_line.startswith(b"P"):  # never 0: killpg(0) is ours
+                            pids = [p for p in map(int, said_line[1:].split()) if p > 0]
+                        elif said_line.startswith(b"S"):
+                            code = int(said_line[1:])
+                            limit = min(limit, now + EXIT_GRACE)
+                    continue
+                selector.unregister(line)
+                if code is None:  # the keeper died without a word
+                    if len(pids) != 2:
+                        return None  # before it started the command
+                    _kill(pids[1], group=True)
+                    out.feed(b"\ncrewbook: the bar keeper was killed; command killed\n")
+                    code = -signal.SIGKILL
+                    limit = min(limit, now + EXIT_GRACE)
+        if selector.get_map() and len(pids) == 2:  # gave up waiting: kill what is in reach
+            _kill(pids[1], group=True)
+            _kill(pids[0], group=False)
+    if code is None:
+        code = -signal.SIGKILL
+    return code, timed_out
+
+
+def _run_served(argv: list[str], folder: Path, out: BoundedOutput,
+                deadline: float) -> tuple[int | None, bool] | None:
+    """Run through this process's keeper server; None when it cannot take the command."""
+    assert _SERVER is not None
+    reader, writer = os.pipe()
+    ours, theirs = socket.socketpair()
+    try:
+        request = marshal.dumps((argv, str(folder), dict(os.environb)))
+        sent = _SERVER.send(request, [writer, theirs.fileno()])
+    finally:
+        os.close(writer)
+        theirs.close()
+    try:
+        return _watch(reader, ours, out, deadline) if sent else None
+    finally:
+        os.close(reader)
+        ours.close()  # the line: a keeper still running kills its tree
+
+
+def _run_alone(argv: list[str], folder: Path, out: BoundedOutput, deadline: float,
+               name: str) -> tuple[int | None, bool]:
+    """Run under a keeper of its own (a Python start per command), or, without process
+    groups (Windows), alone; (status, timed out)."""
     lifeline: int | None = None
     try:
         if KEEPER:  # POSIX: through the keeper, so no process of the bar outlives it
             reader, lifeline = os.pipe()
             try:
                 proc = subprocess.Popen(  # a command the user configured (rule 7)
-                    [sys.executable, "-I", "-S", str(Path(__file__).with_name("keeper.py")),
-                     "/bin/sh", "-c", command], cwd=folder, stdin=reader,
-                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+                    [sys.executable, "-I", "-S", _KEEPER_PY, *argv], cwd=folder,
+                    stdin=reader, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                    start_new_session=True)
             finally:
                 os.close(reader)
         else:  # pragma: no cover - Windows: the command alone
             proc = subprocess.Popen(
-                command, shell=True, cwd=folder, stdin=subprocess.DEVNULL,
+                argv[-1], shell=True, cwd=folder, stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     except OSError as exc:
         if lifeline is not None:
             os.close(lifeline)
         raise CrewError("cannot start the bar command", [Problem(
             "bar_not_started", f"{name}: {exc}", key=name)]) from None
-    out = BoundedOutput(max_output)
-    deadline = started + timeout
     timed_out = False
     exited_at: float | None = None
     assert proc.stdout is not None
@@ -200,11 +327,40 @@ def run_command(
         proc.kill()
         proc.wait()
     proc.stdout.close()
+    return proc.returncode, timed_out
+
+
+def run_command(
+    command: str,
+    *,
+    root: Path,
+    cwd: str | None = None,
+    name: str = "test",
+    timeout: float = DEFAULT_TIMEOUT,
+    max_output: int = DEFAULT_MAX_OUTPUT,
+    tail_chars: int = 2000,
+) -> BarRun:
+    """Run `command` with a shell in `cwd` (inside `root`), bounded in time and output.
+
+    Never raises for what the command does (a failure, a timeout, a flood of output are
+    facts in the `BarRun`); raises `UnsafePathError`/`CrewError` for a bad `cwd` and
+    `CrewError` when the shell cannot be started, before anything runs.
+    """
+    folder = confined_cwd(root, cwd)
+    shown_cwd = folder.relative_to(root.resolve()).as_posix() or "."
+    started = time.monotonic()
+    deadline = started + timeout
+    argv = ["/bin/sh", "-c", command]
+    out = BoundedOutput(max_output)
+    done = _run_served(argv, folder, out, deadline) if _SERVER is not None else None
+    if done is None:
+        done = _run_alone(argv, folder, out, deadline, name)
+    code, timed_out = done
     duration_ms = int((time.monotonic() - started) * 1000)
     text = out.text()
     return BarRun(
         name=name, command=command, cwd=shown_cwd,
-        exit_code=None if timed_out else proc.returncode, timed_out=timed_out,
+        exit_code=None if timed_out else code, timed_out=timed_out,
         duration_ms=duration_ms, output_bytes=out.total, truncated=out.truncated,
         tail=text[-tail_chars:] if tail_chars else "",
     )

@@ -224,9 +224,11 @@ def _watch(output: int, line: socket.socket, out: BoundedOutput,
                     for said_line in lines:
                         if said_line.startswith(b"P"):  # never 0: killpg(0) is ours
                             pids = [p for p in map(int, said_line[1:].split()) if p > 0]
-                        elif said_line.startswith(b"S"):
-                            code = int(said_line[1:])
+                        elif said_line.startswith(b"S"):  # the tree is dead: no
+                            code = int(said_line[1:])  # need to wait for its keeper's exit
                             limit = min(limit, now + EXIT_GRACE)
+                    if code is not None:
+                        selector.unregister(line)
                     continue
                 selector.unregister(line)
                 if code is None:  # the keeper died without a word

@@ -232,12 +232,14 @@ def say(line: int, message: str) -> bool:
     return True
 
 
-def keep(line: int, output: int, argv: list[str], cwd: str, env: dict[bytes, bytes]) -> int:
+def keep(line: int, output: int, argv: list[str], cwd: str, env: dict[bytes, bytes], *,
+         told: int) -> int:
     """Keep one command for a keeper server (see `serve`): `line` is this command's own
     socket to crewbook, its lifeline and where its pids and status are said (``P<keeper
     pid> <command pid>`` once it runs, ``S<status>`` once its tree is dead); `output` is
-    for its stdout and stderr."""
-    become_subreaper()
+    for its stdout and stderr. A subreaper already (`spare`). Once the command runs (or
+    failed to start) it tells the server on `told`, which forks the next spare then, not
+    on the command's path (on a loaded machine a fork competes with the start)."""
     stopping = [False]
 
     def stop(signum: int, frame: object) -> None:
@@ -250,12 +252,16 @@ def keep(line: int, output: int, argv: list[str], cwd: str, env: dict[bytes, byt
     except OSError as exc:  # said on the command's output, as a shell would
         os.write(output, f"crewbook bar keeper: cannot run {argv[0]} in {cwd}: {exc}\n"
                  .encode())
+        pid = 0
+    os.close(output)  # the output closes once the command's tree is gone
+    if not pid:
         say(line, "S127")
-        return 0
-    finally:
-        os.close(output)  # the output closes once the command's tree is gone
-    if not say(line, f"P{os.getpid()} {pid}"):
+    elif not say(line, f"P{os.getpid()} {pid}"):
         stopping[0] = True  # crewbook is gone already: kill the tree at once
+    say(told, "T")
+    os.close(told)
+    if not pid:
+        return 0
     exited = exit_fd(pid)
     watched = [line] if exited is None else [line, exited]
     code = status(pid, block=False)
@@ -273,53 +279,70 @@ def keep(line: int, output: int, argv: list[str], cwd: str, env: dict[bytes, byt
 
 def serve(control: int) -> int:
     """The keeper server: one per crewbook process, started once, so that a bar command
-    costs a fork of this small process instead of a Python start (`crewbook.crew.bar`).
+    costs no Python start (`crewbook.crew.bar`).
 
-    Each request on `control` (a ``SOCK_SEQPACKET`` socket) is a marshalled ``(argv, cwd,
-    env)`` with two descriptors, the command's output and its line; a forked child keeps
-    it (`keep`). The server ends when crewbook closes `control` (it exited, or died): each
-    command's own line has closed too, so each keeper kills its tree.
+    Requests come on `control` (a ``SOCK_SEQPACKET`` socket). The server keeps one spare
+    keeper forked in advance (`spare`): the spare takes the next request itself and says
+    so, then the server forks the next spare while the command runs, so neither a Python
+    start nor a fork is on a command's path. The server ends when its spare saw `control`
+    close (crewbook exited, or died: each command's own line has closed too, so each
+    keeper kills its tree) or died.
     """
-    import marshal
-    import socket
+    import marshal  # noqa: F401 - once here, not in every keeper
+    import socket  # noqa: F401
 
+    if sys.platform.startswith("linux"):
+        import ctypes  # noqa: F401 - for become_subreaper
     if os.fork():  # crewbook waits for this first process, not for the server
         os._exit(0)
     _signal.signal(_signal.SIGCHLD, _signal.SIG_IGN)  # keepers are reaped by the kernel
-    sock = socket.socket(fileno=control)
-    if sys.platform.startswith("linux"):
-        import ctypes  # noqa: F401 - once here, not in every keeper (become_subreaper)
     while True:
-        try:
-            message, fds, _, _ = socket.recv_fds(sock, 1 << 20, 2)
-        except InterruptedError:  # pragma: no cover - PEP 475 retries
-            continue
-        except OSError:
-            return 1
-        if not message and not fds:
-            return 0  # crewbook closed the control socket
-        try:
-            if len(fds) != 2:
-                raise ValueError("a request carries two descriptors")
-            argv, cwd, env = marshal.loads(message)
-            output, line = fds
-            if not os.fork():
-                code = 1
-                try:
-                    _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
-                    sock.close()
-                    for fd in fds:
-                        os.set_inheritable(fd, False)
-                    code = keep(line, output, list(argv), str(cwd), dict(env))
-                finally:
-                    os._exit(code)
-        except (ValueError, TypeError, EOFError, OSError) as exc:
-            # its line closes below without a word: crewbook sees a command that never
-            # ran, and runs it under a keeper of its own
-            os.write(2, f"crewbook bar keeper: request refused: {exc}\n".encode())
-        finally:
-            for fd in fds:
-                os.close(fd)
+        taken, told = os.pipe()
+        if not os.fork():
+            code = 1
+            try:
+                os.close(taken)
+                _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
+                code = spare(control, told)
+            finally:
+                os._exit(code)
+        os.close(told)
+        said = os.read(taken, 1)
+        os.close(taken)
+        if said != b"T":
+            return 0  # the spare saw crewbook close `control`, or was killed
+
+
+def spare(control: int, told: int) -> int:
+    """A keeper waiting for a request (a marshalled ``(argv, cwd, env)`` with two
+    descriptors, the command's output and its line); it tells the server on `told` that
+    it took one, then keeps that command (`keep`)."""
+    import marshal
+    import socket
+
+    become_subreaper()
+    sock = socket.socket(fileno=control)
+    try:
+        message, fds, _, _ = socket.recv_fds(sock, 1 << 20, 2)
+    except OSError:
+        return 1  # the server sees a spare gone without a request, and ends
+    if not message and not fds:
+        return 0  # crewbook closed the control socket
+    sock.close()
+    try:
+        if len(fds) != 2:
+            raise ValueError(f"a request carries 2 descriptors, not {len(fds)}")
+        for fd in fds:
+            os.set_inheritable(fd, False)
+        argv, cwd, env = marshal.loads(message)
+        output, line = fds
+    except (ValueError, TypeError, EOFError) as exc:
+        # its line closes without a word: crewbook sees a command that never ran, and
+        # runs it under a keeper of its own
+        os.write(2, f"crewbook bar keeper: request refused: {exc}\n".encode())
+        say(told, "T")
+        return 1
+    return keep(line, output, list(argv), str(cwd), dict(env), told=told)
 
 
 if __name__ == "__main__":

@@ -233,13 +233,13 @@ def say(line: int, message: str) -> bool:
 
 
 def keep(line: int, output: int, argv: list[str], cwd: str, env: dict[bytes, bytes], *,
-         told: int) -> int:
+         told: int) -> bool:
     """Keep one command for a keeper server (see `serve`): `line` is this command's own
     socket to crewbook, its lifeline and where its pids and status are said (``P<keeper
     pid> <command pid>`` once it runs, ``S<status>`` once its tree is dead); `output` is
-    for its stdout and stderr. A subreaper already (`spare`). Once the command runs (or
-    failed to start) it tells the server on `told`, which forks the next spare then, not
-    on the command's path (on a loaded machine a fork competes with the start)."""
+    for its stdout and stderr. Once the command runs (or failed to start) it says ``T`` on
+    `told`, so the server forks another keeper if none is left idle, not on the
+    command's path. False when the keeper must end (a SIGTERM, or no server to tell)."""
     stopping = [False]
 
     def stop(signum: int, frame: object) -> None:
@@ -258,35 +258,38 @@ def keep(line: int, output: int, argv: list[str], cwd: str, env: dict[bytes, byt
         say(line, "S127")
     elif not say(line, f"P{os.getpid()} {pid}"):
         stopping[0] = True  # crewbook is gone already: kill the tree at once
-    say(told, "T")
-    os.close(told)
-    if not pid:
-        return 0
-    exited = exit_fd(pid)
-    watched = [line] if exited is None else [line, exited]
-    code = status(pid, block=False)
-    while not stopping[0] and code is None:
-        ready, _, _ = select.select(watched, [], [], POLL)
-        if line in ready:
-            break  # crewbook asked it to stop (a timeout), or died
+    served = say(told, "T")
+    if pid:
+        exited = exit_fd(pid)
+        watched = [line] if exited is None else [line, exited]
         code = status(pid, block=False)
-    if exited is not None:
-        os.close(exited)
-    code = kill_tree(pid, code)
-    say(line, f"S{code}")  # unheard when crewbook died, or gave up waiting
-    return 0
+        while not stopping[0] and code is None:
+            ready, _, _ = select.select(watched, [], [], POLL)
+            if line in ready:
+                break  # crewbook asked it to stop (a timeout), or died
+            code = status(pid, block=False)
+        if exited is not None:
+            os.close(exited)
+        code = kill_tree(pid, code)  # no child left: the keeper can take another
+        say(line, f"S{code}")  # unheard when crewbook died, or gave up waiting
+    os.close(line)
+    _signal.signal(_signal.SIGTERM, _signal.SIG_DFL)
+    return served and not stopping[0]
 
 
 def serve(control: int) -> int:
     """The keeper server: one per crewbook process, started once, so that a bar command
-    costs no Python start (`crewbook.crew.bar`).
+    costs no Python start and no fork (`crewbook.crew.bar`).
 
-    Requests come on `control` (a ``SOCK_SEQPACKET`` socket). The server keeps one spare
-    keeper forked in advance (`spare`): the spare takes the next request itself and says
-    so, then the server forks the next spare while the command runs, so neither a Python
-    start nor a fork is on a command's path. The server ends when its spare saw `control`
-    close (crewbook exited, or died: each command's own line has closed too, so each
-    keeper kills its tree) or died.
+    Requests come on `control` (a ``SOCK_SEQPACKET`` socket), each taken by one of the
+    idle keepers the server forked (`keeper`). A keeper says on its own pipe ``T`` when
+    it took a request, ``F`` when it is free again (its command's tree dead: it has no
+    child left), ``E`` when it saw crewbook close `control`. The server forks a keeper
+    whenever none is idle, so one waits for the next request while another runs a
+    command; in a loop that runs its bar commands one after the other, two keepers take
+    them in turns and no fork is left on a command's path. The server ends at an ``E``
+    (each keeper still running a command kills its tree: its line closed too), or when a
+    keeper it forked dies before taking any request.
     """
     import marshal  # noqa: F401 - once here, not in every keeper
     import socket  # noqa: F401
@@ -296,53 +299,69 @@ def serve(control: int) -> int:
     if os.fork():  # crewbook waits for this first process, not for the server
         os._exit(0)
     _signal.signal(_signal.SIGCHLD, _signal.SIG_IGN)  # keepers are reaped by the kernel
+    keepers: dict[int, bytes] = {}  # the read end of a keeper's pipe: what it last said
     while True:
-        taken, told = os.pipe()
-        if not os.fork():
-            code = 1
-            try:
-                os.close(taken)
-                _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
-                code = spare(control, told)
-            finally:
-                os._exit(code)
-        os.close(told)
-        said = os.read(taken, 1)
-        os.close(taken)
-        if said != b"T":
-            return 0  # the spare saw crewbook close `control`, or was killed
+        if all(said == b"T" for said in keepers.values()):  # none idle
+            taken, told = os.pipe()
+            if not os.fork():
+                code = 1
+                try:
+                    for fd in [taken, *keepers]:
+                        os.close(fd)
+                    _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
+                    code = keeper(control, told)
+                finally:
+                    os._exit(code)
+            os.close(told)
+            keepers[taken] = b"N"  # new: idle, yet to take a request
+        ready, _, _ = select.select(list(keepers), [], [])
+        for fd in ready:
+            said = os.read(fd, 64).split()  # the last word is the state
+            if said:
+                if said[-1] not in (b"T", b"F"):
+                    return 0  # E: crewbook closed the control socket
+                keepers[fd] = said[-1]
+                continue
+            os.close(fd)
+            if keepers.pop(fd) == b"N":
+                return 1  # a keeper that cannot serve: crewbook runs commands alone
 
 
-def spare(control: int, told: int) -> int:
-    """A keeper waiting for a request (a marshalled ``(argv, cwd, env)`` with two
-    descriptors, the command's output and its line); it tells the server on `told` that
-    it took one, then keeps that command (`keep`)."""
+def keeper(control: int, told: int) -> int:
+    """A keeper of the server: takes requests on `control` (a marshalled ``(argv, cwd,
+    env)`` with two descriptors, the command's output and its line) and keeps each
+    command (`keep`) until its tree is dead, then takes the next."""
     import marshal
     import socket
 
     become_subreaper()
     sock = socket.socket(fileno=control)
-    try:
-        message, fds, _, _ = socket.recv_fds(sock, 1 << 20, 2)
-    except OSError:
-        return 1  # the server sees a spare gone without a request, and ends
-    if not message and not fds:
-        return 0  # crewbook closed the control socket
-    sock.close()
-    try:
-        if len(fds) != 2:
-            raise ValueError(f"a request carries 2 descriptors, not {len(fds)}")
-        for fd in fds:
-            os.set_inheritable(fd, False)
-        argv, cwd, env = marshal.loads(message)
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(sock, 1 << 20, 2)
+        except OSError:
+            return 1
+        if not message and not fds:
+            say(told, "E")  # crewbook closed the control socket
+            return 0
+        try:
+            if len(fds) != 2:
+                raise ValueError(f"a request carries 2 descriptors, not {len(fds)}")
+            for fd in fds:
+                os.set_inheritable(fd, False)
+            argv, cwd, env = marshal.loads(message)
+        except (ValueError, TypeError, EOFError) as exc:
+            # its line closes without a word: crewbook sees a command that never ran,
+            # and runs it under a keeper of its own
+            os.write(2, f"crewbook bar keeper: request refused: {exc}\n".encode())
+            for fd in fds:
+                os.close(fd)
+            continue
         output, line = fds
-    except (ValueError, TypeError, EOFError) as exc:
-        # its line closes without a word: crewbook sees a command that never ran, and
-        # runs it under a keeper of its own
-        os.write(2, f"crewbook bar keeper: request refused: {exc}\n".encode())
-        say(told, "T")
-        return 1
-    return keep(line, output, list(argv), str(cwd), dict(env), told=told)
+        if not keep(line, output, list(argv), str(cwd), dict(env), told=told):
+            return 0
+        if not say(told, "F"):
+            return 0  # the server is gone: no one would fork a keeper when needed
 
 
 if __name__ == "__main__":

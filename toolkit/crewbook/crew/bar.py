@@ -136,14 +136,21 @@ class _Server:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.sock: socket.socket | None = None
-        os.register_at_fork(after_in_child=self.forget)
+        os.register_at_fork(after_in_child=self.after_fork)
 
-    def forget(self) -> None:
+    def after_fork(self) -> None:
         """In a forked child: the parent's server is the parent's; start one when asked."""
         self.lock = threading.Lock()
         if self.sock is not None:
             self.sock.close()  # the child's copy only
             self.sock = None
+
+    def drop(self) -> None:
+        """Leave a server that took no request (it died): the next request starts one."""
+        with self.lock:
+            if self.sock is not None:
+                self.sock.close()
+                self.sock = None
 
     def _start(self) -> socket.socket:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -222,8 +229,8 @@ def _watch(output: int, line: socket.socket, out: BoundedOutput,
                     said += data
                     *lines, said = said.split(b"\n")
                     for said_line in lines:
-                        if said_line.startswith(b"P"):  # never 0: killpg(0) is ours
-                            pids = [p for p in map(int, said_line[1:].split()) if p > 0]
+                        if said_line[:1] in (b"K", b"P"):  # never 0: killpg(0) is ours
+                            pids += [p for p in map(int, said_line[1:].split()) if p > 0]
                         elif said_line.startswith(b"S"):  # the tree is dead: no
                             code = int(said_line[1:])  # need to wait for its keeper's exit
                             limit = min(limit, now + EXIT_GRACE)
@@ -232,15 +239,19 @@ def _watch(output: int, line: socket.socket, out: BoundedOutput,
                     continue
                 selector.unregister(line)
                 if code is None:  # the keeper died without a word
-                    if len(pids) != 2:
-                        return None  # before it started the command
-                    _kill(pids[1], group=True)
-                    out.feed(b"\ncrewbook: the bar keeper was killed; command killed\n")
+                    if not pids:
+                        return None  # before it took the command
+                    if len(pids) == 2:
+                        _kill(pids[1], group=True)
+                        out.feed(b"\ncrewbook: the bar keeper was killed; command killed\n")
+                    else:  # between its start and its pid: its tree is out of reach
+                        out.feed(b"\ncrewbook: the bar keeper was killed as the command "
+                                 b"started\n")
                     code = -signal.SIGKILL
                     limit = min(limit, now + EXIT_GRACE)
-        if selector.get_map() and len(pids) == 2:  # gave up waiting: kill what is in reach
-            _kill(pids[1], group=True)
-            _kill(pids[0], group=False)
+        if selector.get_map():  # gave up waiting: kill what is in reach
+            for pid, group in zip(pids, (False, True), strict=False):
+                _kill(pid, group=group)
     if code is None:
         code = -signal.SIGKILL
     return code, timed_out
@@ -250,19 +261,24 @@ def _run_served(argv: list[str], folder: Path, out: BoundedOutput,
                 deadline: float) -> tuple[int | None, bool] | None:
     """Run through this process's keeper server; None when it cannot take the command."""
     assert _SERVER is not None
-    reader, writer = os.pipe()
-    ours, theirs = socket.socketpair()
-    try:
-        request = marshal.dumps((argv, str(folder), dict(os.environb)))
-        sent = _SERVER.send(request, [writer, theirs.fileno()])
-    finally:
-        os.close(writer)
-        theirs.close()
-    try:
-        return _watch(reader, ours, out, deadline) if sent else None
-    finally:
-        os.close(reader)
-        ours.close()  # the line: a keeper still running kills its tree
+    request = marshal.dumps((argv, str(folder), dict(os.environb)))
+    for _ in range(2):  # a request no keeper took: the server died, start another
+        reader, writer = os.pipe()
+        ours, theirs = socket.socketpair()
+        try:
+            sent = _SERVER.send(request, [writer, theirs.fileno()])
+        finally:
+            os.close(writer)
+            theirs.close()
+        try:
+            done = _watch(reader, ours, out, deadline) if sent else None
+        finally:
+            os.close(reader)
+            ours.close()  # the line: a keeper still running kills its tree
+        if done is not None or not sent:
+            return done
+        _SERVER.drop()
+    return None
 
 
 def _run_alone(argv: list[str], folder: Path, out: BoundedOutput, deadline: float,

@@ -232,20 +232,18 @@ def say(line: int, message: str) -> bool:
     return True
 
 
-def keep(line: int, output: int, argv: list[str], cwd: str, env: dict[bytes, bytes], *,
-         told: int) -> bool:
+def keep(line: int, output: int, argv: list[str], cwd: str, env: dict[bytes, bytes]) -> bool:
     """Keep one command for a keeper server (see `serve`): `line` is this command's own
-    socket to crewbook, its lifeline and where its pids and status are said (``P<keeper
-    pid> <command pid>`` once it runs, ``S<status>`` once its tree is dead); `output` is
-    for its stdout and stderr. Once the command runs (or failed to start) it says ``T`` on
-    `told`, so the server forks another keeper if none is left idle, not on the
-    command's path. False when the keeper must end (a SIGTERM, or no server to tell)."""
+    socket to crewbook, its lifeline and where it says ``K<its pid>`` as it takes the
+    command, ``P<command pid>`` once it runs, ``S<status>`` once its tree is dead; `output` is
+    for its stdout and stderr. False when the keeper must end (a SIGTERM)."""
     stopping = [False]
 
     def stop(signum: int, frame: object) -> None:
         stopping[0] = True
 
     _signal.signal(_signal.SIGTERM, stop)
+    say(line, f"K{os.getpid()}")  # before the command: it might kill its keeper at once
     try:
         os.chdir(cwd)
         pid = spawn(argv, env=env, output=output)
@@ -256,9 +254,8 @@ def keep(line: int, output: int, argv: list[str], cwd: str, env: dict[bytes, byt
     os.close(output)  # the output closes once the command's tree is gone
     if not pid:
         say(line, "S127")
-    elif not say(line, f"P{os.getpid()} {pid}"):
+    elif not say(line, f"P{pid}"):
         stopping[0] = True  # crewbook is gone already: kill the tree at once
-    served = say(told, "T")
     if pid:
         exited = exit_fd(pid)
         watched = [line] if exited is None else [line, exited]
@@ -274,7 +271,7 @@ def keep(line: int, output: int, argv: list[str], cwd: str, env: dict[bytes, byt
         say(line, f"S{code}")  # unheard when crewbook died, or gave up waiting
     os.close(line)
     _signal.signal(_signal.SIGTERM, _signal.SIG_DFL)
-    return served and not stopping[0]
+    return not stopping[0]
 
 
 def serve(control: int) -> int:
@@ -358,10 +355,12 @@ def keeper(control: int, told: int) -> int:
                 os.close(fd)
             continue
         output, line = fds
-        if not keep(line, output, list(argv), str(cwd), dict(env), told=told):
+        if not say(told, "T"):  # the server is gone: no one would fork a keeper when
+            sock.close()  # needed; this one takes no other request
+        if not keep(line, output, list(argv), str(cwd), dict(env)) or sock.fileno() < 0:
             return 0
         if not say(told, "F"):
-            return 0  # the server is gone: no one would fork a keeper when needed
+            return 0
 
 
 if __name__ == "__main__":

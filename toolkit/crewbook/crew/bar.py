@@ -3,16 +3,22 @@
 `run_command` runs one configured shell command so that it can never hang or kill the
 loop that asked for it:
 
-- it runs under the keeper (`crewbook.crew.keeper`): a child subreaper that holds the
+- it runs under a keeper (`crewbook.crew.keeper`): a child subreaper that holds the
   command's whole tree (a child that calls ``setsid`` or double-forks included), in
-  its own process group, stdin closed;
+  its own process group, stdin closed; on Linux the keepers come from one keeper server
+  per crewbook process, started with the first command, so a command costs about what
+  `subprocess.run` costs (no Python start, no fork: ``benchmarks/crew_step.py``); it
+  gets crewbook's environment and umask as they are when it runs;
 - it has a timeout (600 s by default, settable per command and per loop); at the
   timeout the WHOLE tree is killed, children and grandchildren included;
 - when the command exits, whatever it left running is killed too, so a bar never
   leaves processes behind, and a background child holding the output pipe cannot make
   the loop wait;
-- if crewbook dies while a bar runs (even by ``kill -9``), the keeper's lifeline pipe
-  closes and it kills the tree: nothing a bar started outlives crewbook;
+- if crewbook dies while a bar runs (even by ``kill -9``), the keeper's lifeline
+  closes and it kills the tree: nothing a bar started outlives crewbook (the keeper
+  server ends too);
+- if the keeper itself is killed, the command's process group is killed and the run
+  says so (exit -9); a keeper server that died is replaced at the next command;
 - its output (stdout and stderr together) is read as it comes, and only a bounded part
   is kept: the first and the last ``max_output / 2`` bytes, with the number of bytes
   cut, so a command printing gigabytes costs a few KiB of memory;
@@ -130,8 +136,9 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 class _Server:
     """This process's keeper server (`crewbook.crew.keeper.serve`), started on the first
-    bar command: a bar command then costs a fork of that small process, not the start of
-    a Python interpreter (about 10 ms, more than the rest of the runner)."""
+    bar command: a bar command then goes to a keeper already running instead of starting
+    a Python interpreter (about 10 ms, more than the rest of the runner). Requests go on
+    one ``SOCK_SEQPACKET`` socket, each with its output pipe and its line (`_watch`)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -257,11 +264,23 @@ def _watch(output: int, line: socket.socket, out: BoundedOutput,
     return code, timed_out
 
 
+def _umask() -> int:
+    """This process's umask, for the command (the server's may be older); -1 if unknown."""
+    try:
+        with open("/proc/self/status", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        return -1
+    return -1
+
+
 def _run_served(argv: list[str], folder: Path, out: BoundedOutput,
                 deadline: float) -> tuple[int | None, bool] | None:
     """Run through this process's keeper server; None when it cannot take the command."""
     assert _SERVER is not None
-    request = marshal.dumps((argv, str(folder), dict(os.environb)))
+    request = marshal.dumps((argv, str(folder), dict(os.environb), _umask()))
     for _ in range(2):  # a request no keeper took: the server died, start another
         reader, writer = os.pipe()
         ours, theirs = socket.socketpair()

@@ -1,24 +1,33 @@
 """The bar keeper: a tiny process between crewbook and a bar command, so that no process
 the command started outlives it (DESIGN rule 7).
 
-`crewbook.crew.bar` runs ``python -I -S keeper.py SHELL COMMAND`` with a *lifeline* pipe
-on standard input. The keeper
+A keeper
 
-- becomes a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)`` through ctypes, Linux):
-  every process the command starts, even one that calls ``setsid`` or double-forks,
-  stays in the keeper's tree instead of going to init;
-- runs the command in its own process group, its output going straight to crewbook;
+- is a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)`` through ctypes, Linux): every
+  process the command starts, even one that calls ``setsid`` or double-forks, stays in
+  the keeper's tree instead of going to init;
+- runs the command in its own session (so its own process group), its output going
+  straight to crewbook;
 - when the command exits (seen at once through a pidfd on Linux, else within `POLL`),
   kills whatever it left running (its group, then every descendant found under
-  ``/proc``) and exits with the command's status;
-- when the lifeline closes (crewbook asked it to stop at a timeout, or crewbook died,
-  even by ``kill -9``), or on SIGTERM, kills the command's whole tree and exits.
+  ``/proc``, read only when a child is left) and gives the command's status;
+- when its lifeline closes (crewbook asked it to stop at a timeout, or crewbook died,
+  even by ``kill -9``), or on SIGTERM, kills the command's whole tree.
+
+Two ways to run it. On Linux (`serve`), crewbook starts ``python -I -S keeper.py
+--serve`` once per process: a server that forks keepers, which take requests (the
+command, its folder, environment and umask, with its output pipe and its own line to
+crewbook, a socket that is its lifeline) one after the other; a keeper whose command's
+tree is dead has no child left and takes the next request. A bar command then costs no
+Python start (about 10 ms) and no fork. Elsewhere (`main`), crewbook runs ``python -I -S
+keeper.py SHELL COMMAND`` for each command with a lifeline pipe on standard input, and
+the keeper exits with the command's status.
 
 Without ``prctl`` and ``/proc`` (macOS) it falls back to the process group. It imports
-nothing but the standard library, and little of it: it starts for every bar command, so
-it runs with ``-I -S`` (no site, no user site), starts the command with ``fork`` and
-``exec`` (`subprocess` takes longer to import than the rest of the keeper to run) and
-takes signals from the C module (`signal` imports `enum`).
+nothing but the standard library, and little of it (it runs with ``-I -S``: no site, no
+user site); it starts the command with ``posix_spawn`` (no copy of the keeper's memory;
+`subprocess` takes longer to import than the rest of the keeper to run) and takes
+signals from the C module (`signal` imports `enum`).
 """
 
 from __future__ import annotations
@@ -326,7 +335,7 @@ def serve(control: int) -> int:
 
 def keeper(control: int, told: int) -> int:
     """A keeper of the server: takes requests on `control` (a marshalled ``(argv, cwd,
-    env)`` with two descriptors, the command's output and its line) and keeps each
+    env, umask)`` with two descriptors, the command's output and its line) and keeps each
     command (`keep`) until its tree is dead, then takes the next."""
     import marshal
     import socket
@@ -346,7 +355,9 @@ def keeper(control: int, told: int) -> int:
                 raise ValueError(f"a request carries 2 descriptors, not {len(fds)}")
             for fd in fds:
                 os.set_inheritable(fd, False)
-            argv, cwd, env = marshal.loads(message)
+            argv, cwd, env, umask = marshal.loads(message)
+            if umask >= 0:  # crewbook's own, as a child of crewbook would have it
+                os.umask(umask)
         except (ValueError, TypeError, EOFError) as exc:
             # its line closes without a word: crewbook sees a command that never ran,
             # and runs it under a keeper of its own

@@ -155,3 +155,15 @@ def test_the_keeper_server_dies_and_is_replaced(tmp_path: Path) -> None:
         assert run_command("echo ok", root=tmp_path, timeout=60).tail == "ok\n"
     os.kill(int(run_command("echo $PPID", root=tmp_path, timeout=60).tail), signal.SIGKILL)
     assert run_command("echo ok", root=tmp_path, timeout=60).tail == "ok\n"
+
+
+def test_a_keeper_of_its_own_when_there_is_no_server(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The way macOS runs, and Linux when the server cannot take a command."""
+    from crewbook.crew import bar
+
+    monkeypatch.setattr(bar, "_SERVER", None)
+    run = run_command(ESCAPERS.format(rest="echo out; exit 3"), root=tmp_path, timeout=60)
+    assert run.exit_code == 3
+    assert run.tail == "out\n"
+    assert _gone(_pids(tmp_path))

@@ -162,9 +162,12 @@ class _Server:
     def _start(self) -> socket.socket:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            first = subprocess.Popen(  # it forks the server and exits at once
+            # it forks the server and exits at once; no stdout nor stderr: a server holding
+            # crewbook's open would keep whoever reads them waiting (it speaks on the
+            # commands' output)
+            first = subprocess.Popen(
                 [sys.executable, "-I", "-S", _KEEPER_PY, "--serve"], stdin=theirs.fileno(),
-                stdout=subprocess.DEVNULL, start_new_session=True)
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
             first.wait()
         except BaseException:
             ours.close()

@@ -360,8 +360,9 @@ def keeper(control: int, told: int) -> int:
                 os.umask(umask)
         except (ValueError, TypeError, EOFError) as exc:
             # its line closes without a word: crewbook sees a command that never ran,
-            # and runs it under a keeper of its own
-            os.write(2, f"crewbook bar keeper: request refused: {exc}\n".encode())
+            # and runs it under a keeper of its own, after this on its output
+            if fds:
+                say(fds[0], f"crewbook bar keeper: request refused: {exc}")
             for fd in fds:
                 os.close(fd)
             continue

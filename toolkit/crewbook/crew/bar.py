@@ -60,6 +60,8 @@ KEEPER_GRACE: Final = 10.0
 #: passes descriptors over ``SOCK_SEQPACKET`` sockets); elsewhere each gets its own keeper.
 SERVER: Final = (KEEPER and sys.platform.startswith("linux")
                  and hasattr(socket, "send_fds") and hasattr(socket, "SOCK_SEQPACKET"))
+#: Seconds between looks at a served command's line while the command runs (`_watch`).
+LINE_CHECK: Final = 0.25
 _CHUNK: Final = 65536
 _KEEPER_PY: Final = str(Path(__file__).with_name("keeper.py"))
 
@@ -204,67 +206,104 @@ def _kill(pid: int, *, group: bool) -> None:
         (os.killpg if group else os.kill)(pid, signal.SIGKILL)
 
 
+class _Line:
+    """What a keeper said on a command's line (`keeper.keep`): its pid and the command's
+    (``K``, ``P``), the command's status once its tree is dead (``S``), or that it closed."""
+
+    def __init__(self, line: socket.socket) -> None:
+        self.line = line
+        self.pids: list[int] = []
+        self.code: int | None = None
+        self.closed = False
+        self._said = b""
+
+    def hear(self, *, block: bool) -> None:
+        """Read what is there (without waiting unless `block`)."""
+        try:
+            data = self.line.recv(256, 0 if block else socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return
+        if not data:
+            self.closed = True
+            return
+        self._said += data
+        *lines, self._said = self._said.split(b"\n")
+        for said in lines:
+            if said[:1] in (b"K", b"P"):  # never 0: killpg(0) would be crewbook's group
+                self.pids += [p for p in map(int, said[1:].split()) if p > 0]
+            elif said[:1] == b"S":
+                self.code = int(said[1:])
+
+
 def _watch(output: int, line: socket.socket, out: BoundedOutput,
            deadline: float) -> tuple[int | None, bool] | None:
-    """Read a served command's output and its keeper's line (`keeper.keep`) until both
-    close: (status, timed out), or None when the command never started. At the deadline
-    the line is shut, so its keeper kills the tree and says the status."""
-    pids: list[int] = []
-    code: int | None = None
-    said = b""
+    """Read a served command's output until it closes, then its keeper's status: (status,
+    timed out), or None when no keeper took the command. At the deadline the line is
+    shut, so its keeper kills the tree and says the status.
+
+    The line is read when the output has closed, and every `LINE_CHECK` s before: it
+    says nothing else than ``S`` while the command runs, except when its keeper dies, and
+    waking crewbook for each word would take a CPU from the command as it starts."""
+    said = _Line(line)
     timed_out = False
     limit = deadline
+    checked = time.monotonic()
     with selectors.DefaultSelector() as selector:
         selector.register(output, selectors.EVENT_READ)
-        selector.register(line, selectors.EVENT_READ)
-        while selector.get_map():
+        while True:  # the output, until it closes
             now = time.monotonic()
             if now >= limit:
-                if timed_out or code is not None:
+                if timed_out or said.code is not None:
                     break  # the keeper does not answer, or leftovers hold the output
                 timed_out = True
                 line.shutdown(socket.SHUT_WR)  # the keeper kills the whole tree
                 limit = now + KEEPER_GRACE
                 continue
-            for key, _ in selector.select(limit - now):
-                if key.fd == output:
-                    chunk = os.read(output, _CHUNK)
-                    if chunk:
-                        out.feed(chunk)
-                    else:
-                        selector.unregister(output)  # every writer closed it
+            if selector.select(min(limit - now, LINE_CHECK)):
+                chunk = os.read(output, _CHUNK)
+                if not chunk:
+                    break  # every writer closed it: the command's tree is dead
+                out.feed(chunk)
+                if now - checked < LINE_CHECK:
                     continue
-                data = line.recv(256)
-                if data:
-                    said += data
-                    *lines, said = said.split(b"\n")
-                    for said_line in lines:
-                        if said_line[:1] in (b"K", b"P"):  # never 0: killpg(0) is ours
-                            pids += [p for p in map(int, said_line[1:].split()) if p > 0]
-                        elif said_line.startswith(b"S"):  # the tree is dead: no
-                            code = int(said_line[1:])  # need to wait for its keeper's exit
-                            limit = min(limit, now + EXIT_GRACE)
-                    if code is not None:
-                        selector.unregister(line)
-                    continue
-                selector.unregister(line)
-                if code is None:  # the keeper died without a word
-                    if not pids:
-                        return None  # before it took the command
-                    if len(pids) == 2:
-                        _kill(pids[1], group=True)
-                        out.feed(b"\ncrewbook: the bar keeper was killed; command killed\n")
-                    else:  # between its start and its pid: its tree is out of reach
-                        out.feed(b"\ncrewbook: the bar keeper was killed as the command "
-                                 b"started\n")
-                    code = -signal.SIGKILL
-                    limit = min(limit, now + EXIT_GRACE)
-        if selector.get_map():  # gave up waiting: kill what is in reach
-            for pid, group in zip(pids, (False, True), strict=False):
-                _kill(pid, group=group)
-    if code is None:
-        code = -signal.SIGKILL
-    return code, timed_out
+            checked = now
+            if said.closed or said.code is not None:
+                continue
+            said.hear(block=False)
+            if said.closed and said.code is None:  # its keeper died
+                if not said.pids:
+                    return None  # before it took the command (then nothing ran)
+                if len(said.pids) == 2:
+                    _kill(said.pids[1], group=True)
+                    out.feed(b"\ncrewbook: the bar keeper was killed; command killed\n")
+                else:  # between its start and its pid: its tree is out of reach
+                    out.feed(b"\ncrewbook: the bar keeper was killed as the command "
+                             b"started\n")
+                said.code = -signal.SIGKILL
+                limit = min(limit, now + EXIT_GRACE)
+            elif said.code is not None:
+                limit = min(limit, now + EXIT_GRACE)
+        selector.unregister(output)
+        selector.register(line, selectors.EVENT_READ)
+        while not said.closed and said.code is None:  # its status
+            now = time.monotonic()
+            if now >= limit:
+                if timed_out:
+                    break  # the keeper does not answer
+                timed_out = True
+                line.shutdown(socket.SHUT_WR)
+                limit = now + KEEPER_GRACE
+                continue
+            if selector.select(limit - now):
+                said.hear(block=False)
+    if said.code is None:
+        if not said.pids:
+            return None  # no keeper took the command: nothing ran
+        for pid, group in zip(said.pids, (False, True), strict=False):
+            _kill(pid, group=group)  # gave up waiting: kill what is in reach
+        out.feed(b"\ncrewbook: no status from the bar keeper; what was left of it killed\n")
+        return -signal.SIGKILL, timed_out
+    return said.code, timed_out
 
 
 def _umask() -> int:

@@ -351,21 +351,22 @@ def keeper(control: int, told: int) -> int:
             say(told, "E")  # crewbook closed the control socket
             return 0
         try:
-            if len(fds) != 2:
-                raise ValueError(f"a request carries 2 descriptors, not {len(fds)}")
-            for fd in fds:
-                os.set_inheritable(fd, False)
             argv, cwd, env, umask = marshal.loads(message)
-            if umask >= 0:  # crewbook's own, as a child of crewbook would have it
-                os.umask(umask)
+            refused = "" if len(fds) == 2 else f"{len(fds)} descriptors, not 2"
         except (ValueError, TypeError, EOFError) as exc:
+            refused = str(exc)
+        if refused:
             # its line closes without a word: crewbook sees a command that never ran,
             # and runs it under a keeper of its own, after this on its output
             if fds:
-                say(fds[0], f"crewbook bar keeper: request refused: {exc}")
+                say(fds[0], f"crewbook bar keeper: request refused: {refused}")
             for fd in fds:
                 os.close(fd)
             continue
+        for fd in fds:
+            os.set_inheritable(fd, False)
+        if umask >= 0:  # crewbook's own, as a child of crewbook would have it
+            os.umask(umask)
         output, line = fds
         if not say(told, "T"):  # the server is gone: no one would fork a keeper when
             sock.close()  # needed; this one takes no other request

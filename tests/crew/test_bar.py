@@ -147,3 +147,18 @@ def test_bounded_output_keeps_exactly_head_and_tail(chunks: list[bytes], limit: 
     rest = data[half:]
     assert bytes(out.tail) == rest[-half:] if rest else bytes(out.tail) == b""
     assert out.truncated == (len(data) > 2 * half)
+
+
+@posix_only
+def test_the_command_gets_crewbooks_environment_and_umask_of_the_moment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands may go through a keeper started earlier: they still get the caller's
+    environment and umask as they are when the command runs."""
+    assert run_command("true", root=tmp_path).passed  # a keeper (server) runs by now
+    monkeypatch.setenv("CREWBOOK_BAR_PROBE", "set after the first bar")
+    old = os.umask(0o027)
+    try:
+        run = run_command("echo $CREWBOOK_BAR_PROBE; umask", root=tmp_path)
+    finally:
+        os.umask(old)
+    assert run.tail.split("\n")[:2] == ["set after the first bar", "0027"]

@@ -36,6 +36,12 @@ def _pids(folder: Path) -> list[int]:
     return [int(line) for line in (folder / "pids").read_text().split()]
 
 
+def _parent(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", "rb") as handle:
+        stat = handle.read()
+    return int(stat[stat.rfind(b")") + 2:].split()[1])
+
+
 def _gone(pids: list[int], within: float = 20.0) -> bool:
     deadline = time.monotonic() + within  # a bound on waiting, not a speed assertion
     while time.monotonic() < deadline:
@@ -90,7 +96,8 @@ CREWBOOK = textwrap.dedent("""
 
 
 def test_nothing_survives_crewbook_killed_mid_bar(tmp_path: Path) -> None:
-    command = ESCAPERS.format(rest="echo started > started; sleep 300")
+    """The command's tree dies, and so do its keeper and the keeper server."""
+    command = ESCAPERS.format(rest="echo $PPID > keeper; echo started > started; sleep 300")
     proc = subprocess.Popen([sys.executable, "-c", CREWBOOK, str(tmp_path), command])
     deadline = time.monotonic() + 60
     while not (tmp_path / "started").exists():
@@ -98,7 +105,65 @@ def test_nothing_survives_crewbook_killed_mid_bar(tmp_path: Path) -> None:
         assert proc.poll() is None
         time.sleep(0.05)
     pids = _pids(tmp_path)
+    keeper = int((tmp_path / "keeper").read_text())
+    server = _parent(keeper)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert _gone(pids)
     assert len(pids) == 2
+    assert _gone([keeper, server])
+
+
+
+def test_a_keeper_killed_mid_command_is_no_crash_and_its_command_dies(tmp_path: Path) -> None:
+    """(Once the keeper said the command's pid: the command waits a little for that.)"""
+    run = run_command("echo $$ > pid; sleep 0.5; kill -KILL $PPID; sleep 300", root=tmp_path,
+                      timeout=60)
+    assert run.exit_code == -signal.SIGKILL
+    assert not run.timed_out
+    assert "bar keeper was killed" in run.tail
+    assert _gone([int((tmp_path / "pid").read_text())])
+    assert run_command("echo again", root=tmp_path, timeout=60).tail == "again\n"
+
+
+def test_commands_run_at_once_from_two_threads(tmp_path: Path) -> None:
+    """Each command waits for the other's file: both pass only if they run together."""
+    import threading
+
+    wait = "touch {me}; for i in $(seq 500); do [ -e {other} ] && exit 0; sleep 0.01; done; exit 1"
+    runs = {}
+
+    def run(me: str, other: str) -> None:
+        runs[me] = run_command(wait.format(me=me, other=other), root=tmp_path, timeout=60)
+
+    threads = [threading.Thread(target=run, args=pair) for pair in (("a", "b"), ("b", "a"))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert runs["a"].passed
+    assert runs["b"].passed
+
+
+def test_the_keeper_server_dies_and_is_replaced(tmp_path: Path) -> None:
+    """Killing the keeper server (and then its keepers) costs no command."""
+    keeper = int(run_command("echo $PPID", root=tmp_path, timeout=60).tail)
+    server = _parent(keeper)
+    os.kill(server, signal.SIGKILL)
+    assert _gone([server])
+    for _ in range(3):  # the keepers left end after a command, then a new server starts
+        assert run_command("echo ok", root=tmp_path, timeout=60).tail == "ok\n"
+    os.kill(int(run_command("echo $PPID", root=tmp_path, timeout=60).tail), signal.SIGKILL)
+    assert run_command("echo ok", root=tmp_path, timeout=60).tail == "ok\n"
+
+
+def test_a_keeper_of_its_own_when_there_is_no_server(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The way macOS runs, and Linux when the server cannot take a command."""
+    from crewbook.crew import bar
+
+    monkeypatch.setattr(bar, "_SERVER", None)
+    run = run_command(ESCAPERS.format(rest="echo out; exit 3"), root=tmp_path, timeout=60)
+    assert run.exit_code == 3
+    assert run.tail == "out\n"
+    assert _gone(_pids(tmp_path))

@@ -129,3 +129,25 @@ def test_loops_dropped_let_their_descriptors_go(tmp_path: Path) -> None:
         assert loop.backlog._epics["add-csv-export"][0]._fd is not None or not backlog._HOLD
     del loop
     assert len(os.listdir("/proc/self/fd")) <= before + 1
+
+
+def test_new_backlogs_open_a_change_again_only_when_its_change_yaml_changed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each loop (a CLI or MCP call opens one) reads its backlog; the change itself is
+    opened once per project while its change.yaml is unchanged."""
+    import crewbook
+
+    root = crewbook.example_project(dest=tmp_path / "tour")
+    project = crewbook.Project(root)
+    opened: list[str] = []
+    real = backlog.open_change
+    monkeypatch.setattr(backlog, "open_change",
+                        lambda name, proj: opened.append(name) or real(name, proj))
+    first = backlog.Backlog(project).epic("add-csv-export")
+    second = backlog.Backlog(project).epic("add-csv-export")
+    assert opened == ["add-csv-export"]
+    assert (second.name, second.tracks) == (first.name, first.tracks)
+    meta = root / "_codev" / "changes" / "add-csv-export" / "change.yaml"
+    meta.write_text(meta.read_text() + "\n")  # edited: opened again
+    backlog.Backlog(project).epic("add-csv-export")
+    assert opened == ["add-csv-export", "add-csv-export"]

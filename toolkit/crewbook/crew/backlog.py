@@ -162,15 +162,23 @@ class Backlog:
         if not SAFE_NAME.fullmatch(name):  # never a path out of the changes folder
             return Epic(name, stories_of(name, ()), exists=False)
         folder = self.project.changes_folder / name
-        if not (folder / "change.yaml").is_file():
+        stamp = _stat(folder / "change.yaml")
+        if stamp is None or not (folder / "change.yaml").is_file():
             return Epic(name, stories_of(name, ()), exists=False)
-        change = open_change(name, self.project)
-        tracks = change.schema().model.apply.tracks
+        # the change's name and schema, read once per project while change.yaml is unchanged
+        # (every loop a CLI or MCP call opens reads its backlog again)
+        opened: dict[str, tuple[tuple[int, int, int], str, str]] = \
+            self.project.__dict__.setdefault("_crew_changes", {})
+        known = opened.get(name)
+        if known is None or known[0] != stamp:
+            change = open_change(name, self.project)
+            known = opened[name] = (stamp, change.name, change.schema_name)
+        tracks = self.project.cached_schema(known[2]).model.apply.tracks
         path = folder / tracks
         watch = FileWatch(str(path))  # before the read: an edit meanwhile is seen next time
         text = path.read_text("utf-8", errors="replace") if path.is_file() and \
             path.resolve().is_relative_to(folder.resolve()) else ""
-        epic = Epic(change.name, parsed_stories(change.name, text), tracks)
+        epic = Epic(known[1], parsed_stories(known[1], text), tracks)
         if cached is not None:
             cached[0].close()
         self._epics[name] = (watch, epic)

@@ -316,7 +316,7 @@ class _Parser:
         ends = np.append(nl, len(self.data))[rows].astype(np.int64)
         if len(starts) and starts[0] == 0 and self.data.startswith(_BOM):
             starts[0] = len(_BOM)
-        return line_payloads(self.buf, starts, ends)
+        return line_payloads(self.buf, starts, ends, reader_pool())
 
     def no_clock(self, check: Check, rows: np.ndarray[Any, np.dtype[np.int64]]) -> bool:
         """Whether a null `ts` was written as ``"ts": null`` (an import from a log with

@@ -60,6 +60,13 @@ ARROW_SCHEMA: Final = pa.schema([
     ("duration_ms", pa.int64()),
 ])
 FIXED: Final[tuple[str, ...]] = tuple(ARROW_SCHEMA.names)
+#: The fast read: the fixed columns, and `payload` checked to be an object (or null)
+#: but not read (its keys ignored); unknown top-level keys are found by `line_payloads`.
+FAST_SCHEMA: Final = ARROW_SCHEMA.append(pa.field("payload", pa.struct([])))
+#: Per fixed field, the JSON strings it takes in a line when not null: its key, and its
+#: value for the text fields.
+_STRINGS: Final = {f.name: 2 if pa.types.is_string(f.type) or pa.types.is_timestamp(f.type)
+                   else 1 for f in ARROW_SCHEMA}
 
 #: A refused block at most this many lines long is read line by line.
 SMALL_BLOCK: Final = 256
@@ -207,10 +214,7 @@ class _Parser:
             if not self.problems and self.whole:
                 self.problems.append(_empty_problem(self.name))
             return Parsed(_empty_table(), self._texts(), self.problems)
-        table = self.arrow(0, end)
-        if table is not None and table.num_rows == self.count_rows(end):
-            self.accept(table, None, end)
-        else:
+        if not self.take(0, end, None, self.count_rows(end)):
             last = self.n_lines if end == len(self.data) else self.n_lines - 1
             self.bisect(0, last)
         out = pa.concat_tables(self.tables) if self.tables else _empty_table()
@@ -243,12 +247,31 @@ class _Parser:
                 data[:1].isspace()
         return len(self.nonblank(0, lines)) if maybe_blank else lines
 
-    def arrow(self, start: int, end: int) -> pa.Table | None:
-        """Arrow's reading of data[start:end], or None when Arrow refuses it."""
-        options = pj.ParseOptions(
-            explicit_schema=ARROW_SCHEMA,
-            unexpected_field_behavior="infer" if self.with_payload else "ignore",
-        )
+    def take(self, start: int, end: int, rows: np.ndarray[Any, np.dtype[np.int64]] | None,
+             expected: int) -> bool:
+        """Read data[start:end] (`expected` events) and keep it, if Arrow accepts it: the
+        fast way (payload not inferred) when it shows every key is known, else exactly
+        (every key inferred, unknown ones reported)."""
+        for exact in ((False, True) if self.with_payload else (True,)):
+            table = self.arrow(start, end, exact=exact)
+            if table is not None and table.num_rows == expected and self.accept(
+                    table, rows, end, exact=exact):
+                return True
+        return False
+
+    def arrow(self, start: int, end: int, *, exact: bool = True) -> pa.Table | None:
+        """Arrow's reading of data[start:end], or None when Arrow refuses it. `exact`
+        infers every key not in the schema (payload too); else the payload is read as
+        an empty object (fast; the keys are then checked by `accept`)."""
+        if not self.with_payload:
+            options = pj.ParseOptions(explicit_schema=ARROW_SCHEMA,
+                                      unexpected_field_behavior="ignore")
+        elif exact:
+            options = pj.ParseOptions(explicit_schema=ARROW_SCHEMA,
+                                      unexpected_field_behavior="infer")
+        else:
+            options = pj.ParseOptions(explicit_schema=FAST_SCHEMA,
+                                      unexpected_field_behavior="ignore")
         try:
             table = pj.read_json(pa.BufferReader(self.buf.slice(start, end - start)),
                                  parse_options=options, memory_pool=reader_pool())
@@ -266,22 +289,28 @@ class _Parser:
             self.line_by_line(lo, hi)
             return
         start, end = self.span(lo, hi)
-        table = self.arrow(start, end)
         rows = self.nonblank(lo, hi)
-        if table is not None and table.num_rows == len(rows):
-            self.accept(table, rows, end)
+        if self.take(start, end, rows, len(rows)):
             return
         mid = (lo + hi) // 2
         self.bisect(lo, mid)
         self.bisect(mid, hi)
 
     def accept(self, table: pa.Table, rows: np.ndarray[Any, np.dtype[np.int64]] | None,
-               end: int) -> None:
+               end: int, *, exact: bool = True) -> bool:
         """Check an Arrow-read block column by column; keep its valid rows.
 
         `rows` are the block's (non-blank) line indexes, None for every line before
         byte `end`; the payloads of the rows kept are taken from the lines as text.
+        A block read the fast way (not `exact`) is kept only when its lines are shown
+        to hold no unknown key: else False, and nothing is kept.
         """
+        texts = None
+        if self.with_payload:
+            strings = None if exact else _strings(table)
+            texts, known = self.payload_texts(rows, table.num_rows, end, strings)
+            if not known:
+                return False
         bad = check_table(table)
         lines = rows
         if bad:
@@ -296,16 +325,17 @@ class _Parser:
             keep = np.ones(table.num_rows, dtype=bool)
             keep[sorted({index for index, _, _ in bad})] = False
             table = table.filter(pa.array(keep))
-        if self.with_payload:
-            texts = self.payload_texts(lines, table.num_rows if keep is None else len(keep),
-                                       end)
+        if texts is not None:
             self.texts.append(texts if keep is None else texts.filter(pa.array(keep)))
         self.tables.append(compact(table.select(list(FIXED))))
+        return True
 
     def payload_texts(self, rows: np.ndarray[Any, np.dtype[np.int64]] | None, count: int,
-                      end: int) -> pa.Array:
+                      end: int, strings: np.ndarray[Any, np.dtype[np.int64]] | None = None,
+                      ) -> tuple[pa.Array, bool]:
         """The payload texts of the `count` lines `rows` (None: the first `count`
-        non-blank lines), the last of which ends before byte `end`."""
+        non-blank lines), the last of which ends before byte `end`; and whether the
+        lines are shown to hold no unknown key (see `line_payloads`)."""
         if rows is None:
             if count == self.n_lines or count == self.n_lines - (end < len(self.data)):
                 rows = np.arange(count, dtype=np.int64)
@@ -316,7 +346,7 @@ class _Parser:
         ends = np.append(nl, len(self.data))[rows].astype(np.int64)
         if len(starts) and starts[0] == 0 and self.data.startswith(_BOM):
             starts[0] = len(_BOM)
-        return line_payloads(self.buf, starts, ends, reader_pool())
+        return line_payloads(self.buf, starts, ends, reader_pool(), strings)
 
     def no_clock(self, check: Check, rows: np.ndarray[Any, np.dtype[np.int64]]) -> bool:
         """Whether a null `ts` was written as ``"ts": null`` (an import from a log with
@@ -423,6 +453,18 @@ def _below(column: pa.ChunkedArray, name: str, low: int) -> Callable[[int], str]
 
 
 # -- helpers ----------------------------------------------------------------------------
+
+
+def _strings(table: pa.Table) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """Per row, how many JSON strings its fixed fields take (see `_STRINGS`)."""
+    total = np.zeros(table.num_rows, dtype=np.int64)
+    for name, strings in _STRINGS.items():
+        column = table.column(name)
+        if column.null_count == 0:
+            total += strings
+        elif column.null_count < len(column):
+            total += strings * pc.is_valid(column).to_numpy(zero_copy_only=False)
+    return total
 
 
 def _field_names(schema: pa.Schema) -> None:

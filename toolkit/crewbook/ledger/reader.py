@@ -225,7 +225,12 @@ def _read_parquet(path: Path, with_payload: bool) -> Parsed:
 def _types(t: pa.DataType) -> Any:
     if pa.types.is_integer(t):
         return pd.Int64Dtype()
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return _STR  # Arrow-backed: no Python string per row on the way
     return None
+
+
+_STR: Final = pd.StringDtype("pyarrow", na_value=math.nan)
 
 
 def build_frame(parts: Sequence[Parsed], payload: PayloadMode = "dict") -> pd.DataFrame:
@@ -239,20 +244,23 @@ def build_frame(parts: Sequence[Parsed], payload: PayloadMode = "dict") -> pd.Da
     for part in parts:
         part.table = ARROW_SCHEMA.empty_table()
         part.texts = None
-    # in the frame's order already: reordering the frame would copy every column
-    table = pa.concat_tables([compact(t) for t in tables]).select(
-        [c for c in COLUMNS if c != "payload"])
+    # one column at a time, each Arrow column released once converted: the peak is the
+    # data once plus one column's conversion, not the Arrow table and the whole frame
+    table = pa.concat_tables([compact(t) for t in tables])
     del tables
-    frame = table.to_pandas(types_mapper=_types, split_blocks=True, self_destruct=True,
-                            memory_pool=reader_pool())
+    arrow_columns = {name: table.column(name) for name in COLUMNS if name != "payload"}
     del table
-    for name in CATEGORIES:
-        values = frame[name].astype("category") if frame[name].dtype != "category" else frame[
-            name]
-        if name == "kind":
-            frame[name] = values.cat.set_categories(list(KINDS))
-        else:
-            frame[name] = values.cat.set_categories(sorted(values.cat.categories))
+    columns: dict[str, pd.Series] = {}
+    for name in list(arrow_columns):
+        column = arrow_columns.pop(name).to_pandas(types_mapper=_types,
+                                                   memory_pool=reader_pool())
+        if name in CATEGORIES:
+            values = column if column.dtype == "category" else column.astype("category")
+            column = values.cat.set_categories(
+                list(KINDS) if name == "kind" else sorted(values.cat.categories))
+        columns[name] = column.rename(name)
+    frame = pd.DataFrame(columns, copy=False)
+    del columns
     if payload == "dict":
         frame["payload"] = pd.Series(PayloadArray(pa.chunked_array(texts, type=TEXT)),
                                      index=frame.index)

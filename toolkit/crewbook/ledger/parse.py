@@ -70,11 +70,16 @@ _STRINGS: Final = {f.name: 2 if pa.types.is_string(f.type) or pa.types.is_timest
 
 #: A refused block at most this many lines long is read line by line.
 SMALL_BLOCK: Final = 256
-#: A file is read this many bytes at a time (whole lines), so reading needs memory for
-#: the frame and one block, not for the whole file as well. A block's transient memory
-#: is several times its size (most of the peak at 100,000 events), but 1 MiB blocks
-#: took twice as long on 1M events (7.4 s against 3.7 s, quiet machine): 4 MiB it is.
+#: A file is read at most this many bytes at a time (whole lines), so reading needs
+#: memory for the frame and one block, not for the whole file as well. A block's
+#: transient memory is several times its size: a big share of the peak for a file of
+#: tens of MB, noise for one of hundreds (where bigger blocks cost less time per byte).
 FILE_BLOCK: Final = 4 << 20
+#: ... and at least this many (files below `SMALL_FILE` bytes).
+MIN_FILE_BLOCK: Final = 1 << 20
+SMALL_FILE: Final = 64 << 20
+#: The smallest block Arrow's threads are given.
+ARROW_BLOCK: Final = 64 << 10
 
 
 
@@ -108,18 +113,23 @@ def parse_bytes(data: bytes, name: str, *, with_payload: bool = True) -> Parsed:
 
 
 def parse_file(path: str | os.PathLike[str], name: str, *, with_payload: bool = True,
-               block: int = FILE_BLOCK) -> Parsed:
-    """`parse_bytes` of a file, read `block` bytes (whole lines) at a time: the same
-    result, with line numbers counted from the start of the file."""
+               block: int | None = None) -> Parsed:
+    """`parse_bytes` of a file, read `block` bytes (whole lines) at a time (by default
+    `file_block` of its size): the same result, with line numbers counted from the
+    start of the file."""
     parts: list[Parsed] = []
     line0 = 0
     blank = True
     with open(path, "rb") as handle:
+        if block is None:
+            block = file_block(os.fstat(handle.fileno()).st_size)
         rest = b""
         while True:
             chunk = handle.read(block)
-            data = rest + chunk
-            if not chunk:
+            last = not chunk
+            data = rest + chunk if rest else chunk
+            del chunk  # not held while the block is parsed
+            if last:
                 if data or not parts:
                     parts.append(_Parser(data, name, with_payload, line0, whole=False).run())
                     blank = blank and not _NOT_SPACE.search(data)
@@ -145,6 +155,11 @@ def parse_file(path: str | os.PathLike[str], name: str, *, with_payload: bool = 
         texts = pa.chunked_array([c for part in parts if part.texts is not None
                                   for c in part.texts.chunks], type=TEXT)
     return Parsed(pa.concat_tables(tables), texts, problems)
+
+
+def file_block(size: int) -> int:
+    """How many bytes of a file of `size` bytes to read at a time (see `FILE_BLOCK`)."""
+    return MIN_FILE_BLOCK if size < SMALL_FILE else FILE_BLOCK
 
 
 class _Parser:
@@ -274,7 +289,8 @@ class _Parser:
                                       unexpected_field_behavior="ignore")
         try:
             table = pj.read_json(pa.BufferReader(self.buf.slice(start, end - start)),
-                                 parse_options=options, memory_pool=reader_pool())
+                                 parse_options=options, memory_pool=reader_pool(),
+                                 read_options=_read_options(end - start))
             table.validate(full=True)  # Arrow's JSON reader lets invalid UTF-8 through
             _field_names(table.schema)  # ... even in keys, which validate() does not check
         except (pa.ArrowException, ValueError):  # ArrowInvalid, bad UTF-8...
@@ -453,6 +469,12 @@ def _below(column: pa.ChunkedArray, name: str, low: int) -> Callable[[int], str]
 
 
 # -- helpers ----------------------------------------------------------------------------
+
+
+def _read_options(size: int) -> pj.ReadOptions:
+    """Arrow's blocks: a quarter of what it reads (at least 64 KiB), so its threads share
+    even a small file block."""
+    return pj.ReadOptions(block_size=max(size // 4 + 1, ARROW_BLOCK))
 
 
 def _strings(table: pa.Table) -> np.ndarray[Any, np.dtype[np.int64]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -237,3 +238,22 @@ def test_the_fast_read_finds_unknown_keys_wherever_they_are(text: str) -> None:
     assert parsed.table.num_rows == 59
     assert parsed.payloads is not None
     assert parsed.payloads[40] == {"a": {"c": [41, {"d": 41}]}}
+
+
+@pytest.mark.parametrize("tail", ["", '{"v":1,"ts":"2025-0', "  \n"])
+def test_a_file_read_in_blocks_gives_what_its_bytes_give(tmp_path: Path, tail: str) -> None:
+    from crewbook.ledger.parse import parse_file
+
+    lines = [line(event(i, payload={"n": i})) for i in range(400)]
+    lines[123] = line({**event(123), "seq": "x"})  # a bad line in a later block
+    lines[250] = ""  # a blank line
+    data = ("\n".join(lines) + "\n" + tail).encode()
+    path = tmp_path / "l.jsonl"
+    path.write_bytes(data)
+    whole = parse_bytes(data, "l.jsonl")
+    for block in (2_000, 10_000, 1 << 20):  # blocks of a few lines (read ahead), one block
+        parsed = parse_file(path, "l.jsonl", block=block)
+        assert parsed.problems == whole.problems
+        assert parsed.table.to_pylist() == whole.table.to_pylist()
+        assert parsed.payloads == whole.payloads
+    assert [p.line for p in whole.problems] == [124] + ([401] if "ts" in tail else [])

@@ -19,9 +19,10 @@ import functools
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 import numpy as np
 import pyarrow as pa
@@ -120,30 +121,33 @@ def parse_file(path: str | os.PathLike[str], name: str, *, with_payload: bool = 
     parts: list[Parsed] = []
     line0 = 0
     blank = True
-    with open(path, "rb") as handle:
+    with open(path, "rb") as handle, ThreadPoolExecutor(1) as pool:
         if block is None:
             block = file_block(os.fstat(handle.fileno()).st_size)
-        rest = b""
-        while True:
-            chunk = handle.read(block)
-            last = not chunk
-            data = rest + chunk if rest else chunk
-            del chunk  # not held while the block is parsed
-            if last:
-                if data or not parts:
-                    parts.append(_Parser(data, name, with_payload, line0, whole=False).run())
-                    blank = blank and not _NOT_SPACE.search(data)
-                break
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                rest = data
-                continue
-            data, rest = data[:cut], data[cut:]
-            parser = _Parser(data, name, with_payload, line0, whole=False)
-            parts.append(parser.run())
-            blank = blank and not _NOT_SPACE.search(data)
-            line0 += parser.newline_count()
-            del data, parser
+        exact = not with_payload
+        ahead: tuple[bytes, Future[pa.Table | None]] | None = None
+        for data in _whole_lines(handle, block):
+            # Arrow reads the next block (in its threads, GIL released) while this one
+            # is checked and sliced: the serial Python/numpy part overlaps Arrow's
+            if data.endswith(b"\n"):
+                following = (data, pool.submit(arrow_read, pa.py_buffer(data),
+                                               with_payload, exact))
+            else:
+                following = None
+            if ahead is not None:
+                line0, blank = _parse_block(ahead[0], ahead[1], name, with_payload, line0,
+                                            blank, parts)
+            ahead = following
+            if following is None:
+                line0, blank = _parse_block(data, None, name, with_payload, line0, blank,
+                                            parts)
+            del data, following
+        if ahead is not None:
+            line0, blank = _parse_block(ahead[0], ahead[1], name, with_payload, line0, blank,
+                                        parts)
+        del ahead
+        if not parts:
+            parts.append(_Parser(b"", name, with_payload, line0, whole=False).run())
     problems = [p for part in parts for p in part.problems]
     if blank and not problems:
         problems.append(_empty_problem(name))
@@ -157,6 +161,64 @@ def parse_file(path: str | os.PathLike[str], name: str, *, with_payload: bool = 
     return Parsed(pa.concat_tables(tables), texts, problems)
 
 
+def _whole_lines(handle: BinaryIO, block: int) -> Iterator[bytes]:
+    """The bytes of `handle`, about `block` at a time, each piece whole lines (the last
+    one maybe not ending with a newline)."""
+    rest = b""
+    while True:
+        chunk = handle.read(block)
+        if not chunk:
+            if rest:
+                yield rest
+            return
+        data = rest + chunk if rest else chunk
+        del chunk
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            rest = data
+            continue
+        if cut < len(data):
+            data, rest = data[:cut], data[cut:]
+        else:
+            rest = b""
+        yield data
+        del data
+
+
+def _parse_block(data: bytes, ahead: Future[pa.Table | None] | None, name: str,
+                 with_payload: bool, line0: int, blank: bool, parts: list[Parsed]
+                 ) -> tuple[int, bool]:
+    """Parse one piece of a file into `parts`: (lines so far, all blank so far)."""
+    parser = _Parser(data, name, with_payload, line0, whole=False, ahead=ahead)
+    parts.append(parser.run())
+    if parser.ahead is not None:  # not used (a cut last line): wait for it all the same
+        parser.ahead.result()
+    return line0 + parser.newline_count(), blank and not _NOT_SPACE.search(data)
+
+
+def arrow_read(buf: pa.Buffer, with_payload: bool, exact: bool) -> pa.Table | None:
+    """Arrow's reading of the JSON lines in `buf`, or None when Arrow refuses them.
+    `exact` infers every key not in the schema (payload too); else the payload is read
+    as an empty object (fast; the keys are then checked by `_Parser.accept`)."""
+    if not with_payload:
+        options = pj.ParseOptions(explicit_schema=ARROW_SCHEMA,
+                                  unexpected_field_behavior="ignore")
+    elif exact:
+        options = pj.ParseOptions(explicit_schema=ARROW_SCHEMA,
+                                  unexpected_field_behavior="infer")
+    else:
+        options = pj.ParseOptions(explicit_schema=FAST_SCHEMA,
+                                  unexpected_field_behavior="ignore")
+    try:
+        table = pj.read_json(pa.BufferReader(buf), parse_options=options,
+                             memory_pool=reader_pool(), read_options=_read_options(len(buf)))
+        table.validate(full=True)  # Arrow's JSON reader lets invalid UTF-8 through
+        _field_names(table.schema)  # ... even in keys, which validate() does not check
+    except (pa.ArrowException, ValueError):  # ArrowInvalid, bad UTF-8...
+        return None
+    return table
+
+
 def file_block(size: int) -> int:
     """How many bytes of a file of `size` bytes to read at a time (see `FILE_BLOCK`)."""
     return MIN_FILE_BLOCK if size < SMALL_FILE else FILE_BLOCK
@@ -164,8 +226,10 @@ def file_block(size: int) -> int:
 
 class _Parser:
     def __init__(self, data: bytes, name: str, with_payload: bool, line0: int = 0,
-                 *, whole: bool = True) -> None:
+                 *, whole: bool = True, ahead: Future[pa.Table | None] | None = None
+                 ) -> None:
         self.data = data
+        self.ahead = ahead  # Arrow's first reading of the whole of `data`, made ahead
         self.buf = pa.py_buffer(data)
         self.name = name
         self.with_payload = with_payload
@@ -275,27 +339,13 @@ class _Parser:
         return False
 
     def arrow(self, start: int, end: int, *, exact: bool = True) -> pa.Table | None:
-        """Arrow's reading of data[start:end], or None when Arrow refuses it. `exact`
-        infers every key not in the schema (payload too); else the payload is read as
-        an empty object (fast; the keys are then checked by `accept`)."""
-        if not self.with_payload:
-            options = pj.ParseOptions(explicit_schema=ARROW_SCHEMA,
-                                      unexpected_field_behavior="ignore")
-        elif exact:
-            options = pj.ParseOptions(explicit_schema=ARROW_SCHEMA,
-                                      unexpected_field_behavior="infer")
-        else:
-            options = pj.ParseOptions(explicit_schema=FAST_SCHEMA,
-                                      unexpected_field_behavior="ignore")
-        try:
-            table = pj.read_json(pa.BufferReader(self.buf.slice(start, end - start)),
-                                 parse_options=options, memory_pool=reader_pool(),
-                                 read_options=_read_options(end - start))
-            table.validate(full=True)  # Arrow's JSON reader lets invalid UTF-8 through
-            _field_names(table.schema)  # ... even in keys, which validate() does not check
-        except (pa.ArrowException, ValueError):  # ArrowInvalid, bad UTF-8...
-            return None
-        return table
+        """Arrow's reading of data[start:end], or None when Arrow refuses it (see
+        `arrow_read`); the whole block's first read may have been made ahead."""
+        if self.ahead is not None and (start, end, exact) == (0, len(self.data),
+                                                              not self.with_payload):
+            ahead, self.ahead = self.ahead, None
+            return ahead.result()
+        return arrow_read(self.buf.slice(start, end - start), self.with_payload, exact)
 
     def bisect(self, lo: int, hi: int) -> None:
         """Read lines [lo, hi): by Arrow if it accepts them, else split or go line by line."""

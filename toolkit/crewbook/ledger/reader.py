@@ -29,6 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, Literal
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -233,6 +234,23 @@ def _types(t: pa.DataType) -> Any:
 _STR: Final = pd.StringDtype("pyarrow", na_value=math.nan)
 
 
+def _categorical(column: pa.ChunkedArray, name: str) -> pd.Categorical:
+    """A dictionary-encoded column as a pandas Categorical: every known kind (in
+    lifecycle order) for `kind`, else the observed values, sorted. The codes are mapped
+    chunk by chunk from each dictionary (a few values), no string per row."""
+    column = column.unify_dictionaries()
+    dictionary = column.chunk(0).dictionary.to_pylist() if column.num_chunks else []
+    categories = list(KINDS) if name == "kind" else sorted(set(dictionary))
+    position = {value: i for i, value in enumerate(categories)}
+    remap = pa.array([position.get(value, -1) for value in dictionary] or [0],
+                     type=pa.int32())
+    codes = [pc.fill_null(pc.take(remap, chunk.indices), -1).to_numpy()
+             for chunk in column.chunks]
+    joined = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int32)
+    return pd.Categorical.from_codes(joined, dtype=pd.CategoricalDtype(categories),
+                                     validate=False)
+
+
 def build_frame(parts: Sequence[Parsed], payload: PayloadMode = "dict") -> pd.DataFrame:
     """One typed frame from parsed files (see the module docstring for the columns).
 
@@ -252,13 +270,13 @@ def build_frame(parts: Sequence[Parsed], payload: PayloadMode = "dict") -> pd.Da
     del table
     columns: dict[str, pd.Series] = {}
     for name in list(arrow_columns):
-        column = arrow_columns.pop(name).to_pandas(types_mapper=_types,
-                                                   memory_pool=reader_pool())
+        arrow_column = arrow_columns.pop(name)
         if name in CATEGORIES:
-            values = column if column.dtype == "category" else column.astype("category")
-            column = values.cat.set_categories(
-                list(KINDS) if name == "kind" else sorted(values.cat.categories))
-        columns[name] = column.rename(name)
+            columns[name] = pd.Series(_categorical(arrow_column, name), name=name)
+        else:
+            columns[name] = arrow_column.to_pandas(
+                types_mapper=_types, memory_pool=reader_pool()).rename(name)
+        del arrow_column
     frame = pd.DataFrame(columns, copy=False)
     del columns
     if payload == "dict":

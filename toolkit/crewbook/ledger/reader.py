@@ -234,18 +234,22 @@ def _types(t: pa.DataType) -> Any:
 _STR: Final = pd.StringDtype("pyarrow", na_value=math.nan)
 
 
+_NO_CODE: Final = pa.scalar(-1, pa.int32())
+
+
 def _categorical(column: pa.ChunkedArray, name: str) -> pd.Categorical:
     """A dictionary-encoded column as a pandas Categorical: every known kind (in
     lifecycle order) for `kind`, else the observed values, sorted. The codes are mapped
     chunk by chunk from each dictionary (a few values), no string per row."""
-    column = column.unify_dictionaries()
+    pool = reader_pool()
+    column = column.unify_dictionaries(memory_pool=pool)
     dictionary = column.chunk(0).dictionary.to_pylist() if column.num_chunks else []
     categories = list(KINDS) if name == "kind" else sorted(set(dictionary))
     position = {value: i for i, value in enumerate(categories)}
     remap = pa.array([position.get(value, -1) for value in dictionary] or [0],
                      type=pa.int32())
-    codes = [pc.fill_null(pc.take(remap, chunk.indices), -1).to_numpy()
-             for chunk in column.chunks]
+    codes = [pc.coalesce(pc.take(remap, chunk.indices, memory_pool=pool), _NO_CODE,
+                         memory_pool=pool).to_numpy() for chunk in column.chunks]
     joined = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int32)
     return pd.Categorical.from_codes(joined, dtype=pd.CategoricalDtype(categories),
                                      validate=False)

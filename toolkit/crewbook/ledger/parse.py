@@ -8,6 +8,11 @@ refused part is small, and that small part is read line by line with `json` and
 `LedgerEvent`, so one bad line in a million costs milliseconds, not a Python pass
 over the file.
 
+That first read does not infer the payload: Arrow checks it is an object and skips its
+keys, and `payloads.line_payloads` shows from the bytes that no line holds an unknown
+top-level key (else the block is read again with every key inferred, as exactly as
+before). Arrow reads a file's next block in a thread while this one is checked.
+
 A line cut short (what a crash mid-write leaves: the line is the prefix of some JSON
 text) is never an error: it is left out with a warning, wherever it is. Any other
 bad line is an error that the caller raises or skips.

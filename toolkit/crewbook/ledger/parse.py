@@ -81,8 +81,9 @@ SMALL_BLOCK: Final = 256
 #: transient memory is several times its size: a big share of the peak for a file of
 #: tens of MB, noise for one of hundreds (where bigger blocks cost less time per byte).
 FILE_BLOCK: Final = 4 << 20
-#: ... and at least this many (files below `SMALL_FILE` bytes).
-MIN_FILE_BLOCK: Final = 1 << 20
+#: ... and at least this many (files below `SMALL_FILE` bytes). On 100,000 events
+#: (25 MB), 2 MiB against 1 MiB: 12% less time, a peak of 3.75x the frame against 3.26x.
+MIN_FILE_BLOCK: Final = 2 << 20
 SMALL_FILE: Final = 64 << 20
 #: The smallest block Arrow's threads are given.
 ARROW_BLOCK: Final = 64 << 10

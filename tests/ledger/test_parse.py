@@ -257,3 +257,14 @@ def test_a_file_read_in_blocks_gives_what_its_bytes_give(tmp_path: Path, tail: s
         assert parsed.table.to_pylist() == whole.table.to_pylist()
         assert parsed.payloads == whole.payloads
     assert [p.line for p in whole.problems] == [124] + ([401] if "ts" in tail else [])
+
+
+@pytest.mark.parametrize("bad", [b'"payload":{"a":"\xff"}}', b'"\xffx":1,"payload":{"a":1}}'])
+def test_the_fast_read_leaves_no_invalid_utf8_through(bad: bytes) -> None:
+    lines = [line(event(i, payload={"a": i})).encode() for i in range(30)]
+    lines[7] = line(event(7)).encode()[:-1] + b"," + bad  # compact: the slicing path
+    parsed = parse_bytes(b"\n".join(lines) + b"\n", "p.jsonl")
+    assert [p.line for p in parsed.problems] == [8]
+    assert parsed.table.num_rows == 29
+    assert parsed.payloads is not None
+    assert parsed.payloads[7] == {"a": 8}

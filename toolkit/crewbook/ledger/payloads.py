@@ -115,6 +115,10 @@ def line_payloads(buf: pa.Buffer, starts: np.ndarray[Any, np.dtype[np.int64]],
     texts = _gather(buf, first, np.where(sliced, ends - 1, starts), pool)
     known = True
     if strings is not None:
+        try:  # the fast read skipped the payload's bytes: they may not be UTF-8
+            texts.validate(full=True)
+        except pa.ArrowInvalid:
+            return texts, False
         bounds = np.empty(2 * count, dtype=np.int64)  # each line's start, then its end
         bounds[0::2] = starts - low  # outside the payload (or its start: not counted)
         bounds[1::2] = np.where(sliced, at, np.where(absent, ends, starts)) - low
@@ -236,7 +240,12 @@ def _duckdb_payloads(lines: pa.Array, check: bool) -> tuple[pa.Array, bool]:
 
 
 def _json_payloads(lines: pa.Array, check: bool) -> tuple[pa.Array, bool]:
-    objects = [json.loads(line) for line in lines.to_pylist()]
+    try:
+        objects = [json.loads(line) for line in lines.to_pylist()]
+    except ValueError:  # not UTF-8 (a key Arrow skipped, the fast read): read exactly
+        if not check:
+            raise
+        return pa.nulls(len(lines), TEXT), False
     known = not check or all(key in FIELDS for obj in objects for key in obj)
     return pa.array([payload_text(obj.get("payload")) for obj in objects], type=TEXT), known
 

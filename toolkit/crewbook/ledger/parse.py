@@ -8,6 +8,11 @@ refused part is small, and that small part is read line by line with `json` and
 `LedgerEvent`, so one bad line in a million costs milliseconds, not a Python pass
 over the file.
 
+That first read does not infer the payload: Arrow checks it is an object and skips its
+keys, and `payloads.line_payloads` shows from the bytes that no line holds an unknown
+top-level key (else the block is read again with every key inferred, as exactly as
+before). Arrow reads a file's next block in a thread while this one is checked.
+
 A line cut short (what a crash mid-write leaves: the line is the prefix of some JSON
 text) is never an error: it is left out with a warning, wherever it is. Any other
 bad line is an error that the caller raises or skips.
@@ -19,9 +24,10 @@ import functools
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 import numpy as np
 import pyarrow as pa
@@ -60,14 +66,27 @@ ARROW_SCHEMA: Final = pa.schema([
     ("duration_ms", pa.int64()),
 ])
 FIXED: Final[tuple[str, ...]] = tuple(ARROW_SCHEMA.names)
+#: The fast read: the fixed columns, and `payload` checked to be an object (or null)
+#: but not read (its keys ignored); unknown top-level keys are found by `line_payloads`.
+FAST_SCHEMA: Final = ARROW_SCHEMA.append(pa.field("payload", pa.struct([])))
+#: Per fixed field, the JSON strings it takes in a line when not null: its key, and its
+#: value for the text fields.
+_STRINGS: Final = {f.name: 2 if pa.types.is_string(f.type) or pa.types.is_timestamp(f.type)
+                   else 1 for f in ARROW_SCHEMA}
 
 #: A refused block at most this many lines long is read line by line.
 SMALL_BLOCK: Final = 256
-#: A file is read this many bytes at a time (whole lines), so reading needs memory for
-#: the frame and one block, not for the whole file as well. A block's transient memory
-#: is several times its size (most of the peak at 100,000 events), but 1 MiB blocks
-#: took twice as long on 1M events (7.4 s against 3.7 s, quiet machine): 4 MiB it is.
+#: A file is read at most this many bytes at a time (whole lines), so reading needs
+#: memory for the frame and one block, not for the whole file as well. A block's
+#: transient memory is several times its size: a big share of the peak for a file of
+#: tens of MB, noise for one of hundreds (where bigger blocks cost less time per byte).
 FILE_BLOCK: Final = 4 << 20
+#: ... and at least this many (files below `SMALL_FILE` bytes). On 100,000 events
+#: (25 MB), 2 MiB against 1 MiB: 12% less time, a peak of 3.75x the frame against 3.26x.
+MIN_FILE_BLOCK: Final = 2 << 20
+SMALL_FILE: Final = 64 << 20
+#: The smallest block Arrow's threads are given.
+ARROW_BLOCK: Final = 64 << 10
 
 
 
@@ -101,32 +120,40 @@ def parse_bytes(data: bytes, name: str, *, with_payload: bool = True) -> Parsed:
 
 
 def parse_file(path: str | os.PathLike[str], name: str, *, with_payload: bool = True,
-               block: int = FILE_BLOCK) -> Parsed:
-    """`parse_bytes` of a file, read `block` bytes (whole lines) at a time: the same
-    result, with line numbers counted from the start of the file."""
+               block: int | None = None) -> Parsed:
+    """`parse_bytes` of a file, read `block` bytes (whole lines) at a time (by default
+    `file_block` of its size): the same result, with line numbers counted from the
+    start of the file."""
     parts: list[Parsed] = []
     line0 = 0
     blank = True
-    with open(path, "rb") as handle:
-        rest = b""
-        while True:
-            chunk = handle.read(block)
-            data = rest + chunk
-            if not chunk:
-                if data or not parts:
-                    parts.append(_Parser(data, name, with_payload, line0, whole=False).run())
-                    blank = blank and not _NOT_SPACE.search(data)
-                break
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                rest = data
-                continue
-            data, rest = data[:cut], data[cut:]
-            parser = _Parser(data, name, with_payload, line0, whole=False)
-            parts.append(parser.run())
-            blank = blank and not _NOT_SPACE.search(data)
-            line0 += parser.newline_count()
-            del data, parser
+    with open(path, "rb") as handle, ThreadPoolExecutor(1) as pool:
+        if block is None:
+            block = file_block(os.fstat(handle.fileno()).st_size)
+        exact = not with_payload
+        ahead: tuple[bytes, Future[pa.Table | None]] | None = None
+        for data in _whole_lines(handle, block):
+            # Arrow reads the next block (in its threads, GIL released) while this one
+            # is checked and sliced: the serial Python/numpy part overlaps Arrow's
+            if data.endswith(b"\n"):
+                following = (data, pool.submit(arrow_read, pa.py_buffer(data),
+                                               with_payload, exact))
+            else:
+                following = None
+            if ahead is not None:
+                line0, blank = _parse_block(ahead[0], ahead[1], name, with_payload, line0,
+                                            blank, parts)
+            ahead = following
+            if following is None:
+                line0, blank = _parse_block(data, None, name, with_payload, line0, blank,
+                                            parts)
+            del data, following
+        if ahead is not None:
+            line0, blank = _parse_block(ahead[0], ahead[1], name, with_payload, line0, blank,
+                                        parts)
+        del ahead
+        if not parts:
+            parts.append(_Parser(b"", name, with_payload, line0, whole=False).run())
     problems = [p for part in parts for p in part.problems]
     if blank and not problems:
         problems.append(_empty_problem(name))
@@ -140,10 +167,75 @@ def parse_file(path: str | os.PathLike[str], name: str, *, with_payload: bool = 
     return Parsed(pa.concat_tables(tables), texts, problems)
 
 
+def _whole_lines(handle: BinaryIO, block: int) -> Iterator[bytes]:
+    """The bytes of `handle`, about `block` at a time, each piece whole lines (the last
+    one maybe not ending with a newline)."""
+    rest = b""
+    while True:
+        chunk = handle.read(block)
+        if not chunk:
+            if rest:
+                yield rest
+            return
+        data = rest + chunk if rest else chunk
+        del chunk
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            rest = data
+            continue
+        if cut < len(data):
+            data, rest = data[:cut], data[cut:]
+        else:
+            rest = b""
+        yield data
+        del data
+
+
+def _parse_block(data: bytes, ahead: Future[pa.Table | None] | None, name: str,
+                 with_payload: bool, line0: int, blank: bool, parts: list[Parsed]
+                 ) -> tuple[int, bool]:
+    """Parse one piece of a file into `parts`: (lines so far, all blank so far)."""
+    parser = _Parser(data, name, with_payload, line0, whole=False, ahead=ahead)
+    parts.append(parser.run())
+    if parser.ahead is not None:  # not used (a cut last line): wait for it all the same
+        parser.ahead.result()
+    return line0 + parser.newline_count(), blank and not _NOT_SPACE.search(data)
+
+
+def arrow_read(buf: pa.Buffer, with_payload: bool, exact: bool) -> pa.Table | None:
+    """Arrow's reading of the JSON lines in `buf`, or None when Arrow refuses them.
+    `exact` infers every key not in the schema (payload too); else the payload is read
+    as an empty object (fast; the keys are then checked by `_Parser.accept`)."""
+    if not with_payload:
+        options = pj.ParseOptions(explicit_schema=ARROW_SCHEMA,
+                                  unexpected_field_behavior="ignore")
+    elif exact:
+        options = pj.ParseOptions(explicit_schema=ARROW_SCHEMA,
+                                  unexpected_field_behavior="infer")
+    else:
+        options = pj.ParseOptions(explicit_schema=FAST_SCHEMA,
+                                  unexpected_field_behavior="ignore")
+    try:
+        table = pj.read_json(pa.BufferReader(buf), parse_options=options,
+                             memory_pool=reader_pool(), read_options=_read_options(len(buf)))
+        table.validate(full=True)  # Arrow's JSON reader lets invalid UTF-8 through
+        _field_names(table.schema)  # ... even in keys, which validate() does not check
+    except (pa.ArrowException, ValueError):  # ArrowInvalid, bad UTF-8...
+        return None
+    return table
+
+
+def file_block(size: int) -> int:
+    """How many bytes of a file of `size` bytes to read at a time (see `FILE_BLOCK`)."""
+    return MIN_FILE_BLOCK if size < SMALL_FILE else FILE_BLOCK
+
+
 class _Parser:
     def __init__(self, data: bytes, name: str, with_payload: bool, line0: int = 0,
-                 *, whole: bool = True) -> None:
+                 *, whole: bool = True, ahead: Future[pa.Table | None] | None = None
+                 ) -> None:
         self.data = data
+        self.ahead = ahead  # Arrow's first reading of the whole of `data`, made ahead
         self.buf = pa.py_buffer(data)
         self.name = name
         self.with_payload = with_payload
@@ -207,10 +299,7 @@ class _Parser:
             if not self.problems and self.whole:
                 self.problems.append(_empty_problem(self.name))
             return Parsed(_empty_table(), self._texts(), self.problems)
-        table = self.arrow(0, end)
-        if table is not None and table.num_rows == self.count_rows(end):
-            self.accept(table, None, end)
-        else:
+        if not self.take(0, end, None, self.count_rows(end)):
             last = self.n_lines if end == len(self.data) else self.n_lines - 1
             self.bisect(0, last)
         out = pa.concat_tables(self.tables) if self.tables else _empty_table()
@@ -243,20 +332,26 @@ class _Parser:
                 data[:1].isspace()
         return len(self.nonblank(0, lines)) if maybe_blank else lines
 
-    def arrow(self, start: int, end: int) -> pa.Table | None:
-        """Arrow's reading of data[start:end], or None when Arrow refuses it."""
-        options = pj.ParseOptions(
-            explicit_schema=ARROW_SCHEMA,
-            unexpected_field_behavior="infer" if self.with_payload else "ignore",
-        )
-        try:
-            table = pj.read_json(pa.BufferReader(self.buf.slice(start, end - start)),
-                                 parse_options=options, memory_pool=reader_pool())
-            table.validate(full=True)  # Arrow's JSON reader lets invalid UTF-8 through
-            _field_names(table.schema)  # ... even in keys, which validate() does not check
-        except (pa.ArrowException, ValueError):  # ArrowInvalid, bad UTF-8...
-            return None
-        return table
+    def take(self, start: int, end: int, rows: np.ndarray[Any, np.dtype[np.int64]] | None,
+             expected: int) -> bool:
+        """Read data[start:end] (`expected` events) and keep it, if Arrow accepts it: the
+        fast way (payload not inferred) when it shows every key is known, else exactly
+        (every key inferred, unknown ones reported)."""
+        for exact in ((False, True) if self.with_payload else (True,)):
+            table = self.arrow(start, end, exact=exact)
+            if table is not None and table.num_rows == expected and self.accept(
+                    table, rows, end, exact=exact):
+                return True
+        return False
+
+    def arrow(self, start: int, end: int, *, exact: bool = True) -> pa.Table | None:
+        """Arrow's reading of data[start:end], or None when Arrow refuses it (see
+        `arrow_read`); the whole block's first read may have been made ahead."""
+        if self.ahead is not None and (start, end, exact) == (0, len(self.data),
+                                                              not self.with_payload):
+            ahead, self.ahead = self.ahead, None
+            return ahead.result()
+        return arrow_read(self.buf.slice(start, end - start), self.with_payload, exact)
 
     def bisect(self, lo: int, hi: int) -> None:
         """Read lines [lo, hi): by Arrow if it accepts them, else split or go line by line."""
@@ -266,22 +361,28 @@ class _Parser:
             self.line_by_line(lo, hi)
             return
         start, end = self.span(lo, hi)
-        table = self.arrow(start, end)
         rows = self.nonblank(lo, hi)
-        if table is not None and table.num_rows == len(rows):
-            self.accept(table, rows, end)
+        if self.take(start, end, rows, len(rows)):
             return
         mid = (lo + hi) // 2
         self.bisect(lo, mid)
         self.bisect(mid, hi)
 
     def accept(self, table: pa.Table, rows: np.ndarray[Any, np.dtype[np.int64]] | None,
-               end: int) -> None:
+               end: int, *, exact: bool = True) -> bool:
         """Check an Arrow-read block column by column; keep its valid rows.
 
         `rows` are the block's (non-blank) line indexes, None for every line before
         byte `end`; the payloads of the rows kept are taken from the lines as text.
+        A block read the fast way (not `exact`) is kept only when its lines are shown
+        to hold no unknown key: else False, and nothing is kept.
         """
+        texts = None
+        if self.with_payload:
+            strings = None if exact else _strings(table)
+            texts, known = self.payload_texts(rows, table.num_rows, end, strings)
+            if not known:
+                return False
         bad = check_table(table)
         lines = rows
         if bad:
@@ -296,16 +397,17 @@ class _Parser:
             keep = np.ones(table.num_rows, dtype=bool)
             keep[sorted({index for index, _, _ in bad})] = False
             table = table.filter(pa.array(keep))
-        if self.with_payload:
-            texts = self.payload_texts(lines, table.num_rows if keep is None else len(keep),
-                                       end)
+        if texts is not None:
             self.texts.append(texts if keep is None else texts.filter(pa.array(keep)))
         self.tables.append(compact(table.select(list(FIXED))))
+        return True
 
     def payload_texts(self, rows: np.ndarray[Any, np.dtype[np.int64]] | None, count: int,
-                      end: int) -> pa.Array:
+                      end: int, strings: np.ndarray[Any, np.dtype[np.int64]] | None = None,
+                      ) -> tuple[pa.Array, bool]:
         """The payload texts of the `count` lines `rows` (None: the first `count`
-        non-blank lines), the last of which ends before byte `end`."""
+        non-blank lines), the last of which ends before byte `end`; and whether the
+        lines are shown to hold no unknown key (see `line_payloads`)."""
         if rows is None:
             if count == self.n_lines or count == self.n_lines - (end < len(self.data)):
                 rows = np.arange(count, dtype=np.int64)
@@ -316,7 +418,7 @@ class _Parser:
         ends = np.append(nl, len(self.data))[rows].astype(np.int64)
         if len(starts) and starts[0] == 0 and self.data.startswith(_BOM):
             starts[0] = len(_BOM)
-        return line_payloads(self.buf, starts, ends)
+        return line_payloads(self.buf, starts, ends, reader_pool(), strings)
 
     def no_clock(self, check: Check, rows: np.ndarray[Any, np.dtype[np.int64]]) -> bool:
         """Whether a null `ts` was written as ``"ts": null`` (an import from a log with
@@ -423,6 +525,24 @@ def _below(column: pa.ChunkedArray, name: str, low: int) -> Callable[[int], str]
 
 
 # -- helpers ----------------------------------------------------------------------------
+
+
+def _read_options(size: int) -> pj.ReadOptions:
+    """Arrow's blocks: a quarter of what it reads (at least 64 KiB), so its threads share
+    even a small file block."""
+    return pj.ReadOptions(block_size=max(size // 4 + 1, ARROW_BLOCK))
+
+
+def _strings(table: pa.Table) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """Per row, how many JSON strings its fixed fields take (see `_STRINGS`)."""
+    total = np.zeros(table.num_rows, dtype=np.int64)
+    for name, strings in _STRINGS.items():
+        column = table.column(name)
+        if column.null_count == 0:
+            total += strings
+        elif column.null_count < len(column):
+            total += strings * pc.is_valid(column).to_numpy(zero_copy_only=False)
+    return total
 
 
 def _field_names(schema: pa.Schema) -> None:

@@ -30,6 +30,8 @@ from pandas.api.extensions import (
     register_extension_dtype,
 )
 
+from .events import FIELDS
+
 #: The Arrow type of the payload texts (in the frame and in Parquet).
 TEXT: Final = pa.string()
 
@@ -60,24 +62,35 @@ _FEW: Final = 2_000
 
 
 def line_payloads(buf: pa.Buffer, starts: np.ndarray[Any, np.dtype[np.int64]],
-                  ends: np.ndarray[Any, np.dtype[np.int64]]) -> pa.Array:
+                  ends: np.ndarray[Any, np.dtype[np.int64]],
+                  pool: pa.MemoryPool | None = None,
+                  strings: np.ndarray[Any, np.dtype[np.int64]] | None = None,
+                  ) -> tuple[pa.Array, bool]:
     """The payload text of each JSON line ``buf[starts[i]:ends[i]]`` ('{}' where a line
-    has none), every line being a valid event that Arrow has read and checked.
+    has none), every line being a valid event that Arrow has read and checked; and
+    whether every line is shown to hold no unknown top-level key (always True when
+    `strings` is None: the caller has checked the keys).
 
     Taken by slicing the bytes (no JSON parse, a few numpy passes) wherever the slice
     is provably the payload: the line holds no backslash (so every quote delimits a
     string), the string ``"payload"`` appears in it once, followed by ``:{``, and the
     line ends with ``}}``. That string is then the top-level key (the only one so
-    named), and its object ends just before the final brace: a member after it would
-    be a fixed field with a scalar value (an unknown key makes the row an error, left
-    out), which does not end with ``}``. A line without ``"payload"`` has ``{}``. The
-    other lines (escapes, spaces, payload not last) are parsed: with `json` when few,
-    else with one DuckDB ``json_extract`` over them.
+    named), and its object ends just before the final brace unless a member follows
+    it, which the slice then shows (its brackets close to depth 0 before its end): the
+    line is then not shown free of unknown keys. A line without ``"payload"`` has
+    ``{}``. The other lines (escapes, spaces, payload not last) are parsed: with `json`
+    when few, else with one DuckDB ``json_extract`` over them. The texts are
+    allocated in `pool`.
+
+    `strings` is, per line, how many JSON strings its fixed fields take (a key each,
+    and a value each for text fields, as read by Arrow): a line holds no other key
+    when its quotes outside the payload are exactly twice that (an unknown or a
+    null-valued key adds a string); parsed lines have their keys looked at.
     """
     raw = np.frombuffer(buf, dtype=np.uint8)
     count = len(starts)
     if not count:
-        return pa.array([], type=TEXT)
+        return pa.array([], type=TEXT), True
     ends = ends - (raw[np.maximum(ends - 1, 0)] == 13)  # a CRLF line ends before \r
     low, high = int(starts[0]), int(ends[-1])
     window = raw[low:high]
@@ -98,20 +111,62 @@ def line_payloads(buf: pa.Buffer, starts: np.ndarray[Any, np.dtype[np.int64]],
         raw[np.maximum(ends - 2, 0)] == 125)  # '}}'
     sliced = plain & (named == 1) & opens & closed
     absent = plain & (named == 0)
-    first = np.where(sliced, at + len(_KEY) + 1, 0)
-    texts = _gather(raw, first, np.where(sliced, ends - 1, 0))
+    first = np.where(sliced, at + len(_KEY) + 1, starts)
+    texts = _gather(buf, first, np.where(sliced, ends - 1, starts), pool)
+    known = True
+    if strings is not None:
+        try:  # the fast read skipped the payload's bytes: they may not be UTF-8
+            texts.validate(full=True)
+        except pa.ArrowInvalid:
+            return texts, False
+        bounds = np.empty(2 * count, dtype=np.int64)  # each line's start, then its end
+        bounds[0::2] = starts - low  # outside the payload (or its start: not counted)
+        bounds[1::2] = np.where(sliced, at, np.where(absent, ends, starts)) - low
+        quotes = np.zeros(len(window) + 1, dtype=bool)  # reduceat's bounds must be inside
+        np.equal(window, 34, out=quotes[:-1])
+        before = np.add.reduceat(quotes, bounds, dtype=np.int32)[0::2]
+        before[bounds[0::2] == bounds[1::2]] = 0  # reduceat gives an element there
+        shown = (sliced | absent) & (before == 2 * strings)
+        known = bool(shown[sliced | absent].all()) and bool(_one_object(texts)[sliced].all())
     if absent.any():
         texts = pc.if_else(pa.array(absent), "{}", texts)
     rest = np.flatnonzero(~(sliced | absent))
-    if len(rest):
+    if len(rest) and known:
         offsets = np.append(starts, high).astype(np.int64)
         lines = pa.LargeBinaryArray.from_buffers(
             pa.large_binary(), count, [None, pa.py_buffer(offsets), buf])
         mask = np.zeros(count, dtype=bool)
         mask[rest] = True
-        texts = pc.replace_with_mask(texts, pa.array(mask),
-                                     _parsed(lines.take(pa.array(rest))))
-    return texts
+        parsed, known_keys = _parsed(lines.take(pa.array(rest)), strings is not None)
+        known = known_keys
+        texts = pc.replace_with_mask(texts, pa.array(mask), parsed)
+    return texts, known
+
+
+#: The bytes that give a JSON text its structure: '"', '[', ']', '{', '}'.
+_STRUCTURE: Final = np.isin(np.arange(256), [34, 91, 93, 123, 125])
+
+
+def _one_object(texts: pa.Array) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """Per text (without backslashes, each a balanced slice of a valid JSON line):
+    whether its brackets close to depth 0 at most once, i.e. it is empty or one value."""
+    count = len(texts)
+    offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[
+        texts.offset:texts.offset + count + 1].astype(np.int64)
+    data_buffer = texts.buffers()[2]
+    if data_buffer is None or offsets[-1] == offsets[0]:
+        return np.ones(count, dtype=bool)
+    data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0]:offsets[-1]]
+    where = np.flatnonzero(_STRUCTURE[data])
+    char = data[where]
+    quote = char == 34
+    outside = ~quote & ((np.cumsum(quote) & 1) == 0)  # an even count of quotes before
+    step = np.zeros(len(where), dtype=np.int64)
+    step[outside & ((char == 123) | (char == 91))] = 1
+    step[outside & ((char == 125) | (char == 93))] = -1
+    closes = where[(step == -1) & (np.cumsum(step) == 0)] + offsets[0]
+    row = np.searchsorted(offsets, closes, side="right") - 1
+    return np.asarray(np.bincount(row, minlength=count) <= 1)
 
 
 def _occurrences(raw: np.ndarray[Any, np.dtype[np.uint8]],
@@ -127,57 +182,72 @@ def _occurrences(raw: np.ndarray[Any, np.dtype[np.uint8]],
     return hits.astype(np.int64)
 
 
-def _gather(raw: np.ndarray[Any, np.dtype[np.uint8]],
-            first: np.ndarray[Any, np.dtype[np.int64]],
-            stop: np.ndarray[Any, np.dtype[np.int64]]) -> pa.Array:
-    """The strings raw[first[i]:stop[i]] as one array (empty where stop <= first); the
-    ranges are increasing and do not overlap (one per line).
+def _gather(buf: pa.Buffer, first: np.ndarray[Any, np.dtype[np.int64]],
+            stop: np.ndarray[Any, np.dtype[np.int64]],
+            pool: pa.MemoryPool | None = None) -> pa.Array:
+    """The strings buf[first[i]:stop[i]] as one compact array (empty where stop <=
+    first); the ranges are increasing and do not overlap (one per line), and an empty
+    range sits between its neighbours (e.g. at its line's start).
 
-    The bytes are picked by a mask of the ranges (one byte per byte of the span, from a
-    running sum of +1 at each start and -1 at each stop), not by an index of 8 bytes per
-    byte picked: that index made a block's transient memory several times its size."""
-    lengths = np.maximum(stop - first, 0)
-    offsets = np.zeros(len(first) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    used = lengths > 0
-    if not used.any():
-        data = np.zeros(0, dtype=np.uint8)
-    else:
-        low, high = int(first[used][0]), int(stop[used][-1])
-        marks = np.zeros(high - low + 1, dtype=np.int8)
-        marks[first[used] - low] = 1
-        marks[stop[used] - low] = -1
-        inside = np.cumsum(marks, dtype=np.int8)[:-1].view(np.bool_)
-        data = raw[low:high][inside]  # one block's payloads: far below 2 GiB, int32 offsets
-    return pa.StringArray.from_buffers(len(first), pa.py_buffer(offsets.astype(np.int32)),
-                                       pa.py_buffer(data))
+    The bytes of `buf` are seen, without a copy, as an array of 2n strings: each range,
+    then the gap up to the next one; Arrow's ``take`` of the even ones copies the ranges
+    out in C++. (A numpy mask of the ranges needed a running sum over every byte: a
+    quarter of the reading time; an index of the bytes picked, 8 bytes per byte.)"""
+    count = len(first)
+    stop = np.maximum(stop, first)
+    offsets = np.empty(2 * count + 1, dtype=np.int64)
+    offsets[0:2 * count:2] = first
+    offsets[1::2] = stop
+    offsets[-1] = stop[-1] if count else 0
+    if len(buf) < 1 << 31:
+        pieces = pa.StringArray.from_buffers(2 * count, pa.py_buffer(offsets.astype(np.int32)),
+                                             buf)
+    else:  # pragma: no cover - a block of 2 GiB
+        pieces = pa.LargeStringArray.from_buffers(2 * count, pa.py_buffer(offsets), buf)
+    even = pa.array(np.arange(0, 2 * count, 2, dtype=np.int64))
+    texts = pc.take(pieces, even, boundscheck=False, memory_pool=pool)
+    return texts if texts.type == TEXT else texts.cast(TEXT)
 
 
-def _parsed(lines: pa.Array) -> pa.Array:
+def _parsed(lines: pa.Array, check: bool = False) -> tuple[pa.Array, bool]:
     """The payload texts of `lines` by a full JSON parse ('{}' for none or null): one
-    DuckDB query when there are many, else (or if DuckDB refuses one) `json` per line."""
+    DuckDB query when there are many, else (or if DuckDB refuses one) `json` per line;
+    and, when `check`, whether every line's top-level keys are known fields."""
     if len(lines) > _FEW:
         try:
-            return _duckdb_payloads(lines)
+            return _duckdb_payloads(lines, check)
         except Exception:  # DuckDB refused a line Arrow accepted: the exact way
-            return _json_payloads(lines)
-    return _json_payloads(lines)
+            return _json_payloads(lines, check)
+    return _json_payloads(lines, check)
 
 
-def _duckdb_payloads(lines: pa.Array) -> pa.Array:
+def _duckdb_payloads(lines: pa.Array, check: bool) -> tuple[pa.Array, bool]:
     import duckdb
 
+    known = True
     with duckdb.connect() as con:
         con.register("lines", pa.table({"line": lines.cast(pa.large_string())}))
         result = con.sql("SELECT coalesce(json_extract(line, '$.payload')::VARCHAR, '{}') "
                          "FROM lines").to_arrow_table()
+        if check:
+            names = ", ".join(f"'{name}'" for name in FIELDS)
+            query = ("SELECT count(*) FROM lines WHERE len(list_filter(json_keys(line), "
+                     f"k -> k NOT IN ({names}))) > 0")
+            unknown = con.execute(query).fetchone()
+            known = unknown is not None and unknown[0] == 0
     texts = result.column(0).combine_chunks().cast(TEXT)
-    return pc.if_else(pc.equal(texts, "null"), "{}", texts)
+    return pc.if_else(pc.equal(texts, "null"), "{}", texts), known
 
 
-def _json_payloads(lines: pa.Array) -> pa.Array:
-    return pa.array([payload_text(json.loads(line).get("payload"))
-                     for line in lines.to_pylist()], type=TEXT)
+def _json_payloads(lines: pa.Array, check: bool) -> tuple[pa.Array, bool]:
+    try:
+        objects = [json.loads(line) for line in lines.to_pylist()]
+    except ValueError:  # not UTF-8 (a key Arrow skipped, the fast read): read exactly
+        if not check:
+            raise
+        return pa.nulls(len(lines), TEXT), False
+    known = not check or all(key in FIELDS for obj in objects for key in obj)
+    return pa.array([payload_text(obj.get("payload")) for obj in objects], type=TEXT), known
 
 
 # -- the pandas column -------------------------------------------------------------------

@@ -29,6 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, Literal
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -225,7 +226,33 @@ def _read_parquet(path: Path, with_payload: bool) -> Parsed:
 def _types(t: pa.DataType) -> Any:
     if pa.types.is_integer(t):
         return pd.Int64Dtype()
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return _STR  # Arrow-backed: no Python string per row on the way
     return None
+
+
+_STR: Final = pd.StringDtype("pyarrow", na_value=math.nan)
+
+
+_NO_CODE: Final = pa.scalar(-1, pa.int32())
+
+
+def _categorical(column: pa.ChunkedArray, name: str) -> pd.Categorical:
+    """A dictionary-encoded column as a pandas Categorical: every known kind (in
+    lifecycle order) for `kind`, else the observed values, sorted. The codes are mapped
+    chunk by chunk from each dictionary (a few values), no string per row."""
+    pool = reader_pool()
+    column = column.unify_dictionaries(memory_pool=pool)
+    dictionary = column.chunk(0).dictionary.to_pylist() if column.num_chunks else []
+    categories = list(KINDS) if name == "kind" else sorted(set(dictionary))
+    position = {value: i for i, value in enumerate(categories)}
+    remap = pa.array([position.get(value, -1) for value in dictionary] or [0],
+                     type=pa.int32())
+    codes = [pc.coalesce(pc.take(remap, chunk.indices, memory_pool=pool), _NO_CODE,
+                         memory_pool=pool).to_numpy() for chunk in column.chunks]
+    joined = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int32)
+    return pd.Categorical.from_codes(joined, dtype=pd.CategoricalDtype(categories),
+                                     validate=False)
 
 
 def build_frame(parts: Sequence[Parsed], payload: PayloadMode = "dict") -> pd.DataFrame:
@@ -239,20 +266,23 @@ def build_frame(parts: Sequence[Parsed], payload: PayloadMode = "dict") -> pd.Da
     for part in parts:
         part.table = ARROW_SCHEMA.empty_table()
         part.texts = None
-    # in the frame's order already: reordering the frame would copy every column
-    table = pa.concat_tables([compact(t) for t in tables]).select(
-        [c for c in COLUMNS if c != "payload"])
+    # one column at a time, each Arrow column released once converted: the peak is the
+    # data once plus one column's conversion, not the Arrow table and the whole frame
+    table = pa.concat_tables([compact(t) for t in tables])
     del tables
-    frame = table.to_pandas(types_mapper=_types, split_blocks=True, self_destruct=True,
-                            memory_pool=reader_pool())
+    arrow_columns = {name: table.column(name) for name in COLUMNS if name != "payload"}
     del table
-    for name in CATEGORIES:
-        values = frame[name].astype("category") if frame[name].dtype != "category" else frame[
-            name]
-        if name == "kind":
-            frame[name] = values.cat.set_categories(list(KINDS))
+    columns: dict[str, pd.Series] = {}
+    for name in list(arrow_columns):
+        arrow_column = arrow_columns.pop(name)
+        if name in CATEGORIES:
+            columns[name] = pd.Series(_categorical(arrow_column, name), name=name)
         else:
-            frame[name] = values.cat.set_categories(sorted(values.cat.categories))
+            columns[name] = arrow_column.to_pandas(
+                types_mapper=_types, memory_pool=reader_pool()).rename(name)
+        del arrow_column
+    frame = pd.DataFrame(columns, copy=False)
+    del columns
     if payload == "dict":
         frame["payload"] = pd.Series(PayloadArray(pa.chunked_array(texts, type=TEXT)),
                                      index=frame.index)

@@ -268,3 +268,95 @@ def test_the_fast_read_leaves_no_invalid_utf8_through(bad: bytes) -> None:
     assert parsed.table.num_rows == 29
     assert parsed.payloads is not None
     assert parsed.payloads[7] == {"a": 8}
+
+
+def test_kept_blocks_are_narrow_and_widened_where_a_block_does_not_fit(
+        tmp_path: Path) -> None:
+    """Blocks keep their columns in narrow types (less memory than the frame they
+    become); one whose values do not fit stays wide, and joining widens the rest, with
+    every value exact."""
+    from crewbook.ledger.parse import parse_file
+    from crewbook.ledger.reader import read_ledger
+
+    first = [event(i, tokens_in=i) for i in range(100)]
+    second = [event(100 + i, tokens_in=2**40 + i, role=f"role-{i}") for i in range(300)]
+    path = tmp_path / "l.jsonl"
+    path.write_text("".join(line(e) + "\n" for e in first + second))
+    small = parse_file(path, "l.jsonl", block=len(path.read_bytes()) // 2)  # 2 blocks
+    assert small.table.column("tokens_in").type == pa.int64()  # widened
+    assert small.table.column("role").type.index_type == pa.int32()  # 200 roles in one
+    assert small.table.column("tokens_in").to_pylist() == [e["tokens_in"] for e in first + second]
+    assert small.table.column("role").to_pylist() == [e["role"] for e in first + second]
+    narrow = parse_file(path, "l.jsonl", block=6_000).table.slice(0, 10)
+    one = parse_bytes("".join(line(e) + "\n" for e in first).encode(), "l.jsonl").table
+    assert one.column("tokens_in").type == pa.int32()
+    assert one.column("kind").type.index_type == pa.int8()
+    assert narrow.column("tokens_in").to_pylist() == list(range(10))
+    frame = read_ledger(path)
+    assert str(frame["tokens_in"].dtype) == "Int64"
+    assert frame["tokens_in"].tolist() == [e["tokens_in"] for e in first + second]
+    assert frame["role"].tolist() == [e["role"] for e in first + second]
+
+
+@given(st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=30),
+       st.booleans(), st.integers(min_value=1, max_value=64))
+def test_a_file_is_cut_into_whole_lines_whatever_the_block(
+        lines: list[bytes], final_newline: bool, block: int) -> None:
+    import io
+
+    from crewbook.ledger.parse import _whole_lines
+
+    data = b"\n".join(lines) + (b"\n" if final_newline and lines else b"")
+    pieces = list(_whole_lines(io.BufferedReader(io.BytesIO(data)), block))
+    assert b"".join(pieces) == data
+    assert all(piece for piece in pieces)
+    assert all(piece.endswith(b"\n") for piece in pieces[:-1])
+    assert all(piece.count(b"\n") >= 1 for piece in pieces[:-1])
+
+
+def test_masks_use_the_scratch_buffer_when_it_is_long_enough() -> None:
+    import numpy as np
+
+    from crewbook.ledger.payloads import equal
+
+    raw = np.frombuffer(b'a"b""\n"', dtype=np.uint8)
+    scratch = np.ones(16, dtype=bool)
+    mask = equal(raw, 34, scratch, extra=1)
+    assert mask.tolist() == [False, True, False, True, True, False, True, False]
+    assert np.shares_memory(mask, scratch)
+    fresh = equal(raw, 34, np.ones(4, dtype=bool))
+    assert fresh.tolist() == (raw == 34).tolist()
+    assert equal(raw, 10).tolist() == (raw == 10).tolist()
+
+
+def test_the_heap_is_trimmed_where_glibc_can() -> None:
+    import platform
+
+    from crewbook.ledger.parse import _malloc_trim, trim_heap
+
+    if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
+        assert _malloc_trim() is not None
+    trim_heap()  # never raises, wherever it runs
+
+
+def test_narrow_blocks_join_into_categories_wider_than_any_block(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two blocks of 100 roles each (8-bit codes each) make a frame of 200 roles: the
+    frame's categories are not bound by a block's code width."""
+    from crewbook.ledger.parse import parse_file
+    from crewbook.ledger.reader import read_ledger
+
+    events = [event(i, role=f"role-{i:03d}", run=f"run-{i:03d}") for i in range(200)]
+    path = tmp_path / "l.jsonl"
+    path.write_text("".join(line(e) + "\n" for e in events))
+    parsed = parse_file(path, "l.jsonl", block=len(path.read_bytes()) // 2 + 10)
+    assert {chunk.type.index_type for chunk in parsed.table.column("role").chunks} == {
+        pa.int8()}
+    assert parsed.table.column("role").num_chunks == 2
+    from crewbook.ledger import parse as parse_module
+
+    monkeypatch.setattr(parse_module, "MIN_FILE_BLOCK", len(path.read_bytes()) // 2 + 10)
+    frame = read_ledger(path)
+    assert list(frame["role"].cat.categories) == [e["role"] for e in events]
+    assert frame["role"].tolist() == [e["role"] for e in events]
+    assert frame["run"].tolist() == [e["run"] for e in events]

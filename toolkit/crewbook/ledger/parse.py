@@ -20,14 +20,17 @@ bad line is an error that the caller raises or skips.
 
 from __future__ import annotations
 
+import ctypes
 import functools
+import io
 import json
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Final
+from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
@@ -43,7 +46,7 @@ from .events import (
     missing_message,
 )
 from .lines import BAD_EVENT, EMPTY, cut_short, parse_line, truncated
-from .payloads import TEXT, line_payloads, parse_payload, payload_text
+from .payloads import TEXT, equal, line_payloads, parse_payload, payload_text
 
 #: Columns read by Arrow with a fixed type (`payload` is inferred for the checks, then
 #: kept as JSON text: see `payloads`).
@@ -82,9 +85,13 @@ SMALL_BLOCK: Final = 256
 #: tens of MB, noise for one of hundreds (where bigger blocks cost less time per byte).
 FILE_BLOCK: Final = 4 << 20
 #: ... and at least this many (files below `SMALL_FILE` bytes). On 100,000 events
-#: (25 MB), 2 MiB against 1 MiB: 12% less time, a peak of 3.75x the frame against 3.26x.
-MIN_FILE_BLOCK: Final = 2 << 20
+#: (25 MB) 1 MiB blocks peak at about 2.1x the frame, 2 MiB ones at 2.5-3.2x, for a few
+#: percent of time.
+MIN_FILE_BLOCK: Final = 1 << 20
 SMALL_FILE: Final = 64 << 20
+#: Freed heap pages are handed back to the system every this many bytes read (see
+#: `trim_heap`).
+TRIM_EVERY: Final = 4 << 20
 #: The smallest block Arrow's threads are given.
 ARROW_BLOCK: Final = 64 << 10
 
@@ -131,8 +138,17 @@ def parse_file(path: str | os.PathLike[str], name: str, *, with_payload: bool = 
         if block is None:
             block = file_block(os.fstat(handle.fileno()).st_size)
         exact = not with_payload
-        ahead: tuple[bytes, Future[pa.Table | None]] | None = None
+        # one buffer for every block's per-byte masks (a block is `block` bytes plus
+        # the start of a line carried over; a longer one gets masks of its own)
+        scratch = np.empty(block + ARROW_BLOCK, dtype=bool)
+        ahead: tuple[bytearray, Future[pa.Table | None]] | None = None
+        read = untrimmed = 0
         for data in _whole_lines(handle, block):
+            read += len(data)
+            untrimmed += len(data)
+            if untrimmed >= TRIM_EVERY:
+                trim_heap()
+                untrimmed = 0
             # Arrow reads the next block (in its threads, GIL released) while this one
             # is checked and sliced: the serial Python/numpy part overlaps Arrow's
             if data.endswith(b"\n"):
@@ -142,18 +158,21 @@ def parse_file(path: str | os.PathLike[str], name: str, *, with_payload: bool = 
                 following = None
             if ahead is not None:
                 line0, blank = _parse_block(ahead[0], ahead[1], name, with_payload, line0,
-                                            blank, parts)
+                                            blank, parts, scratch)
             ahead = following
             if following is None:
                 line0, blank = _parse_block(data, None, name, with_payload, line0, blank,
-                                            parts)
+                                            parts, scratch)
             del data, following
         if ahead is not None:
             line0, blank = _parse_block(ahead[0], ahead[1], name, with_payload, line0, blank,
-                                        parts)
+                                        parts, scratch)
         del ahead
         if not parts:
             parts.append(_Parser(b"", name, with_payload, line0, whole=False).run())
+    del scratch
+    if read >= MIN_FILE_BLOCK:  # the last blocks' garbage, before the frame is built
+        trim_heap()
     problems = [p for part in parts for p in part.problems]
     if blank and not problems:
         problems.append(_empty_problem(name))
@@ -164,38 +183,46 @@ def parse_file(path: str | os.PathLike[str], name: str, *, with_payload: bool = 
     if with_payload:
         texts = pa.chunked_array([c for part in parts if part.texts is not None
                                   for c in part.texts.chunks], type=TEXT)
-    return Parsed(pa.concat_tables(tables), texts, problems)
+    return Parsed(concat(tables), texts, problems)
 
 
-def _whole_lines(handle: BinaryIO, block: int) -> Iterator[bytes]:
+def _whole_lines(handle: io.BufferedIOBase, block: int) -> Iterator[bytearray]:
     """The bytes of `handle`, about `block` at a time, each piece whole lines (the last
-    one maybe not ending with a newline)."""
+    one maybe not ending with a newline).
+
+    Each piece is read into a buffer of its own (the carried-over part of a line
+    first), then cut at its last newline in place: no piece is ever copied whole, so
+    reading holds one block's bytes, not two or three."""
     rest = b""
     while True:
-        chunk = handle.read(block)
-        if not chunk:
-            if rest:
-                yield rest
+        data = bytearray(len(rest) + block)
+        data[:len(rest)] = rest
+        with memoryview(data) as view, view[len(rest):] as into:
+            got = handle.readinto(into) or 0
+        size = len(rest) + got
+        if not got:
+            del data[size:]
+            if data:
+                yield data
             return
-        data = rest + chunk if rest else chunk
-        del chunk
-        cut = data.rfind(b"\n") + 1
-        if cut == 0:
-            rest = data
+        cut = data.rfind(b"\n", 0, size) + 1
+        if cut == 0:  # no newline yet: a line longer than the block, read on
+            del data[size:]
+            rest = bytes(data)
             continue
-        if cut < len(data):
-            data, rest = data[:cut], data[cut:]
-        else:
-            rest = b""
+        rest = bytes(data[cut:size])
+        del data[cut:]  # in place: a bytearray shrinks without a copy
         yield data
         del data
 
 
-def _parse_block(data: bytes, ahead: Future[pa.Table | None] | None, name: str,
-                 with_payload: bool, line0: int, blank: bool, parts: list[Parsed]
+def _parse_block(data: bytes | bytearray, ahead: Future[pa.Table | None] | None, name: str,
+                 with_payload: bool, line0: int, blank: bool, parts: list[Parsed],
+                 scratch: np.ndarray[Any, np.dtype[np.bool_]] | None = None,
                  ) -> tuple[int, bool]:
     """Parse one piece of a file into `parts`: (lines so far, all blank so far)."""
-    parser = _Parser(data, name, with_payload, line0, whole=False, ahead=ahead)
+    parser = _Parser(data, name, with_payload, line0, whole=False, ahead=ahead,
+                     scratch=scratch)
     parts.append(parser.run())
     if parser.ahead is not None:  # not used (a cut last line): wait for it all the same
         parser.ahead.result()
@@ -231,9 +258,9 @@ def file_block(size: int) -> int:
 
 
 class _Parser:
-    def __init__(self, data: bytes, name: str, with_payload: bool, line0: int = 0,
-                 *, whole: bool = True, ahead: Future[pa.Table | None] | None = None
-                 ) -> None:
+    def __init__(self, data: bytes | bytearray, name: str, with_payload: bool, line0: int = 0,
+                 *, whole: bool = True, ahead: Future[pa.Table | None] | None = None,
+                 scratch: np.ndarray[Any, np.dtype[np.bool_]] | None = None) -> None:
         self.data = data
         self.ahead = ahead  # Arrow's first reading of the whole of `data`, made ahead
         self.buf = pa.py_buffer(data)
@@ -241,6 +268,7 @@ class _Parser:
         self.with_payload = with_payload
         self.line0 = line0  # lines of the file before `data`
         self.whole = whole  # `data` is the whole file (say when it is empty)
+        self.scratch = scratch  # a bool buffer for per-byte masks (see `payloads.equal`)
         self._newlines: np.ndarray[Any, np.dtype[np.int64]] | None = None
         self.tables: list[pa.Table] = []
         self.texts: list[pa.Array] = []
@@ -252,7 +280,7 @@ class _Parser:
     def newlines(self) -> np.ndarray[Any, np.dtype[np.int64]]:
         if self._newlines is None:
             raw = np.frombuffer(self.data, dtype=np.uint8)
-            self._newlines = np.flatnonzero(raw == 10).astype(np.int64)
+            self._newlines = np.flatnonzero(equal(raw, 10, self.scratch)).astype(np.int64)
         return self._newlines
 
     @property
@@ -270,7 +298,7 @@ class _Parser:
 
     def line_bytes(self, i: int) -> bytes:
         start, end = self.span(i, i + 1)
-        return self.data[start:end]
+        return bytes(self.data[start:end])
 
     def nonblank(self, lo: int, hi: int) -> np.ndarray[Any, np.dtype[np.int64]]:
         """Indexes of the lines in [lo, hi) that hold something besides white space."""
@@ -290,7 +318,7 @@ class _Parser:
         end = len(self.data)
         if self.data and not self.data.endswith(b"\n"):
             cut = self.data.rfind(b"\n") + 1
-            tail = self.data[cut:]
+            tail = bytes(self.data[cut:])
             if tail.strip() and cut_short(tail):
                 line = self.line0 + self.data.count(b"\n") + 1
                 self.problems.append(truncated(self.name, line, last=True))
@@ -302,7 +330,7 @@ class _Parser:
         if not self.take(0, end, None, self.count_rows(end)):
             last = self.n_lines if end == len(self.data) else self.n_lines - 1
             self.bisect(0, last)
-        out = pa.concat_tables(self.tables) if self.tables else _empty_table()
+        out = concat(self.tables) if self.tables else _empty_table()
         self.problems.sort(key=lambda p: (p.line or 0))
         return Parsed(out, self._texts(), self.problems)
 
@@ -399,7 +427,7 @@ class _Parser:
             table = table.filter(pa.array(keep))
         if texts is not None:
             self.texts.append(texts if keep is None else texts.filter(pa.array(keep)))
-        self.tables.append(compact(table.select(list(FIXED))))
+        self.tables.append(narrow(compact(table.select(list(FIXED)))))
         return True
 
     def payload_texts(self, rows: np.ndarray[Any, np.dtype[np.int64]] | None, count: int,
@@ -418,7 +446,7 @@ class _Parser:
         ends = np.append(nl, len(self.data))[rows].astype(np.int64)
         if len(starts) and starts[0] == 0 and self.data.startswith(_BOM):
             starts[0] = len(_BOM)
-        return line_payloads(self.buf, starts, ends, reader_pool(), strings)
+        return line_payloads(self.buf, starts, ends, reader_pool(), strings, self.scratch)
 
     def no_clock(self, check: Check, rows: np.ndarray[Any, np.dtype[np.int64]]) -> bool:
         """Whether a null `ts` was written as ``"ts": null`` (an import from a log with
@@ -445,8 +473,8 @@ class _Parser:
             if self.with_payload:
                 self.texts.append(pa.array([payload_text(row["payload"]) for row in rows],
                                            type=TEXT))
-            self.tables.append(compact(pa.Table.from_pylist(
-                [{k: row[k] for k in FIXED} for row in rows], schema=ARROW_SCHEMA)))
+            self.tables.append(narrow(compact(pa.Table.from_pylist(
+                [{k: row[k] for k in FIXED} for row in rows], schema=ARROW_SCHEMA))))
 
 
 # -- vectorised checks (the rules of LedgerEvent, on whole columns) ---------------------
@@ -560,6 +588,29 @@ def _field_names(schema: pa.Schema) -> None:
             stack.append(kind.value_type)
 
 
+def trim_heap() -> None:
+    """Hand the C heap's free pages back to the system (glibc's ``malloc_trim``; nothing
+    elsewhere), as Dask's workers do.
+
+    Reading churns through block-sized buffers (the bytes, numpy's masks) that glibc
+    keeps once freed, its threshold for giving memory back rising with the sizes it
+    sees: without this, that garbage is a third of the peak of reading a file of tens
+    of MB. It costs a few ms, once per `TRIM_EVERY` bytes read."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+        return None
+
+
 @functools.cache
 def reader_pool() -> pa.MemoryPool:
     """Where the reader's Arrow buffers live, chosen at the first read (importing
@@ -599,6 +650,46 @@ def compact(table: pa.Table) -> pa.Table:
             table = table.set_column(index, name,
                                      pc.dictionary_encode(column, memory_pool=reader_pool()))
     return table
+
+
+#: The narrower types a parsed block keeps its columns in when every value fits (the
+#: common case): kept blocks then hold less than the frame they become, which bounds
+#: the reading peak. `concat` widens a column back where blocks differ.
+_NARROW: Final[dict[str, pa.DataType]] = {
+    **{name: pa.int32() for name in ("seq", "attempt", "version", "tokens_in",
+                                     "tokens_out", "duration_ms")},
+    "v": pa.int8(),
+    **{name: pa.dictionary(pa.int8(), pa.string()) for name in CATEGORIES},
+    "run": pa.dictionary(pa.int16(), pa.string()),
+}
+
+
+def narrow(table: pa.Table) -> pa.Table:
+    """`table` (compact) with each column of `_NARROW` in its narrow type where its
+    values fit (a safe cast; one that does not fit keeps its column as it is)."""
+    for name, type_ in _NARROW.items():
+        index = table.schema.get_field_index(name)
+        column = table.column(index)
+        if column.type == type_:
+            continue
+        try:
+            column = pc.cast(column, type_, memory_pool=reader_pool())
+        except pa.ArrowInvalid:  # a value out of the narrow range: keep it wide
+            continue
+        table = table.set_column(index, name, column)
+    return table
+
+
+def concat(tables: list[pa.Table]) -> pa.Table:
+    """The rows of `tables` (same columns, maybe in different widths: see `narrow`) as
+    one table; a column whose type differs between tables is widened in all of them."""
+    if len(tables) > 1 and any(t.schema != tables[0].schema for t in tables):
+        schema = tables[0].schema
+        for i, field_ in enumerate(schema):
+            if any(t.schema.field(i).type != field_.type for t in tables):
+                schema = schema.set(i, _DICT_SCHEMA.field(field_.name))
+        tables = [t.cast(schema) if t.schema != schema else t for t in tables]
+    return pa.concat_tables(tables)
 
 
 def _empty_table() -> pa.Table:

@@ -65,6 +65,7 @@ def line_payloads(buf: pa.Buffer, starts: np.ndarray[Any, np.dtype[np.int64]],
                   ends: np.ndarray[Any, np.dtype[np.int64]],
                   pool: pa.MemoryPool | None = None,
                   strings: np.ndarray[Any, np.dtype[np.int64]] | None = None,
+                  scratch: np.ndarray[Any, np.dtype[np.bool_]] | None = None,
                   ) -> tuple[pa.Array, bool]:
     """The payload text of each JSON line ``buf[starts[i]:ends[i]]`` ('{}' where a line
     has none), every line being a valid event that Arrow has read and checked; and
@@ -86,6 +87,9 @@ def line_payloads(buf: pa.Buffer, starts: np.ndarray[Any, np.dtype[np.int64]],
     and a value each for text fields, as read by Arrow): a line holds no other key
     when its quotes outside the payload are exactly twice that (an unknown or a
     null-valued key adds a string); parsed lines have their keys looked at.
+
+    `scratch`, when given, is a bool buffer at least as long as `buf` plus one, used for
+    the per-byte masks instead of new arrays (a reader calls this once per block).
     """
     raw = np.frombuffer(buf, dtype=np.uint8)
     count = len(starts)
@@ -94,14 +98,14 @@ def line_payloads(buf: pa.Buffer, starts: np.ndarray[Any, np.dtype[np.int64]],
     ends = ends - (raw[np.maximum(ends - 1, 0)] == 13)  # a CRLF line ends before \r
     low, high = int(starts[0]), int(ends[-1])
     window = raw[low:high]
-    found = _occurrences(window, _KEY) + low
+    found = _occurrences(window, _KEY, scratch) + low
     line = np.searchsorted(starts, found, side="right") - 1
     found, line = found[found < ends[line]], line[found < ends[line]]
     named = np.bincount(line, minlength=count)
     at = np.zeros(count, dtype=np.int64)
     at[line[::-1]] = found[::-1]  # the first occurrence in each line
     plain = np.ones(count, dtype=bool)
-    slashes = np.flatnonzero(window == 92) + low
+    slashes = np.flatnonzero(equal(window, 92, scratch)) + low
     if len(slashes):
         plain[np.unique(np.searchsorted(starts, slashes, side="right") - 1)] = False
     top = len(raw) - 1
@@ -122,9 +126,9 @@ def line_payloads(buf: pa.Buffer, starts: np.ndarray[Any, np.dtype[np.int64]],
         bounds = np.empty(2 * count, dtype=np.int64)  # each line's start, then its end
         bounds[0::2] = starts - low  # outside the payload (or its start: not counted)
         bounds[1::2] = np.where(sliced, at, np.where(absent, ends, starts)) - low
-        quotes = np.zeros(len(window) + 1, dtype=bool)  # reduceat's bounds must be inside
-        np.equal(window, 34, out=quotes[:-1])
+        quotes = equal(window, 34, scratch, extra=1)  # reduceat's bounds must be inside
         before = np.add.reduceat(quotes, bounds, dtype=np.int32)[0::2]
+        del quotes
         before[bounds[0::2] == bounds[1::2]] = 0  # reduceat gives an element there
         shown = (sliced | absent) & (before == 2 * strings)
         known = bool(shown[sliced | absent].all()) and bool(_one_object(texts)[sliced].all())
@@ -143,10 +147,6 @@ def line_payloads(buf: pa.Buffer, starts: np.ndarray[Any, np.dtype[np.int64]],
     return texts, known
 
 
-#: The bytes that give a JSON text its structure: '"', '[', ']', '{', '}'.
-_STRUCTURE: Final = np.isin(np.arange(256), [34, 91, 93, 123, 125])
-
-
 def _one_object(texts: pa.Array) -> np.ndarray[Any, np.dtype[np.bool_]]:
     """Per text (without backslashes, each a balanced slice of a valid JSON line):
     whether its brackets close to depth 0 at most once, i.e. it is empty or one value."""
@@ -157,7 +157,9 @@ def _one_object(texts: pa.Array) -> np.ndarray[Any, np.dtype[np.bool_]]:
     if data_buffer is None or offsets[-1] == offsets[0]:
         return np.ones(count, dtype=bool)
     data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0]:offsets[-1]]
-    where = np.flatnonzero(_STRUCTURE[data])
+    folded = data | 32  # '[' and ']' fold onto '{' and '}' (and no other byte does)
+    where = np.flatnonzero((data == 34) | (folded == 123) | (folded == 125))
+    del folded
     char = data[where]
     quote = char == 34
     outside = ~quote & ((np.cumsum(quote) & 1) == 0)  # an even count of quotes before
@@ -169,12 +171,30 @@ def _one_object(texts: pa.Array) -> np.ndarray[Any, np.dtype[np.bool_]]:
     return np.asarray(np.bincount(row, minlength=count) <= 1)
 
 
+def equal(raw: np.ndarray[Any, np.dtype[np.uint8]], byte: int,
+          scratch: np.ndarray[Any, np.dtype[np.bool_]] | None = None, *, extra: int = 0,
+          ) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """``raw == byte`` (then `extra` False values), in `scratch` when it is long enough:
+    valid until the next use of `scratch`. Reading a file reuses one buffer for these
+    per-byte masks: new ones cost a page fault per 4 KiB and leave heap garbage."""
+    size = len(raw) + extra
+    if scratch is None or len(scratch) < size:
+        out = np.zeros(size, dtype=bool)
+    else:
+        out = scratch[:size]
+        out[len(raw):] = False
+    np.equal(raw, byte, out=out[:len(raw)])
+    return out
+
+
 def _occurrences(raw: np.ndarray[Any, np.dtype[np.uint8]],
-                 pattern: np.ndarray[Any, np.dtype[np.uint8]]) -> np.ndarray[Any, Any]:
+                 pattern: np.ndarray[Any, np.dtype[np.uint8]],
+                 scratch: np.ndarray[Any, np.dtype[np.bool_]] | None = None,
+                 ) -> np.ndarray[Any, Any]:
     """Where `pattern` starts in `raw` (sorted): the places of its rarest-looking byte
     (the 'y' of payload), narrowed byte by byte."""
     pivot = 3
-    hits = np.flatnonzero(raw == pattern[pivot])
+    hits = np.flatnonzero(equal(raw, int(pattern[pivot]), scratch))
     hits = hits[(hits >= pivot) & (hits < len(raw) - len(pattern) + pivot + 1)] - pivot
     for i in range(len(pattern)):
         if i != pivot:

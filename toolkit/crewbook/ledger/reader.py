@@ -39,7 +39,7 @@ from ..core.paths import kind_of
 from ..errors import LedgerError, Problem, UsageError, plural
 from ..report import ValidationReport
 from .events import FIELDS, KINDS, LedgerEvent, validation_problems
-from .parse import ARROW_SCHEMA, Parsed, compact, parse_bytes, parse_file, reader_pool
+from .parse import ARROW_SCHEMA, Parsed, compact, concat, parse_bytes, parse_file, reader_pool
 from .payloads import TEXT, PayloadArray, parse_payload, payload_text
 
 Errors = Literal["raise", "skip"]
@@ -242,7 +242,11 @@ def _categorical(column: pa.ChunkedArray, name: str) -> pd.Categorical:
     lifecycle order) for `kind`, else the observed values, sorted. The codes are mapped
     chunk by chunk from each dictionary (a few values), no string per row."""
     pool = reader_pool()
-    column = column.unify_dictionaries(memory_pool=pool)
+    try:
+        column = column.unify_dictionaries(memory_pool=pool)
+    except pa.ArrowInvalid:  # more values than the blocks' narrow codes can number
+        column = column.cast(pa.dictionary(pa.int32(), column.type.value_type))
+        column = column.unify_dictionaries(memory_pool=pool)
     dictionary = column.chunk(0).dictionary.to_pylist() if column.num_chunks else []
     categories = list(KINDS) if name == "kind" else sorted(set(dictionary))
     position = {value: i for i, value in enumerate(categories)}
@@ -268,7 +272,7 @@ def build_frame(parts: Sequence[Parsed], payload: PayloadMode = "dict") -> pd.Da
         part.texts = None
     # one column at a time, each Arrow column released once converted: the peak is the
     # data once plus one column's conversion, not the Arrow table and the whole frame
-    table = pa.concat_tables([compact(t) for t in tables])
+    table = concat([compact(t) for t in tables])
     del tables
     arrow_columns = {name: table.column(name) for name in COLUMNS if name != "payload"}
     del table

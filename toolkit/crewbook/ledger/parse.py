@@ -85,8 +85,8 @@ SMALL_BLOCK: Final = 256
 #: tens of MB, noise for one of hundreds (where bigger blocks cost less time per byte).
 FILE_BLOCK: Final = 4 << 20
 #: ... and at least this many (files below `SMALL_FILE` bytes). On 100,000 events
-#: (25 MB) 1 MiB blocks peak at about 2.1x the frame, 2 MiB ones at 2.5-3.2x, for a few
-#: percent of time.
+#: (25 MB) 1 MiB blocks peak at 2.0-2.3x the frame, 2 MiB ones at 2.7-2.8x; they cost
+#: about a tenth more time (within this 2-core machine's noise).
 MIN_FILE_BLOCK: Final = 1 << 20
 SMALL_FILE: Final = 64 << 20
 #: Freed heap pages are handed back to the system every this many bytes read (see

@@ -1,4 +1,4 @@
-"""The Loop protocol (`crewbook.loop`) with a toy engine: a counter that a `worker`
+"""The Loop protocol (`crewbook.core.loop`) with a toy engine: a counter that a `worker`
 raises and a `judge` approves on an exact version, capped at three raises."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from crewbook.errors import LoopRefused
-from crewbook.loop import (
+from crewbook.core.loop import (
     Act,
     Cap,
     JournalEntry,
@@ -21,6 +20,7 @@ from crewbook.loop import (
     check_caps,
     require_role,
 )
+from crewbook.errors import LoopRefused
 
 
 @dataclass

@@ -218,8 +218,8 @@ NEXT = {("analyst", "done"): "developer", ("developer", "done"): "qa",
 @given(st.lists(st.sampled_from(ROLE_VERDICTS), max_size=40), st.integers(0, 12))
 def test_any_report_sequence_keeps_the_rules(project: Path, reports: list[tuple[str, str]],
                                              max_rounds: int) -> None:
+    from crewbook.core.sinks import MemoryLedger
     from crewbook.crew.model import BarCommand, CrewConfig, CrewState
-    from crewbook.loop import MemoryLedger
 
     config = CrewConfig(goal="g", max_rounds=max_rounds, bar={"test": BarCommand(command="x")})
     state = CrewState(run="p", config=config, epic="add-csv-export", story="Export")

@@ -10,6 +10,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from crewbook.core.loop import Loop
+from crewbook.core.sinks import MemoryLedger
 from crewbook.delivery import (
     Built,
     CoordinatorLoop,
@@ -20,7 +22,6 @@ from crewbook.delivery import (
     StandardLoop,
 )
 from crewbook.ledger import Ledger, read_ledger, rework, run_outcomes, usage_by_role
-from crewbook.loop import Loop, MemoryLedger
 from delivery.conftest import make_task, step, verified
 
 

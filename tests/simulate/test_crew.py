@@ -10,11 +10,11 @@ from typing import Any
 import pandas as pd
 
 import crewbook
+from crewbook.core.loop import Act
 from crewbook.crew import CrewReport, CrewState
 from crewbook.crew.engine import CrewLoop
 from crewbook.crew.model import BarCommand, CrewConfig
 from crewbook.ledger import run_outcomes
-from crewbook.loop import Act
 from crewbook.simulate import simulate
 
 

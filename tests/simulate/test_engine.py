@@ -9,9 +9,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from crewbook.core.loop import Act
 from crewbook.errors import SimulationError
 from crewbook.ledger import read_ledger, run_outcomes
-from crewbook.loop import Act
 from crewbook.simulate import (
     STUCK,
     UNFINISHED,

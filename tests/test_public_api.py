@@ -146,7 +146,7 @@ def test_no_name_leaks_into_the_top_level() -> None:
 def test_the_package_docstring_names_every_concept() -> None:
     doc = crewbook.__doc__ or ""
     for concept in ("crewbook.artifacts", "crewbook.pipeline", "crewbook.delivery",
-                    "crewbook.routing", "crewbook.loop", "crewbook.ledger", "crewbook.draw",
+                    "crewbook.routing", "crewbook.core.loop", "crewbook.ledger", "crewbook.draw",
                     "crewbook.commands"):
         assert concept in doc
 

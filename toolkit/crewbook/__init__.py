@@ -18,7 +18,7 @@ same shape: `model`, `checks`, `frames`, `graph`, `engine`):
 - **The crew loop and the autonomous loop** (SPEC D1–D6, `crewbook.crew`): `crew_init`,
   `crew_step`, `crew_report`, `crew_status`, `open_crew`, `CrewLoop`, `CrewReport`,
   `loop_init`, `loop_step`, `open_autonomous`, `AutonomousLoop`.
-- **The Loop protocol** (`crewbook.loop`): `Loop`, `Act`, `Status`, `Snapshot`,
+- **The Loop protocol** (`crewbook.core.loop`): `Loop`, `Act`, `Status`, `Snapshot`,
   `MemoryLedger`, `ManualClock`: `contract()`, `report()`, `status()` on every engine.
 - **Run ledgers** (`crewbook.ledger`): `Ledger`, `LedgerEvent`, `read_ledger`,
   `validate_ledger`, `import_runs` (other agent tools' logs), `import_speckit_runs`,

@@ -5,7 +5,7 @@ the platform's limits, and the review policy.
   (``builtin/roles.yaml``) plus a project's ``_codev/delivery.yaml``; `.frame()`,
   `.permissions()` (a role × tool matrix).
 - `Task` (description, mode, review policy, quick fix / focused recheck) and its
-  `Limits` (C4); `ManualClock` (from `crewbook.loop`) for exact time in notebooks and tests.
+  `Limits` (C4); `ManualClock` (from `crewbook.core.clock`) for exact time in notebooks and tests.
 - `CoordinatorLoop` (C3–C6) and `StandardLoop` (C2), both on the Loop protocol
   (`contract()`, `report()`, `status()`, `snapshot()`/`restore()`, a ledger);
   `start_task()` picks the mode. Moves and reports: `Plan`, `Delegate`, `Answer`,

@@ -3,7 +3,7 @@
 ``load_pipeline(path)`` reads a "correx" pipeline TOML (stages, transitions), its
 artifact kinds (``config.toml`` with JSON Schemas) and checks everything in one pass,
 each problem at file:line with a code; ``pipeline.loop(workspace=...)`` is a
-`PipelineLoop` on the Loop protocol of `crewbook.loop`: ``contract()``,
+`PipelineLoop` on the Loop protocol of `crewbook.core.loop`: ``contract()``,
 ``report(...)``, ``status()``, ``snapshot()``/``restore()``. docs/pipeline.md has the
 whole story.
 

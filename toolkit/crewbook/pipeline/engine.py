@@ -1,4 +1,4 @@
-"""The pipeline loop (SPEC B3, B5–B8) on the Loop protocol of `crewbook.loop`.
+"""The pipeline loop (SPEC B3, B5–B8) on the Loop protocol of `crewbook.core.loop`.
 
 A run sits in one stage at a time. ``contract()`` says which stage acts, the
 artifacts it receives (its `needs`, with their versions), what it must produce, its

@@ -1,7 +1,7 @@
 """What-if: Monte Carlo simulation of any loop, and parameter sweeps (docs/simulate.md).
 
 ``simulate(loop_factory, policy, n=10_000, seed=1)`` plays `n` runs of a loop
-(pipeline, standard, coordinator, or any `crewbook.loop.Loop`) with a policy that
+(pipeline, standard, coordinator, or any `crewbook.core.loop.Loop`) with a policy that
 plays its roles, offline, and returns one row per run; ``sweep(..., grid={...})`` does
 it for every combination of settings; ``simulate_to(folder, ...)`` streams either to
 Parquet files in bounded memory. Policies: `RandomPolicy` (a ``policy.yaml``),

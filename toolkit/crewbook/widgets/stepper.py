@@ -1,4 +1,4 @@
-"""`Stepper(loop)`: step any `crewbook.loop.Loop` from buttons.
+"""`Stepper(loop)`: step any `crewbook.core.loop.Loop` from buttons.
 
 The widget shows, top to bottom: where the loop is (its status); the buttons **Step**
 (apply the report in the form), **Run N** (apply N reports the policy proposes, stopping

@@ -336,7 +336,30 @@ def test_the_heap_is_trimmed_where_glibc_can() -> None:
 
     if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
         assert _malloc_trim() is not None
-    trim_heap()  # never raises, wherever it runs
+    trim_heap()  # the real call, wherever the suite runs: it never raises
+
+
+def test_reading_hands_freed_heap_back_every_few_mb_and_at_the_end(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every `TRIM_EVERY` bytes read, then once after the last block (before the frame is
+    built); a small file, never (a widget refresh pays nothing)."""
+    from crewbook.ledger import parse as parse_module
+
+    calls: list[int] = []
+    monkeypatch.setattr(parse_module, "trim_heap", lambda: calls.append(1))
+    monkeypatch.setattr(parse_module, "TRIM_EVERY", 10_000)
+    monkeypatch.setattr(parse_module, "MIN_FILE_BLOCK", 5_000)
+    path = tmp_path / "l.jsonl"
+    path.write_text("".join(line(event(i)) + "\n" for i in range(400)))  # about 50 KB
+    size = path.stat().st_size
+    parsed = parse_module.parse_file(path, "l.jsonl", block=2_000)
+    assert parsed.table.num_rows == 400
+    assert size // 10_000 <= len(calls) <= size // 10_000 + 2
+    calls.clear()
+    small = tmp_path / "s.jsonl"
+    small.write_text(line(event(1)) + "\n")
+    parse_module.parse_file(small, "s.jsonl")
+    assert calls == []
 
 
 def test_narrow_blocks_join_into_categories_wider_than_any_block(

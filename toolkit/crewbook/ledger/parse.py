@@ -20,7 +20,6 @@ bad line is an error that the caller raises or skips.
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import io
 import json
@@ -135,12 +134,14 @@ def parse_file(path: str | os.PathLike[str], name: str, *, with_payload: bool = 
     line0 = 0
     blank = True
     with open(path, "rb") as handle, ThreadPoolExecutor(1) as pool:
+        size = os.fstat(handle.fileno()).st_size
         if block is None:
-            block = file_block(os.fstat(handle.fileno()).st_size)
+            block = file_block(size)
         exact = not with_payload
         # one buffer for every block's per-byte masks (a block is `block` bytes plus
-        # the start of a line carried over; a longer one gets masks of its own)
-        scratch = np.empty(block + ARROW_BLOCK, dtype=bool)
+        # the start of a line carried over, at most the file; a longer one, or a file
+        # grown since, gets masks of its own)
+        scratch = np.empty(min(block, size) + ARROW_BLOCK, dtype=bool)
         ahead: tuple[bytearray, Future[pa.Table | None]] | None = None
         read = untrimmed = 0
         for data in _whole_lines(handle, block):
@@ -605,6 +606,8 @@ def trim_heap() -> None:
 def _malloc_trim() -> Callable[[int], int] | None:
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes  # here: only a read of a few MB needs it
+
     try:
         return ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)

@@ -16,7 +16,14 @@ from hypothesis import strategies as st
 from crewbook import import_runs, read_ledger
 from crewbook.errors import LedgerError
 from crewbook.ledger.events import KINDS, REQUIRED_BY_KIND, LedgerEvent
-from crewbook.ledger.otlp import otlp_events, span_id, to_otlp, trace_id, write_otlp
+from crewbook.ledger.otlp import (
+    otlp_events,
+    otlp_export,
+    span_id,
+    to_otlp,
+    trace_id,
+    write_otlp,
+)
 from crewbook.ledger.reader import events_frame, frame_events
 
 HISTORY = Path(__file__).resolve().parents[1] / "data" / "ledgers" / "history"
@@ -32,60 +39,210 @@ def attrs(span: dict[str, Any]) -> dict[str, Any]:
 
 # -- out ---------------------------------------------------------------------------------
 
+AGENT_LOGS = Path(__file__).resolve().parents[1] / "data" / "agent_logs"
+ANCHOR = datetime(2026, 1, 5, 12, tzinfo=UTC)
+
 
 @pytest.fixture(scope="module")
 def crewbook_runs() -> pd.DataFrame:
     return read_ledger(sorted(HISTORY.glob("*.jsonl"))[:2])
 
 
-def test_a_run_is_a_trace_and_an_event_a_span(crewbook_runs: pd.DataFrame) -> None:
-    doc = to_otlp(crewbook_runs)
-    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
-    assert len(spans) == len(crewbook_runs)
-    rows = crewbook_runs.to_dict("records")
-    for span, row in zip(spans, rows, strict=True):
+def spans_of(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s for rs in doc["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
+
+
+def times(span: dict[str, Any]) -> tuple[int, int]:
+    return int(span["startTimeUnixNano"]), int(span["endTimeUnixNano"])
+
+
+def kind_of(span: dict[str, Any]) -> str:
+    return str(attrs(span).get("openinference.span.kind"))
+
+
+def test_a_run_is_a_workflow_span_over_its_turns_and_events(
+        crewbook_runs: pd.DataFrame) -> None:
+    spans = spans_of(to_otlp(crewbook_runs))
+    by_id = {s["spanId"]: s for s in spans}
+    roots = [s for s in spans if "parentSpanId" not in s]
+    assert sorted(r["traceId"] for r in roots) == sorted(
+        trace_id(r) for r in crewbook_runs["run"].unique())
+    for root in roots:
+        assert root["name"].startswith("invoke_workflow ")
+        assert kind_of(root) == "CHAIN"
+        assert attrs(root)["gen_ai.operation.name"] == "invoke_workflow"
+    # one span per event, ids from run and seq, the event's fields kept
+    events = {s["spanId"]: s for s in spans if "crewbook.kind" in attrs(s)}
+    assert len(events) == len(crewbook_runs)
+    for row in crewbook_runs.to_dict("records"):
+        span = events[span_id(row["run"], row["seq"])]
         a = attrs(span)
+        assert (a["crewbook.kind"], a["crewbook.seq"], a["crewbook.run"]) == (
+            row["kind"], row["seq"], row["run"])
         assert span["traceId"] == trace_id(row["run"])
-        assert span["spanId"] == span_id(row["run"], row["seq"])
-        assert len(span["traceId"]) == 32 and len(span["spanId"]) == 16  # noqa: PT018
-        assert span["name"] == (row["stage"] if isinstance(row["stage"], str) else row["kind"])
-        assert a["gen_ai.conversation.id"] == row["run"]
-        assert a["crewbook.kind"] == row["kind"]
-        assert a["crewbook.seq"] == row["seq"]
-        if isinstance(row["role"], str):
-            assert a["gen_ai.agent.name"] == row["role"]
-            assert a["gen_ai.operation.name"] == "invoke_agent"
-        else:
-            assert a["gen_ai.operation.name"] == "invoke_workflow"
-        for name in ("verdict", "attempt", "version"):
-            if not pd.isna(row[name]):
-                assert a[f"crewbook.{name}"] == row[name]
         end = int(span["endTimeUnixNano"])
         assert end == row["ts"].value
         if not pd.isna(row["duration_ms"]):
             assert end - int(span["startTimeUnixNano"]) == row["duration_ms"] * 1_000_000
-    roots = [s for s in spans if "parentSpanId" not in s]
-    assert len(roots) == crewbook_runs["run"].nunique()
+    # every parent covers its children; the root covers the whole run
+    for span in spans:
+        if "parentSpanId" in span:
+            parent = by_id[span["parentSpanId"]]
+            assert times(parent)[0] <= times(span)[0] <= times(span)[1] <= times(parent)[1]
+    for root in roots:
+        run = crewbook_runs[crewbook_runs["run"].map(trace_id) == root["traceId"]]
+        first = (run["ts"] - pd.to_timedelta(run["duration_ms"].fillna(0).astype("int64"),
+                                             unit="ms")).min()
+        assert times(root) == (first.value, run["ts"].max().value)
+
+
+def test_a_role_turn_is_an_agent_span_from_its_act_to_its_report(
+        crewbook_runs: pd.DataFrame) -> None:
+    spans = spans_of(to_otlp(crewbook_runs))
+    by_id = {s["spanId"]: s for s in spans}
+    turns = [s for s in spans if kind_of(s) == "AGENT"]
+    acts = crewbook_runs[crewbook_runs["kind"] == "act"]
+    assert len(turns) == len(acts)
+    for act in acts.to_dict("records"):
+        turn = by_id[span_id(act["run"], f"turn/{act['seq']}")]
+        assert turn["name"] == f"invoke_agent {act['role']}"
+        assert attrs(turn)["gen_ai.agent.name"] == act["role"]
+        assert times(turn)[0] <= act["ts"].value
+        children = [s for s in spans if s.get("parentSpanId") == turn["spanId"]]
+        assert {attrs(c)["crewbook.role"] for c in children} == {act["role"]}
+        assert any(attrs(c)["crewbook.kind"] in ("report", "verdict", "plan")
+                   for c in children)
+
+
+def test_a_model_call_is_an_llm_span_with_tokens_and_cost(
+        crewbook_runs: pd.DataFrame) -> None:
+    spans = spans_of(to_otlp(crewbook_runs))
+    llm = [s for s in spans if kind_of(s) == "LLM"]
+    spent = crewbook_runs[crewbook_runs["tokens_in"].notna() | crewbook_runs["cost"].notna()]
+    assert len(llm) == len(spent) > 0
+    assert sum(attrs(s)["llm.token_count.prompt"] for s in llm) == spent["tokens_in"].sum()
+    assert sum(attrs(s)["gen_ai.usage.output_tokens"] for s in llm) \
+        == spent["tokens_out"].sum()
+    assert sum(attrs(s)["llm.cost.total"] for s in llm) == pytest.approx(spent["cost"].sum())
+    for span in llm:
+        a = attrs(span)
+        assert span["name"] == "chat"
+        assert a["gen_ai.operation.name"] == "chat"
+        assert a["llm.token_count.total"] == a["llm.token_count.prompt"] \
+            + a["llm.token_count.completion"]
+    # tokens only on LLM spans: a viewer summing every span counts them once
+    assert all("llm.token_count.prompt" not in attrs(s) for s in spans if s not in llm)
+
+
+@pytest.mark.parametrize(("folder", "model", "provider"), [
+    ("aider", "claude-3-5-sonnet-20240620", "anthropic"),
+    ("openhands", "claude-3-5-sonnet-20241022", "anthropic")])
+def test_imported_model_calls_name_their_model(folder: str, model: str, provider: str) -> None:
+    df = import_runs(AGENT_LOGS / folder)
+    llm = [s for s in spans_of(to_otlp(df)) if kind_of(s) == "LLM"]
+    assert len(llm) == int((df["tokens_in"].notna() | df["cost"].notna()).sum()) > 0
+    for span in llm:
+        a = attrs(span)
+        assert span["name"] == f"chat {model}"
+        assert a["gen_ai.request.model"] == a["gen_ai.response.model"] == model
+        assert a["llm.model_name"] == model
+        assert a["gen_ai.provider.name"] == a["llm.provider"] == provider
+    assert sum(attrs(s).get("llm.token_count.prompt", 0) for s in llm) == df["tokens_in"].sum()
+
+
+def test_tool_calls_are_tool_spans() -> None:
+    df = import_runs(AGENT_LOGS / "swe-agent")
+    spans = spans_of(to_otlp(df, clockless_at=ANCHOR))
+    tools = [s for s in spans if kind_of(s) == "TOOL"]
+    steps = df[df["payload"].map(lambda p: "action" in p)]
+    assert [s["name"] for s in tools] == [f"execute_tool {t}" for t in steps["stage"]]
+    assert [attrs(s)["gen_ai.tool.name"] for s in tools] == list(steps["stage"])
+    assert [times(s)[1] - times(s)[0] for s in tools] == [
+        d * 1_000_000 for d in steps["duration_ms"]]
+
+
+def test_a_run_without_a_clock_is_left_out_unless_placed() -> None:
+    df = import_runs(AGENT_LOGS / "swe-agent")
+    assert df["ts"].isna().all()
+    left = otlp_export(df)
+    assert (left.traces, left.spans, left.left_out) == (0, 0, list(df["run"].unique()))
+    placed = otlp_export(df, clockless_at=ANCHOR)
+    assert (placed.traces, placed.placed, placed.left_out) == (1, len(df), [])
+    spans = spans_of(placed.document)
+    start = _nanos(ANCHOR)
+    root = next(s for s in spans if "parentSpanId" not in s)
+    # placed one after the other from the anchor: the run lasts the sum of its steps
+    assert times(root) == (start, start + int(df["duration_ms"].sum()) * 1_000_000)
+    assert all(attrs(s)["crewbook.time_placed"] is True for s in spans)
+
+
+def test_events_without_a_clock_are_placed_after_the_runs_last_time() -> None:
+    df = import_runs(AGENT_LOGS / "aider")
+    doc = otlp_export(df)
+    assert doc.left_out == []
+    assert doc.placed == int(df["ts"].isna().sum()) > 0
+    starts = df.groupby("run")["ts"].min()
+    for span in spans_of(doc.document):
+        run = next(r for r in starts.index if trace_id(r) == span["traceId"])
+        assert times(span)[0] >= starts[run].value  # never 1970, never before the run
+        if "crewbook.kind" in attrs(span):
+            assert ("crewbook.time_placed" in attrs(span)) == (
+                "crewbook.ts" not in attrs(span))
+
+
+def _nanos(ts: datetime) -> int:
+    return int(pd.Timestamp(ts).value)
+
+
+@pytest.mark.parametrize(("kind", "verdict", "code"), [
+    ("bar", "fail", 2), ("bar", "pass", 0), ("verdict", "no-go", 2), ("verdict", "go", 0),
+    ("error", "timeout", 2)])
+def test_a_failed_bar_or_a_no_go_verdict_is_an_error_span(kind: str, verdict: str,
+                                                           code: int) -> None:
+    event = {"ts": "2025-03-01T09:00:00Z", "run": "r", "seq": 0, "loop": "crew",
+             "kind": kind, "role": "qa", "stage": "verify", "summary": "tests fail",
+             "verdict": verdict}
+    span = next(s for s in spans_of(to_otlp([event])) if "crewbook.kind" in attrs(s))
+    assert span["status"]["code"] == code
+    if code:
+        assert span["status"]["message"] == "tests fail"
+        assert attrs(span)["error.type"] == verdict
+    assert kind_of(span) == ("CHAIN" if kind == "error" else "EVALUATOR")
+
+
+def test_long_texts_are_input_and_output_values_within_a_cap() -> None:
+    prompt, summary = "p" * 50_000, "s" * 9_000
+    event = {"ts": "2025-03-01T09:00:00Z", "run": "r", "seq": 0, "loop": "crew",
+             "kind": "report", "role": "developer", "stage": "build" * 40,
+             "summary": summary, "payload": {"prompt": prompt}}
+    span = next(s for s in spans_of(to_otlp([event])) if "crewbook.kind" in attrs(s))
+    a = attrs(span)
+    assert a["input.value"].startswith("p" * 100)
+    assert len(a["input.value"]) < 4100
+    assert "46,000 more characters" in a["input.value"]
+    assert len(a["output.value"]) < 4100
+    assert "5,000 more characters" in a["output.value"]
+    assert len(span["name"]) <= 64
+    assert json.loads(a["crewbook.payload"]) == {"prompt": prompt}  # kept whole: round trip
 
 
 def test_the_export_is_reproducible(crewbook_runs: pd.DataFrame, tmp_path: Path) -> None:
     first = write_otlp(crewbook_runs, tmp_path / "a.json").read_bytes()
     second = write_otlp(crewbook_runs.iloc[::-1], tmp_path / "b.json").read_bytes()
     assert first != b""
-    assert first == second.replace(b"b.json", b"a.json")
+    assert first == second
 
 
-def test_an_error_event_is_an_error_span() -> None:
-    event = {"ts": "2025-03-01T09:00:00Z", "run": "r", "seq": 0, "loop": "crew",
-             "kind": "error", "summary": "bar timed out", "verdict": "timeout"}
-    span = to_otlp([event])["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
-    assert span["status"] == {"code": 2, "message": "bar timed out"}
-    assert attrs(span)["error.type"] == "timeout"
+def test_the_phoenix_project_is_a_resource_attribute(crewbook_runs: pd.DataFrame) -> None:
+    doc = to_otlp(crewbook_runs, project="crew runs")
+    resource = doc["resourceSpans"][0]["resource"]["attributes"]
+    assert {"key": "openinference.project.name",
+            "value": {"stringValue": "crew runs"}} in resource
 
 
 # -- back: the same events ----------------------------------------------------------------
 
-names = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1,
+names = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1,
                 max_size=8)
 counts = st.none() | st.integers(0, 2**40)
 
@@ -128,7 +285,7 @@ def ledgers(draw: st.DrawFn) -> list[dict[str, Any]]:
 def test_importing_an_export_gives_back_the_same_events(tmp_path: Path,
                                                         events: list[dict[str, Any]]) -> None:
     models = [LedgerEvent.model_validate(e) for e in events]
-    path = write_otlp(models, tmp_path / "spans.json")
+    path = write_otlp(models, tmp_path / "spans.json", clockless_at=ANCHOR)
     assert otlp_events(path, str(path)) == sorted(models, key=lambda e: (e.run, e.seq))
 
 

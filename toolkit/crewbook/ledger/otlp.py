@@ -1,157 +1,55 @@
-"""OpenTelemetry GenAI spans, OTLP JSON, both ways: crewbook runs out, any GenAI trace in.
+"""OpenTelemetry traces in: crewbook's own exports back, and any GenAI trace.
 
-Read from the semantic conventions' own text (open-telemetry/semantic-conventions,
-``docs/gen-ai/gen-ai-agent-spans.md`` and ``gen-ai-spans.md``): ``gen_ai.operation.name``
-(``invoke_agent``, ``invoke_workflow``, ``execute_tool``, ``chat``…), ``gen_ai.agent.name``,
-``gen_ai.tool.name``, ``gen_ai.conversation.id``, ``gen_ai.usage.input_tokens`` and
-``output_tokens``, ``error.type`` (with span status ERROR).
+Out (`to_otlp`, `otlp_export`, `write_otlp`) lives in `otlp_export`; this module
+re-exports it. Read from the semantic conventions' own text (open-telemetry/
+semantic-conventions, ``docs/gen-ai/``) and from OpenInference's (what Phoenix writes):
 
-**Out** (`to_otlp`): a run is a trace, each event a span. ``traceId`` and ``spanId`` are
-derived from run and seq (SHA-256), so an export is reproducible; every span's parent is
-the span of the run's first event. The span name is the stage (else the kind); role →
-``gen_ai.agent.name`` with operation ``invoke_agent`` (events without a role:
-``invoke_workflow``); run → ``gen_ai.conversation.id``; tokens → ``gen_ai.usage.*``; the
-rest (kind, seq, loop, verdict, attempt, version, summary, cost, duration_ms, payload as
-JSON) as ``crewbook.*`` attributes. The span ends at `ts` and starts ``duration_ms``
-before; a null `ts` (no clock) gives times of 0. ``error`` events have status ERROR and
-``error.type`` = their verdict (or ``error``).
+**Spans with ``crewbook.kind``** (written by `to_otlp`) give back exactly the events
+exported; the spans no event stands for (the run's, the turns') are skipped.
 
-**In** (`otlp_events`): spans carrying ``crewbook.kind`` give back exactly the events
-exported. Other spans (any GenAI instrumentation): an ``init`` at the trace's first start
-time, then one ``report`` per span (``error``
-when the status is ERROR or ``error.type`` is set): role = the agent name of the span or
-its nearest ancestor, else the service name; stage = ``gen_ai.tool.name``, else the
-operation, else the span name; ts = end; duration from start and end. Tokens of a span
-whose descendants also carry usage (an ``invoke_agent`` summing its ``chat`` calls) go to
-``payload.usage_rollup`` and are not counted twice. Each trace ends with a ``finish``
-whose verdict is the root span's status: ``ok``, ``unset``, or the error type.
+**Other spans** (any GenAI or OpenInference instrumentation): an ``init`` at the trace's
+first start time, then one ``report`` per span (``error`` when the status is ERROR or
+``error.type`` is set): role = the agent name (``gen_ai.agent.name`` or ``agent.name``) of
+the span or its nearest ancestor, else the service name; stage = the tool name
+(``gen_ai.tool.name``, ``tool.name``), else the operation, else the OpenInference span
+kind, else the span name; tokens from ``gen_ai.usage.*`` or ``llm.token_count.prompt`` /
+``completion``; cost from ``llm.cost.total``; the model (``gen_ai.response.model``,
+``gen_ai.request.model``, ``llm.model_name``) in ``payload.model``; ts = end; duration
+from start and end. Tokens of a span whose descendants also carry usage (an
+``invoke_agent`` summing its ``chat`` calls) go to ``payload.usage_rollup`` and are not
+counted twice. Each trace ends with a ``finish`` whose verdict is the root span's status:
+``ok``, ``unset``, or the error type. Ancestor walks visit each span once (a chain of
+40,000 spans imports in linear time), and JSON nested too deep to parse is a
+`LedgerError`, never a ``RecursionError``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from ..errors import LedgerError, Problem
 from .events import LedgerEvent
 from .importers._common import RunBuilder, count, read_text, short
+from .otlp_export import (
+    CREWBOOK_FIELDS,
+    STATUS_ERROR,
+    STATUS_OK,
+    OtlpExport,
+    otlp_export,
+    span_id,
+    to_otlp,
+    trace_id,
+    write_otlp,
+)
 
-if TYPE_CHECKING:
-    import pandas as pd
+__all__ = ["OtlpExport", "looks_like", "otlp_events", "otlp_export", "span_id", "to_otlp",
+           "trace_id", "write_otlp"]
 
 SOURCE: Final = "otlp"
-SCOPE: Final = "crewbook.ledger"
-#: OTLP span kinds (the protobuf enum, as OTLP JSON writes it).
-INTERNAL: Final = 1
-STATUS_UNSET, STATUS_OK, STATUS_ERROR = 0, 1, 2
-#: Event fields carried as ``crewbook.<field>`` attributes.
-CREWBOOK_FIELDS: Final = ("kind", "seq", "loop", "stage", "verdict", "attempt", "version",
-                          "summary", "cost", "duration_ms")
-
-
-# -- out -------------------------------------------------------------------------------
-
-
-def trace_id(run: str) -> str:
-    """The 32-hex-digit trace id of a run (the same every time)."""
-    return hashlib.sha256(f"crewbook/{run}".encode()).hexdigest()[:32]
-
-
-def span_id(run: str, seq: int) -> str:
-    """The 16-hex-digit span id of event `seq` of `run`."""
-    return hashlib.sha256(f"crewbook/{run}/{seq}".encode()).hexdigest()[:16]
-
-
-def to_otlp(events: pd.DataFrame | Iterable[LedgerEvent | Mapping[str, Any]]) -> dict[str, Any]:
-    """The OTLP JSON document (``{"resourceSpans": [...]}``) of ledger events: a frame
-    from `read_ledger` or `import_runs`, or events. Spans are sorted by run, then seq,
-    so the same events always give the same document, whatever their order."""
-    models = sorted(_events(events), key=lambda e: (e.run, e.seq))
-    first: dict[str, int] = {}
-    for event in models:
-        first.setdefault(event.run, event.seq)
-    spans = [_span(e, first[e.run]) for e in models]
-    return {"resourceSpans": [{
-        "resource": {"attributes": [_attr("service.name", "crewbook")]},
-        "scopeSpans": [{"scope": {"name": SCOPE}, "spans": spans}],
-    }]}
-
-
-def write_otlp(events: pd.DataFrame | Iterable[LedgerEvent | Mapping[str, Any]],
-               path: str | Path) -> Path:
-    """Write `to_otlp` as JSON (sorted keys, 1 space indent) and return the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(to_otlp(events), indent=1, sort_keys=True,
-                               ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
-
-
-def _events(source: Any) -> Iterable[LedgerEvent]:
-    import pandas as pd
-
-    from .reader import frame_events
-
-    if isinstance(source, pd.DataFrame):
-        return frame_events(source)
-    return [e if isinstance(e, LedgerEvent) else LedgerEvent.model_validate(e)
-            for e in source]
-
-
-def _nanos(ts: datetime | None) -> int:
-    if ts is None:
-        return 0
-    delta = ts - datetime(1970, 1, 1, tzinfo=UTC)
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
-
-
-def _span(event: LedgerEvent, first_seq: int) -> dict[str, Any]:
-    end = _nanos(event.ts)
-    start = end - (event.duration_ms or 0) * 1_000_000 if end else 0
-    attrs = [
-        _attr("gen_ai.operation.name", "invoke_agent" if event.role else "invoke_workflow"),
-        _attr("gen_ai.conversation.id", event.run),
-    ]
-    if event.role is not None:
-        attrs.append(_attr("gen_ai.agent.name", event.role))
-    if event.tokens_in is not None:
-        attrs.append(_attr("gen_ai.usage.input_tokens", event.tokens_in))
-    if event.tokens_out is not None:
-        attrs.append(_attr("gen_ai.usage.output_tokens", event.tokens_out))
-    for name in CREWBOOK_FIELDS:
-        value = getattr(event, name)
-        if value is not None:
-            attrs.append(_attr(f"crewbook.{name}", value))
-    if event.payload:
-        attrs.append(_attr("crewbook.payload", json.dumps(
-            event.payload, ensure_ascii=False, separators=(",", ":"))))
-    status: dict[str, Any] = {"code": STATUS_UNSET}
-    if event.kind == "error":
-        attrs.append(_attr("error.type", event.verdict or "error"))
-        status = {"code": STATUS_ERROR, "message": event.summary or ""}
-    span: dict[str, Any] = {
-        "traceId": trace_id(event.run), "spanId": span_id(event.run, event.seq),
-        "name": event.stage or event.kind, "kind": INTERNAL,
-        "startTimeUnixNano": str(max(start, 0)), "endTimeUnixNano": str(end),
-        "attributes": attrs, "status": status,
-    }
-    if event.seq != first_seq:
-        span["parentSpanId"] = span_id(event.run, first_seq)
-    return span
-
-
-def _attr(key: str, value: Any) -> dict[str, Any]:
-    if isinstance(value, bool):
-        return {"key": key, "value": {"boolValue": value}}
-    if isinstance(value, int):
-        return {"key": key, "value": {"intValue": str(value)}}
-    if isinstance(value, float):
-        return {"key": key, "value": {"doubleValue": value}}
-    return {"key": key, "value": {"stringValue": str(value)}}
 
 
 # -- in --------------------------------------------------------------------------------
@@ -191,7 +89,7 @@ def otlp_events(path: Path, shown: str) -> list[LedgerEvent]:
 
 def _documents(text: str, shown: str) -> list[dict[str, Any]]:
     try:
-        whole = json.loads(text)
+        whole = _loads(text, shown, None)
         return [whole] if isinstance(whole, dict) else []
     except json.JSONDecodeError:
         pass
@@ -200,7 +98,7 @@ def _documents(text: str, shown: str) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            doc = json.loads(line)
+            doc = _loads(line, shown, number)
         except json.JSONDecodeError as exc:
             raise LedgerError(f"cannot import {shown}", [Problem(
                 "import_bad_otlp", f"not JSON (neither one document nor one per line): "
@@ -208,6 +106,17 @@ def _documents(text: str, shown: str) -> list[dict[str, Any]]:
         if isinstance(doc, dict):
             docs.append(doc)
     return docs
+
+
+def _loads(text: str, shown: str, line: int | None) -> Any:
+    """`json.loads`, with nesting too deep for the parser as a `LedgerError`."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise LedgerError(f"cannot import {shown}", [Problem(
+            "import_bad_otlp", "the JSON nests arrays or objects too deeply to read "
+            "(OTLP trace data nests a few levels); is this the right file?", shown,
+            line)]) from None
 
 
 def _list(obj: Any, key: str, shown: str) -> list[Any]:
@@ -276,19 +185,27 @@ def _ts(nanos: int, shown: str) -> datetime | None:
             "are unix nanoseconds", shown)]) from None
 
 
+#: Attribute pairs (GenAI semantic conventions, OpenInference) read for each value.
+INPUT_TOKENS: Final = ("gen_ai.usage.input_tokens", "llm.token_count.prompt")
+OUTPUT_TOKENS: Final = ("gen_ai.usage.output_tokens", "llm.token_count.completion")
+MODEL_KEYS: Final = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
+AGENT_KEYS: Final = ("gen_ai.agent.name", "agent.name")
+TOOL_KEYS: Final = ("gen_ai.tool.name", "tool.name")
+
+
+def _first(a: Mapping[str, Any], keys: Iterable[str]) -> Any:
+    return next((a[k] for k in keys if a.get(k) is not None), None)
+
+
 def _trace(tid: str, items: list[tuple[dict[str, Any], str]], shown: str) -> list[LedgerEvent]:
     attrs = {str(s["spanId"]): _attributes(s.get("attributes")) for s, _ in items}
-    if all("crewbook.kind" in attrs[str(s["spanId"])] for s, _ in items):
+    if any("crewbook.kind" in a for a in attrs.values()):
         return _crewbook_trace(items, attrs, shown)
     parents = {str(s["spanId"]): str(s.get("parentSpanId") or "") for s, _ in items}
     with_usage = {sid for sid, a in attrs.items()
-                  if "gen_ai.usage.input_tokens" in a or "gen_ai.usage.output_tokens" in a}
-    rolled_up: set[str] = set()
-    for sid in with_usage:  # every ancestor of a span with usage sums it already
-        parent, hops = parents.get(sid, ""), 0
-        while parent in parents and hops < len(parents):
-            rolled_up.add(parent)
-            parent, hops = parents[parent], hops + 1
+                  if _first(a, INPUT_TOKENS) is not None or _first(a, OUTPUT_TOKENS) is not None}
+    rolled_up = _ancestors(with_usage, parents)
+    agents = _agents(attrs, parents)
     ordered = sorted(items, key=lambda i: (_time(i[0].get("startTimeUnixNano")),
                                            _time(i[0].get("endTimeUnixNano")),
                                            str(i[0]["spanId"])))
@@ -308,19 +225,28 @@ def _trace(tid: str, items: list[tuple[dict[str, Any], str]], shown: str) -> lis
         status = _dict(span.get("status"))
         code = status.get("code")
         failed = code in (STATUS_ERROR, "STATUS_CODE_ERROR") or "error.type" in a
-        role = _agent(sid, attrs, parents) or svc
+        role = agents.get(sid) or svc
         operation = a.get("gen_ai.operation.name")
-        stage = a.get("gen_ai.tool.name") or operation or span.get("name")
-        usage: dict[str, Any] = {"tokens_in": count(a.get("gen_ai.usage.input_tokens")),
-                                 "tokens_out": count(a.get("gen_ai.usage.output_tokens"))}
+        kind = a.get("openinference.span.kind")
+        stage = _first(a, TOOL_KEYS) or operation or (
+            str(kind).lower() if kind else None) or span.get("name")
+        usage: dict[str, Any] = {"tokens_in": count(_first(a, INPUT_TOKENS)),
+                                 "tokens_out": count(_first(a, OUTPUT_TOKENS))}
+        cost = a.get("llm.cost.total")
+        if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0 \
+                and cost == cost and cost != float("inf"):
+            usage["cost"] = float(cost)
         payload: dict[str, Any] = {"span": span.get("name"), "span_id": sid,
                                    "parent_span_id": parents[sid] or None,
                                    "operation": operation}
+        if kind:
+            payload["span_kind"] = kind
         if sid in rolled_up and sid in with_usage:
             payload["usage_rollup"] = {k: v for k, v in usage.items() if v is not None}
             usage = {}
-        if a.get("gen_ai.request.model") or a.get("gen_ai.response.model"):
-            payload["model"] = a.get("gen_ai.response.model") or a.get("gen_ai.request.model")
+        model = _first(a, MODEL_KEYS)
+        if model:
+            payload["model"] = model
         verdict = str(a.get("error.type") or "error") if failed else "done"
         run.add("error" if failed else "report", _ts(end, shown), record=f"span {sid}", role=role,
                 stage=str(stage) if stage is not None else None, verdict=verdict,
@@ -337,34 +263,69 @@ def _trace(tid: str, items: list[tuple[dict[str, Any], str]], shown: str) -> lis
     return run.events
 
 
-def _agent(sid: str, attrs: dict[str, dict[str, Any]], parents: dict[str, str]) -> str | None:
-    hops = 0
-    while sid in attrs and hops <= len(attrs):
-        name = attrs[sid].get("gen_ai.agent.name")
-        if isinstance(name, str) and name:
-            return name
-        sid, hops = parents.get(sid, ""), hops + 1
-    return None
+def _ancestors(spans: set[str], parents: dict[str, str]) -> set[str]:
+    """Every ancestor of `spans` (whose usage their own usage already sums). Each span is
+    visited once: a walk stops at the first ancestor already marked, so a chain of n
+    spans costs n steps, not n²; a cycle ends the walk too."""
+    marked: set[str] = set()
+    for sid in spans:
+        parent = parents.get(sid, "")
+        while parent in parents and parent not in marked:
+            marked.add(parent)
+            parent = parents[parent]
+    return marked
+
+
+def _agents(attrs: dict[str, dict[str, Any]], parents: dict[str, str]) -> dict[str, str]:
+    """Span id → the agent name on the span or its nearest ancestor (OpenInference: an
+    AGENT span's name when it has no agent attribute). Each span's answer is kept, so a
+    chain of n spans takes n steps in all."""
+    known: dict[str, str | None] = {}
+    for start in attrs:
+        path: list[str] = []
+        sid, found = start, None
+        seen: set[str] = set()
+        while sid in attrs and sid not in known and sid not in seen:
+            seen.add(sid)
+            name = _first(attrs[sid], AGENT_KEYS)
+            if isinstance(name, str) and name:
+                found = name
+                break
+            path.append(sid)
+            sid = parents.get(sid, "")
+        else:
+            found = known.get(sid)
+        if found is not None and sid in attrs and sid not in known:
+            known[sid] = found
+        for step in path:
+            known[step] = found
+    return {sid: name for sid, name in known.items() if name}
 
 
 def _crewbook_trace(items: list[tuple[dict[str, Any], str]], attrs: dict[str, dict[str, Any]],
                     shown: str) -> list[LedgerEvent]:
-    """Spans written by `to_otlp`: the events exactly as they were."""
+    """Spans written by `to_otlp`: the events exactly as they were (the spans no event
+    stands for, the run's and the turns', are skipped)."""
     events = []
     for span, _ in items:
         a = attrs[str(span["spanId"])]
+        if "crewbook.kind" not in a:
+            continue
         data: dict[str, Any] = {f: a[f"crewbook.{f}"] for f in CREWBOOK_FIELDS
                                 if f"crewbook.{f}" in a}
-        data["run"] = a.get("gen_ai.conversation.id")
-        data["role"] = a.get("gen_ai.agent.name")
-        data["tokens_in"] = a.get("gen_ai.usage.input_tokens")
-        data["tokens_out"] = a.get("gen_ai.usage.output_tokens")
-        data["ts"] = _ts(_time(span.get("endTimeUnixNano")), shown)
+        if "crewbook.run" in a:
+            data["ts"] = a.get("crewbook.ts")
+        else:  # written before crewbook.run and crewbook.ts: the span end is the time
+            data["run"] = a.get("gen_ai.conversation.id")
+            data["role"] = a.get("gen_ai.agent.name")
+            data["tokens_in"] = a.get("gen_ai.usage.input_tokens")
+            data["tokens_out"] = a.get("gen_ai.usage.output_tokens")
+            data["ts"] = _ts(_time(span.get("endTimeUnixNano")), shown)
         try:
             data["payload"] = json.loads(a["crewbook.payload"]) if "crewbook.payload" in a \
                 else {}
             events.append(LedgerEvent.model_validate(data))
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, RecursionError) as exc:
             raise LedgerError(f"cannot import {shown}", [Problem(
                 "import_bad_otlp", f"span {span['spanId']} carries crewbook attributes that "
                 f"are not a valid event: {exc}", shown)]) from None

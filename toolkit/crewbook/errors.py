@@ -30,6 +30,8 @@ The hierarchy (each class also subclasses the natural built-in, so an existing
     ├── AlreadyExistsError (FileExistsError)   refusing to overwrite without `force`
     ├── DotNotFoundError (FileNotFoundError)   Graphviz's `dot` is needed and missing
     ├── DotError (RuntimeError)           `dot` failed or timed out
+    ├── SendError (ConnectionError)       an OTLP endpoint refused spans or could not
+    │                                     be reached
     └── LoopRefused (RuntimeError)        an engine refused a report; nothing changed
 
 Messages say what happened, why, and what to do. A `Problem` is data, not an
@@ -233,6 +235,10 @@ class DotNotFoundError(CrewbookError, FileNotFoundError):
 
 class DotError(CrewbookError, RuntimeError):
     """`dot` ran but failed, or took longer than its timeout."""
+
+
+class SendError(CrewbookError, ConnectionError):
+    """An OTLP endpoint refused the spans sent, or could not be reached (after retries)."""
 
 
 class AlreadyExistsError(CrewbookError, FileExistsError):

@@ -1,5 +1,6 @@
 """The ``crewbook ledger`` command: ``summary PATH… [--json]``, ``convert PATH --to parquet``,
-``import SRC… -o OUT.jsonl [--from SOURCE]`` and ``export LEDGER --otlp -o spans.json``.
+``import SRC… -o OUT.jsonl [--from SOURCE]`` and ``export LEDGER --otlp -o spans.json``
+(``[--format protobuf] [--otlp-endpoint URL [--header K=V]]``).
 
 `register` adds the command to the main parser's subparsers; each subcommand sets
 ``func(args) -> int``: 0 when every line was a valid event, 1 when invalid input was
@@ -12,6 +13,7 @@ import argparse
 import sys
 import warnings
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -94,16 +96,32 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
 
     export = commands.add_parser(
         "export", parents=parents, help="export a ledger as OpenTelemetry GenAI spans",
-        description="Write a ledger's runs as OTLP JSON (a run is a trace, an event a span, "
-        "GenAI semantic conventions plus crewbook.* attributes), for Jaeger, Phoenix or "
-        "Langfuse. Importing the file gives back the same events.",
+        description="Write a ledger's runs as OTLP traces, or send them to an OTLP/HTTP "
+        "endpoint (Phoenix, Langfuse, Jaeger, any collector). A run is an invoke_workflow "
+        "span, a role's turn an invoke_agent span, a model call a chat span with model, "
+        "tokens and cost (GenAI semantic conventions and OpenInference), plus crewbook.* "
+        "attributes: importing the file gives back the same events.",
     )
     export.add_argument("ledger", type=Path, metavar="LEDGER",
                         help="a ledger file, a folder of them, or a spec-kit run folder")
-    export.add_argument("--otlp", action="store_true", required=True,
-                        help="write OTLP JSON (the only export format)")
-    export.add_argument("-o", "--output", type=Path, metavar="OUT", required=True,
-                        help="the JSON file to write")
+    export.add_argument("--otlp", action="store_true",
+                        help="OTLP (the only export format; accepted for clarity)")
+    export.add_argument("-o", "--output", type=Path, metavar="OUT",
+                        help="the file to write (needed unless --otlp-endpoint is given)")
+    export.add_argument("--format", choices=["json", "protobuf"], default="json",
+                        help="OTLP JSON (default) or protobuf (an ExportTraceServiceRequest)")
+    export.add_argument("--otlp-endpoint", metavar="URL",
+                        help="send the spans to this OTLP/HTTP endpoint (protobuf, gzip, "
+                        "batched, retried), e.g. http://127.0.0.1:6006 for Phoenix")
+    export.add_argument("--header", action="append", default=[], metavar="K=V",
+                        help="an HTTP header for the endpoint (repeatable), e.g. "
+                        "'Authorization=Bearer TOKEN'")
+    export.add_argument("--clockless-at", metavar="TIME",
+                        help="place runs whose source had no clock (SWE-agent) from this "
+                        "ISO-8601 time, or 'now' (default: leave them out, counted)")
+    export.add_argument("--trace-project", metavar="NAME",
+                        help="the Phoenix project the traces go to "
+                        "(openinference.project.name)")
     _finish(export, common, export_command)
 
 
@@ -265,24 +283,105 @@ def import_command(args: argparse.Namespace) -> int:
 
 
 def export_command(args: argparse.Namespace) -> int:
-    """``crewbook ledger export --otlp``: the ledger's runs as OTLP JSON spans."""
-    from ..ledger.otlp import write_otlp
+    """``crewbook ledger export``: the ledger's runs as OTLP spans, written or sent."""
+    from ..errors import SendError, UsageError
     from ..ledger.reader import read_ledger
 
     as_json = getattr(args, "json", False)
+    if args.output is None and args.otlp_endpoint is None:
+        print("give the file to write (-o OUT) or the endpoint to send to "
+              "(--otlp-endpoint URL)", file=sys.stderr)
+        return 2
     try:
+        clockless_at = _clockless_at(args.clockless_at)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             df = read_ledger(args.ledger)
+        sent = _send(args, df, clockless_at) if args.otlp_endpoint else None
+        export = sent.export if sent is not None else None
+        if args.output is not None:
+            export = _write_export(args, df, clockless_at)
     except LedgerError as exc:
         return _fail(exc.problems, as_json)
-    write_otlp(df, args.output)
-    runs = int(df["run"].nunique())
+    except UsageError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except SendError as exc:
+        if as_json:
+            emit_json({"error": {"type": "SendError", "message": str(exc)}})
+        else:
+            print(exc, file=sys.stderr)
+        return 1
+    assert export is not None
+    doc: dict[str, Any] = {"traces": export.traces, "spans": export.spans,
+                           "placed": export.placed, "left_out": export.left_out}
+    if args.output is not None:
+        doc["output"] = str(args.output)
+    if sent is not None:
+        doc.update(endpoint=sent.endpoint, requests=sent.requests, retries=sent.retries,
+                   rejected=sent.rejected)
     if as_json:
-        emit_json({"output": str(args.output), "spans": len(df), "traces": runs})
+        emit_json(doc)
+        return 1 if sent is not None and sent.rejected else 0
+    what = f"{plural(export.traces, 'trace')}, {plural(export.spans, 'span')}"
+    if args.output is not None:
+        print(f"wrote {args.output} ({what})")
+    if sent is not None:
+        print(f"sent {what} to {sent.endpoint} in {plural(sent.requests, 'request')}"
+              + (f"; it rejected {plural(sent.rejected, 'span')}: "
+                 + "; ".join(sent.messages) if sent.rejected else ""))
+    if export.placed:
+        print(f"{plural(export.placed, 'event')} without a clock placed after the run's "
+              "previous span (flagged crewbook.time_placed)")
+    if export.left_out:
+        print(f"left out {plural(len(export.left_out), 'run')} with no clock at all "
+              f"({', '.join(export.left_out[:3])}{'…' if len(export.left_out) > 3 else ''}):"
+              " --clockless-at TIME (or now) places them")
+    return 1 if sent is not None and sent.rejected else 0
+
+
+def _clockless_at(text: str | None) -> datetime | None:
+    """``--clockless-at``: None, ``now`` (to the second), or an ISO-8601 time (UTC when
+    it names no offset)."""
+    from ..errors import UsageError
+
+    if text is None:
+        return None
+    if text == "now":
+        return datetime.now(UTC).replace(microsecond=0)
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"--clockless-at takes an ISO-8601 time such as "
+                         f"2026-01-05T12:00:00Z, or 'now'; not {text!r}") from None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def _send(args: argparse.Namespace, df: pd.DataFrame,
+          clockless_at: datetime | None) -> Any:
+    from ..ledger.otlp_send import parse_headers, send_otlp
+
+    return send_otlp(df, args.otlp_endpoint, parse_headers(args.header),
+                     clockless_at=clockless_at, project=args.trace_project)
+
+
+def _write_export(args: argparse.Namespace, df: pd.DataFrame,
+                  clockless_at: datetime | None) -> Any:
+    import json
+
+    from ..ledger.otlp_export import otlp_export
+
+    export = otlp_export(df, clockless_at=clockless_at, project=args.trace_project)
+    path = Path(args.output)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if args.format == "protobuf":
+        from ..ledger.otlp_send import to_protobuf
+
+        path.write_bytes(to_protobuf(export.document))
     else:
-        print(f"wrote {args.output} ({plural(runs, 'trace')}, {plural(len(df), 'span')})")
-    return 0
+        path.write_text(json.dumps(export.document, indent=1, sort_keys=True,
+                                   ensure_ascii=False) + "\n", encoding="utf-8")
+    return export
 
 
 def summarise(df: pd.DataFrame) -> dict[str, Any]:

@@ -62,9 +62,12 @@ def looks_like(text: str) -> bool:
 
 
 def otlp_events(path: Path, shown: str) -> list[LedgerEvent]:
-    """The events of an OTLP JSON file of traces (one run per trace)."""
-    text = read_text(path, "import_bad_otlp")
-    documents = _documents(text, shown)
+    """The events of an OTLP file of traces (one run per trace): OTLP JSON (one document,
+    or one per line), or protobuf (an ``ExportTraceServiceRequest``, as
+    ``crewbook ledger export --format protobuf`` writes)."""
+    documents = _protobuf_documents(path, shown)
+    if documents is None:
+        documents = _documents(read_text(path, "import_bad_otlp"), shown)
     spans: list[tuple[dict[str, Any], str]] = []
     for doc_index, doc in enumerate(documents):
         for rs in _list(doc, "resourceSpans", shown):
@@ -85,6 +88,43 @@ def otlp_events(path: Path, shown: str) -> list[LedgerEvent]:
     for tid in traces:
         events.extend(_trace(tid, traces[tid], shown))
     return events
+
+
+def looks_like_protobuf(path: Path) -> bool:
+    """Whether a file is OTLP protobuf: named ``.pb`` / ``.binpb``, or starting with the
+    tag of ``resource_spans`` (field 1, bytes) and not UTF-8 text."""
+    if path.suffix in (".pb", ".binpb"):
+        return True
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    if not head.startswith(b"\n"):
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def _protobuf_documents(path: Path, shown: str) -> list[dict[str, Any]] | None:
+    """The document of a protobuf file; None when the file is not protobuf."""
+    if not looks_like_protobuf(path):
+        return None
+    from .otlp_send import from_protobuf, proto_decode_error
+
+    try:
+        return [from_protobuf(path.read_bytes())]
+    except OSError as exc:
+        raise LedgerError(f"cannot import {shown}", [Problem(
+            "import_bad_otlp", f"cannot read the file: {exc}", shown)]) from None
+    except proto_decode_error():
+        raise LedgerError(f"cannot import {shown}", [Problem(
+            "import_bad_otlp", "not an OTLP protobuf ExportTraceServiceRequest (the file "
+            "is named .pb or is binary); export OTLP JSON, or check the file", shown)]) \
+            from None
 
 
 def _documents(text: str, shown: str) -> list[dict[str, Any]]:

@@ -53,7 +53,7 @@ def detect(path: str | os.PathLike[str]) -> str:
     stripped = head.lstrip()
     from .. import otlp
 
-    if otlp.looks_like(stripped):
+    if otlp.looks_like(stripped) or otlp.looks_like_protobuf(path):
         return "otlp"
     if _ledger_line(stripped.split("\n", 1)[0]):
         return "crewbook"

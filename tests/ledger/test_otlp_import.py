@@ -1,0 +1,203 @@
+"""OTLP import: what OpenInference instrumentations and Phoenix write, what crewbook
+writes, and hostile shapes (nesting too deep to parse, parent chains 40,000 deep)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from crewbook import import_runs, read_ledger
+from crewbook.errors import LedgerError
+from crewbook.ledger import otlp
+from crewbook.ledger.otlp_export import write_otlp
+
+HISTORY = Path(__file__).resolve().parents[1] / "data" / "ledgers" / "history"
+T0 = 1_735_689_600 * 10**9  # 2025-01-01T00:00:00Z in ns
+TRACE = "7d3f1a2b4c5d6e7f8091a2b3c4d5e6f7"
+
+
+def _value(v: Any) -> dict[str, Any]:
+    if isinstance(v, bool):
+        return {"boolValue": v}
+    if isinstance(v, int):
+        return {"intValue": str(v)}
+    if isinstance(v, float):
+        return {"doubleValue": v}
+    return {"stringValue": v}
+
+
+def span(sid: str, name: str, start_ms: int, end_ms: int, parent: str | None = None,
+         **attributes: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "traceId": TRACE, "spanId": sid, "name": name,
+        "startTimeUnixNano": str(T0 + start_ms * 10**6),
+        "endTimeUnixNano": str(T0 + end_ms * 10**6), "status": {"code": 0},
+        "attributes": [{"key": k, "value": _value(v)} for k, v in attributes.items()]}
+    if parent:
+        out["parentSpanId"] = parent
+    return out
+
+
+def document(spans: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"resourceSpans": [{
+        "resource": {"attributes": [{"key": "service.name",
+                                     "value": {"stringValue": "support-bot"}}]},
+        "scopeSpans": [{"scope": {"name": "openinference.instrumentation.openai"},
+                        "spans": spans}]}]}
+
+
+#: What an OpenInference instrumentation writes (attribute names from
+#: Arize-ai/openinference's semantic conventions): an AGENT span over an LLM call and
+#: a TOOL call, with no gen_ai.* attribute at all.
+OPENINFERENCE = document([
+    span("b000000000000001", "support agent", 0, 9000, None,
+         **{"openinference.span.kind": "AGENT", "agent.name": "support",
+            "input.value": "where is my order?"}),
+    span("b000000000000002", "ChatCompletion", 100, 2100, "b000000000000001",
+         **{"openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini",
+            "llm.provider": "openai", "llm.token_count.prompt": 812,
+            "llm.token_count.completion": 64, "llm.token_count.total": 876,
+            "llm.cost.total": 0.00016}),
+    span("b000000000000003", "lookup_order", 2200, 2500, "b000000000000001",
+         **{"openinference.span.kind": "TOOL", "tool.name": "lookup_order"}),
+])
+
+
+def test_openinference_spans_import_with_model_tokens_cost_and_agent(
+        tmp_path: Path) -> None:
+    path = tmp_path / "phoenix.json"
+    path.write_text(json.dumps(OPENINFERENCE), encoding="utf-8")
+    df = import_runs(path)
+    rows = df[df["kind"] == "report"].reset_index(drop=True)
+    assert list(rows["stage"]) == ["agent", "llm", "lookup_order"]
+    assert list(rows["role"]) == ["support"] * 3  # agent.name, inherited by the children
+    llm = rows.iloc[1]
+    assert (llm["tokens_in"], llm["tokens_out"], llm["cost"]) == (812, 64, 0.00016)
+    assert llm["payload"]["model"] == "gpt-4o-mini"
+    assert llm["payload"]["span_kind"] == "LLM"
+    assert llm["duration_ms"] == 2000
+    assert df["tokens_in"].sum() == 812  # counted once: the agent span carries none
+
+
+def test_openinference_usage_on_a_parent_is_not_counted_twice(tmp_path: Path) -> None:
+    doc = json.loads(json.dumps(OPENINFERENCE))
+    root = doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    root["attributes"].append({"key": "llm.token_count.prompt", "value": {"intValue": "812"}})
+    path = tmp_path / "phoenix.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    df = import_runs(path)
+    assert df["tokens_in"].sum() == 812
+    agent = df[df["stage"] == "agent"].iloc[0]
+    assert agent["payload"]["usage_rollup"] == {"tokens_in": 812}
+
+
+def test_an_older_crewbook_export_still_imports(tmp_path: Path) -> None:
+    """Exports written before crewbook.run and crewbook.ts: the span end is the time."""
+    old = {"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": [{
+        "traceId": TRACE, "spanId": "c000000000000001", "name": "build",
+        "startTimeUnixNano": str(T0 - 5 * 10**9), "endTimeUnixNano": str(T0),
+        "attributes": [
+            {"key": "gen_ai.conversation.id", "value": {"stringValue": "r-1"}},
+            {"key": "gen_ai.agent.name", "value": {"stringValue": "developer"}},
+            {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "10"}},
+            {"key": "crewbook.kind", "value": {"stringValue": "report"}},
+            {"key": "crewbook.seq", "value": {"intValue": "0"}},
+            {"key": "crewbook.loop", "value": {"stringValue": "crew"}},
+            {"key": "crewbook.duration_ms", "value": {"intValue": "5000"}}]}]}]}]}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old), encoding="utf-8")
+    df = import_runs(path)
+    assert (df["run"][0], df["role"][0], df["tokens_in"][0]) == ("r-1", "developer", 10)
+    assert df["ts"][0] == pd.Timestamp(T0, unit="ns", tz="UTC")
+
+
+def test_a_crewbook_export_imports_without_its_structure_spans(tmp_path: Path) -> None:
+    runs = read_ledger(sorted(HISTORY.glob("*.jsonl"))[:2])
+    back = import_runs(write_otlp(runs, tmp_path / "spans.json"))
+    assert len(back) == len(runs)  # the run and turn spans give no event
+
+
+# -- hostile shapes ----------------------------------------------------------------------
+
+
+def test_nesting_too_deep_to_parse_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text('{"resourceSpans": ' + "[" * 100_000, encoding="utf-8")
+    with pytest.raises(LedgerError, match="nests arrays or objects too deeply") as caught:
+        import_runs(path, source="otlp")
+    assert caught.value.problems[0].path == str(path)
+
+
+def test_nesting_too_deep_on_one_line_of_many_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "deep.jsonl"
+    path.write_text(json.dumps(OPENINFERENCE) + "\n" + '{"resourceSpans": '
+                    + "[" * 100_000 + "\n", encoding="utf-8")
+    with pytest.raises(LedgerError, match="too deeply") as caught:
+        import_runs(path, source="otlp")
+    assert caught.value.problems[0].line == 2
+
+
+class Counting(dict[str, str]):
+    """A dict that counts its lookups: the work an ancestor walk does."""
+
+    lookups = 0
+
+    def get(self, key: str, default: Any = None) -> Any:
+        Counting.lookups += 1
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> str:
+        Counting.lookups += 1
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        Counting.lookups += 1
+        return super().__contains__(key)
+
+
+def chain(n: int) -> Iterator[tuple[str, str]]:
+    """(span, parent) of a chain n spans deep, the root first."""
+    for i in range(n):
+        yield f"{i:016x}", f"{i - 1:016x}" if i else ""
+
+
+@pytest.mark.parametrize("n", [1_000, 8_000])
+def test_ancestor_walks_take_linear_steps(n: int) -> None:
+    parents = Counting(chain(n))
+    attrs: dict[str, dict[str, Any]] = {sid: {} for sid in parents}
+    attrs[f"{0:016x}"] = {"gen_ai.agent.name": "root agent"}
+    Counting.lookups = 0
+    rolled = otlp._ancestors(set(parents), parents)
+    agents = otlp._agents(attrs, parents)
+    assert len(rolled) == n - 1
+    assert set(agents.values()) == {"root agent"}
+    assert len(agents) == n
+    assert Counting.lookups <= 12 * n  # quadratic walks make n²/2 lookups
+
+
+def test_a_40000_span_chain_imports(tmp_path: Path) -> None:
+    n = 40_000
+    spans = [span(sid, "step", i, i + 1, parent or None, **{
+        "gen_ai.usage.input_tokens": 1, **({"gen_ai.agent.name": "deep"} if not i else {})})
+        for i, (sid, parent) in enumerate(chain(n))]
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps(document(spans)), encoding="utf-8")
+    df = import_runs(path)
+    assert len(df) == n + 2
+    assert df["tokens_in"].sum() == 1  # only the deepest span's usage is its own
+    assert set(df["role"].dropna()) == {"deep"}
+
+
+def test_a_parent_cycle_ends(tmp_path: Path) -> None:
+    spans = [span("d000000000000001", "a", 0, 1, "d000000000000002",
+                  **{"gen_ai.usage.input_tokens": 3}),
+             span("d000000000000002", "b", 0, 1, "d000000000000001")]
+    path = tmp_path / "cycle.json"
+    path.write_text(json.dumps(document(spans)), encoding="utf-8")
+    df = import_runs(path)
+    assert len(df) == 3  # init and the two spans; no root, so no finish

@@ -124,6 +124,8 @@ def test_a_model_call_is_an_llm_span_with_tokens_and_cost(
     assert sum(attrs(s)["gen_ai.usage.output_tokens"] for s in llm) \
         == spent["tokens_out"].sum()
     assert sum(attrs(s)["llm.cost.total"] for s in llm) == pytest.approx(spent["cost"].sum())
+    assert [attrs(s)["gen_ai.usage.cost"] for s in llm] == [attrs(s)["llm.cost.total"]
+                                                           for s in llm]
     for span in llm:
         a = attrs(span)
         assert span["name"] == "chat"

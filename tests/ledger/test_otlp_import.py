@@ -96,6 +96,15 @@ def test_openinference_usage_on_a_parent_is_not_counted_twice(tmp_path: Path) ->
     assert agent["payload"]["usage_rollup"] == {"tokens_in": 812}
 
 
+def test_a_cost_under_the_genai_name_is_read(tmp_path: Path) -> None:
+    doc = document([span("e000000000000001", "chat gpt-4o", 0, 10, None, **{
+        "gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 5,
+        "gen_ai.usage.cost": 0.25})])
+    path = tmp_path / "langfuse.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    assert import_runs(path)["cost"].sum() == 0.25
+
+
 def test_an_older_crewbook_export_still_imports(tmp_path: Path) -> None:
     """Exports written before crewbook.run and crewbook.ts: the span end is the time."""
     old = {"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": [{

@@ -13,14 +13,14 @@ first start time, then one ``report`` per span (``error`` when the status is ERR
 the span or its nearest ancestor, else the service name; stage = the tool name
 (``gen_ai.tool.name``, ``tool.name``), else the operation, else the OpenInference span
 kind, else the span name; tokens from ``gen_ai.usage.*`` or ``llm.token_count.prompt`` /
-``completion``; cost from ``llm.cost.total``; the model (``gen_ai.response.model``,
-``gen_ai.request.model``, ``llm.model_name``) in ``payload.model``; ts = end; duration
-from start and end. Tokens of a span whose descendants also carry usage (an
-``invoke_agent`` summing its ``chat`` calls) go to ``payload.usage_rollup`` and are not
-counted twice. Each trace ends with a ``finish`` whose verdict is the root span's status:
-``ok``, ``unset``, or the error type. Ancestor walks visit each span once (a chain of
-40,000 spans imports in linear time), and JSON nested too deep to parse is a
-`LedgerError`, never a ``RecursionError``.
+``completion``; cost from ``llm.cost.total`` or ``gen_ai.usage.cost``; the model
+(``gen_ai.response.model``, ``gen_ai.request.model``, ``llm.model_name``) in
+``payload.model``; ts = end; duration from start and end. Tokens of a span whose
+descendants also carry usage (an ``invoke_agent`` summing its ``chat`` calls) go to
+``payload.usage_rollup`` and are not counted twice. Each trace ends with a ``finish``
+whose verdict is the root span's status: ``ok``, ``unset``, or the error type. Ancestor
+walks visit each span once (a chain of 40,000 spans imports in linear time), and JSON
+nested too deep to parse is a `LedgerError`, never a ``RecursionError``.
 """
 
 from __future__ import annotations
@@ -231,6 +231,7 @@ OUTPUT_TOKENS: Final = ("gen_ai.usage.output_tokens", "llm.token_count.completio
 MODEL_KEYS: Final = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
 AGENT_KEYS: Final = ("gen_ai.agent.name", "agent.name")
 TOOL_KEYS: Final = ("gen_ai.tool.name", "tool.name")
+COST_KEYS: Final = ("llm.cost.total", "gen_ai.usage.cost")
 
 
 def _first(a: Mapping[str, Any], keys: Iterable[str]) -> Any:
@@ -272,7 +273,7 @@ def _trace(tid: str, items: list[tuple[dict[str, Any], str]], shown: str) -> lis
             str(kind).lower() if kind else None) or span.get("name")
         usage: dict[str, Any] = {"tokens_in": count(_first(a, INPUT_TOKENS)),
                                  "tokens_out": count(_first(a, OUTPUT_TOKENS))}
-        cost = a.get("llm.cost.total")
+        cost = _first(a, COST_KEYS)
         if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0 \
                 and cost == cost and cost != float("inf"):
             usage["cost"] = float(cost)

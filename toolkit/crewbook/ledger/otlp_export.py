@@ -4,8 +4,10 @@ Two vocabularies on every span, because viewers read one or the other: the OpenT
 GenAI semantic conventions (``gen_ai.operation.name``, ``gen_ai.agent.name``,
 ``gen_ai.request.model``, ``gen_ai.provider.name``, ``gen_ai.usage.*``, ``error.type``)
 and OpenInference's, which Arize Phoenix and Arize read (``openinference.span.kind``,
-``llm.model_name``, ``llm.provider``, ``llm.token_count.*``, ``llm.cost.*``,
-``input.value``, ``output.value``, ``session.id``).
+``llm.model_name``, ``llm.provider``, ``llm.token_count.*``, ``llm.cost.total``,
+``input.value``, ``output.value``, ``session.id``); cost also as ``gen_ai.usage.cost``,
+which Langfuse takes over its own price estimate. (Phoenix 20.26 prices tokens from its
+own model table and shows ``llm.cost.total`` as an attribute only.)
 
 The shape of a run's trace (``R``: a span no event stands for; the others are events):
 
@@ -388,8 +390,8 @@ def _llm_attributes(event: LedgerEvent, model: str | None) -> list[dict[str, Any
             attrs += [_attr(f"llm.token_count.prompt_details.cache_{what}", value),
                       _attr(f"gen_ai.usage.cache_{'read' if what == 'read' else 'creation'}"
                             ".input_tokens", value)]
-    if event.cost is not None:
-        attrs.append(_attr("llm.cost.total", event.cost))
+    if event.cost is not None:  # OpenInference's name; Langfuse reads gen_ai.usage.cost
+        attrs += [_attr("llm.cost.total", event.cost), _attr("gen_ai.usage.cost", event.cost)]
     return attrs
 
 

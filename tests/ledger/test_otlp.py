@@ -212,6 +212,19 @@ def test_a_failed_bar_or_a_no_go_verdict_is_an_error_span(kind: str, verdict: st
     assert kind_of(span) == ("CHAIN" if kind == "error" else "EVALUATOR")
 
 
+@pytest.mark.parametrize(("verdict", "code"), [("scope_covered", 1), ("failed", 2),
+                                               (None, 0)])
+def test_the_run_span_has_the_runs_outcome(verdict: str | None, code: int) -> None:
+    events: list[dict[str, Any]] = [{"ts": "2025-03-01T09:00:00Z", "run": "r", "seq": 0,
+                                     "loop": "crew", "kind": "init"}]
+    if verdict:
+        events.append({"ts": "2025-03-01T09:05:00Z", "run": "r", "seq": 1, "loop": "crew",
+                       "kind": "finish", "verdict": verdict})
+    root = next(s for s in spans_of(to_otlp(events)) if "parentSpanId" not in s)
+    assert root["status"]["code"] == code
+    assert ("error.type" in attrs(root)) == (code == 2)
+
+
 def test_long_texts_are_input_and_output_values_within_a_cap() -> None:
     prompt, summary = "p" * 50_000, "s" * 9_000
     event = {"ts": "2025-03-01T09:00:00Z", "run": "r", "seq": 0, "loop": "crew",

@@ -12,6 +12,7 @@ own model table and shows ``llm.cost.total`` as an attribute only.)
 The shape of a run's trace (``R``: a span no event stands for; the others are events):
 
 - the run: ``invoke_workflow {loop}`` (kind CHAIN), covering every span of the run;
+  status OK once it finished, ERROR when it finished failed (or escalated);
 - a role's turn: ``invoke_agent {role}`` (kind AGENT), from the role's ``act`` to the
   report, verdict or error that closes it (its events are its children);
 - an event with tokens, cost or a model: ``chat {model}`` (kind LLM) with model, provider,
@@ -348,7 +349,11 @@ class _RunSpans:
         if finish is not None:
             attrs += [_attr("output.value", cap(finish.summary or str(finish.verdict))),
                       _attr("output.mime_type", "text/plain")]
-            status = {"code": STATUS_OK}
+            failed = (finish.verdict or "").lower() in FAILED_VERDICTS | {"escalated"}
+            status = {"code": STATUS_ERROR, "message": finish.summary or str(finish.verdict)} \
+                if failed else {"code": STATUS_OK}
+            if failed:
+                attrs.append(_attr("error.type", str(finish.verdict)))
         if any(e.ts is None for e in self.events):
             attrs.append(_attr("crewbook.time_placed", True))
         return self._span(self.root, None, f"invoke_workflow {loop}", (start, end), attrs,

@@ -3,6 +3,7 @@ that answers as real ones do (a 503 first, a refusal, a partial success)."""
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import threading
@@ -98,6 +99,23 @@ def test_protobuf_holds_the_same_spans_with_hex_ids(runs: pd.DataFrame) -> None:
     assert [s["spanId"] for s in back] == [
         s["spanId"] for s in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]]
     assert to_protobuf(doc) == data  # deterministic
+
+
+def test_protobuf_is_what_protobufs_own_json_mapping_gives(runs: pd.DataFrame) -> None:
+    """The reference: ParseDict, once the hex ids are written as the base64 it expects."""
+    from google.protobuf import json_format
+
+    doc = to_otlp(runs)
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"][1]["attributes"].append(
+        {"key": "list", "value": {"arrayValue": {"values": [{"intValue": "1"}]}}})
+    reference = json.loads(json.dumps(doc))
+    for span in reference["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        for key in ("traceId", "spanId", "parentSpanId"):
+            if key in span:
+                span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
+    request = trace_service_pb2.ExportTraceServiceRequest()
+    json_format.ParseDict(reference, request)
+    assert to_protobuf(doc) == request.SerializeToString(deterministic=True)
 
 
 def test_a_protobuf_file_imports_back_to_the_same_events(runs: pd.DataFrame,

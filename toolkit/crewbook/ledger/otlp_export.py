@@ -422,10 +422,19 @@ def _crewbook_attributes(event: LedgerEvent) -> list[dict[str, Any]]:
 
 
 def _attr(key: str, value: Any) -> dict[str, Any]:
-    if isinstance(value, bool):
+    kind = type(value)  # exact types first: the export makes ~30 attributes per event
+    if kind is str:
+        return {"key": key, "value": {"stringValue": value}}
+    if kind is bool:
         return {"key": key, "value": {"boolValue": value}}
-    if isinstance(value, int):
+    if kind is int:
         return {"key": key, "value": {"intValue": str(value)}}
-    if isinstance(value, float):
+    if kind is float:
         return {"key": key, "value": {"doubleValue": value}}
+    if isinstance(value, bool):
+        return {"key": key, "value": {"boolValue": bool(value)}}
+    if isinstance(value, int):
+        return {"key": key, "value": {"intValue": str(int(value))}}
+    if isinstance(value, float):
+        return {"key": key, "value": {"doubleValue": float(value)}}
     return {"key": key, "value": {"stringValue": str(value)}}

@@ -2,7 +2,8 @@
 
 ``import_runs`` reads the logs of other agent tools (OpenHands, SWE-agent, aider, OTLP
 GenAI spans, spec-kit) into the same frame; ``to_otlp``/``write_otlp`` write runs out as
-OpenTelemetry GenAI spans.
+OpenTelemetry traces (GenAI and OpenInference spans) and ``send_otlp`` posts them to an
+OTLP/HTTP endpoint (Phoenix, Langfuse, a collector).
 
 ``Ledger`` appends events (one JSON line each, under a file lock); ``read_ledger``
 loads files, folders of runs and spec-kit runs into one typed DataFrame; the analysis
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from .events import KINDS, REQUIRED_BY_KIND, LedgerEvent
     from .importers import import_runs
     from .otlp import to_otlp, write_otlp
+    from .otlp_send import send_otlp
     from .parquet import PARQUET_SCHEMA, LedgerFolder, parquet_schema, write_parquet
     from .plots import plot_rounds, plot_timeline
     from .reader import (
@@ -48,6 +50,7 @@ _WHERE = {
     "validate_ledger": "reader",
     "import_speckit_runs": "reader", "speckit_events": "speckit",
     "import_runs": "importers", "to_otlp": "otlp", "write_otlp": "otlp",
+    "send_otlp": "otlp_send",
     "rework": "analyses", "run_outcomes": "analyses", "timeline": "analyses",
     "usage_by_role": "analyses", "verdict_funnel": "analyses",
     "plot_rounds": "plots", "plot_timeline": "plots",
@@ -77,6 +80,7 @@ __all__ = [
     "register_loop_rules",
     "rework",
     "run_outcomes",
+    "send_otlp",
     "speckit_events",
     "timeline",
     "to_otlp",

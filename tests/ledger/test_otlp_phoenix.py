@@ -270,18 +270,22 @@ def test_a_screenshot_of_the_trace_view(sent: Sent) -> None:
     if not CHROMIUM.exists() and shutil.which("chromium") is None:
         pytest.skip(f"no chromium at {CHROMIUM}: no screenshot")
     project = _projects(sent.url)[PROJECT]
-    url = f"{sent.url}/projects/{project}/traces/{trace_id('run-0001')}"
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    shot = SCREENSHOTS / "trace-run-0001.png"
+    # a crew run (turns, bars, verdicts) and an OpenHands run (model calls named)
+    shots = {"trace-crew-run-0001.png": ("run-0001", "invoke_workflow crew"),
+             "trace-openhands.png": ("basic_gui_mode", "chat claude-3-5-sonnet-20241022")}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
                                     args=["--no-sandbox", "--disable-gpu",
                                           "--disable-dev-shm-usage"])
         try:
             page = browser.new_page(viewport={"width": 1600, "height": 1000})
-            page.goto(url, wait_until="networkidle", timeout=120_000)
-            page.get_by_text("invoke_workflow crew").first.wait_for(timeout=120_000)
-            page.screenshot(path=str(shot), full_page=True)
+            for name, (run, text) in shots.items():
+                page.goto(f"{sent.url}/projects/{project}/traces/{trace_id(run)}",
+                          wait_until="networkidle", timeout=120_000)
+                page.get_by_text(text).first.wait_for(timeout=120_000)
+                page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
         finally:
             browser.close()
-    assert shot.stat().st_size > 10_000
+    for name in shots:
+        assert (SCREENSHOTS / name).stat().st_size > 10_000

@@ -87,3 +87,38 @@ def test_a_reader_that_left_the_pipe_is_no_error(monkeypatch) -> None:
         assert main(["routing", "presets"]) == 0
     finally:
         stdout.close()
+
+
+#: Prints, after `main(argv)`, the modules it imported (beyond Python's start-up), one a line.
+IMPORTED = ("import sys\n"
+            "before = set(sys.modules)\n"
+            "from crewbook.commands import main\n"
+            "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print('\\n'.join(sorted(set(sys.modules) - before)), file=sys.stderr)\n")
+HEAVY = ("pydantic", "pandas", "pyarrow", "numpy", "yaml", "graphviz", "matplotlib",
+         "ipywidgets", "jsonschema", "jinja2", "duckdb")
+
+
+def imported_by(*argv: str, cwd: Path | None = None) -> set[str]:
+    done = subprocess.run([sys.executable, "-c", IMPORTED, *argv], cwd=cwd,
+                          capture_output=True, text=True, check=True, timeout=120)
+    return set(done.stderr.split())
+
+
+def test_version_imports_only_the_errors_and_the_command_line() -> None:
+    """`crewbook --version` answers from a handful of modules: no model, no parser of
+    every command (benchmarks/startup.py times it)."""
+    modules = imported_by("--version")
+    ours = {m for m in modules if m.split(".")[0] == "crewbook"}
+    assert ours <= {"crewbook", "crewbook.commands", "crewbook.commands._shared",
+                    "crewbook.core", "crewbook.core.lazy", "crewbook.errors"}, sorted(ours)
+    assert len(modules) < 90, sorted(modules)
+
+
+def test_help_and_a_command_load_nothing_heavy_they_do_not_use(tour: Path) -> None:
+    """`--help` builds every parser without a model, a frame or a drawing; `status`
+    reads the project's files (pydantic, yaml) but loads no frame library."""
+    found = imported_by("--help")
+    assert [m for m in HEAVY if m in found] == []
+    found = imported_by("status", cwd=tour)
+    assert [m for m in ("pandas", "pyarrow", "numpy", "graphviz", "matplotlib") if m in found] == []

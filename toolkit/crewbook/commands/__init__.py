@@ -133,6 +133,9 @@ def _report(args: argparse.Namespace, error: CrewbookError) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    if list(sys.argv[1:] if argv is None else argv) == ["--version"]:
+        print(f"crewbook {__version__}")  # what argparse prints, without building every parser
+        return 0
     parser = build_parser()
     args = _parse(parser, argv)
     for name, default in (("project", None), ("json", False)):

@@ -21,13 +21,14 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core.atomic import write_atomic
-from ..core.loop import Act
 from ..errors import InvalidInputError, LoopRefused
-from ..pipeline.engine import InvalidPolicy, PipelineLoop, PipelineState, parse_report
 from ._shared import emit_json
+
+if TYPE_CHECKING:  # the engine loads when a step runs, not when the parser is built
+    from ..core.loop import Act
+    from ..pipeline.engine import InvalidPolicy, PipelineLoop
 
 STATE_FILE = "state.json"
 LEDGER_FILE = "ledger.jsonl"
@@ -96,6 +97,7 @@ def cmd_step(args: argparse.Namespace) -> int:
         saved = _read_state(folder)
     except (ValueError, OSError) as exc:
         return out.fail("bad_run", f"cannot read the run in {folder}: {exc}")
+    from ..pipeline.engine import PipelineState, parse_report
     from ..pipeline.pipeline import load_pipeline
 
     try:
@@ -172,6 +174,8 @@ def _read_state(folder: Path) -> dict[str, Any]:
 
 
 def _write_state(folder: Path, data: dict[str, Any]) -> None:
+    from ..core.atomic import write_atomic
+
     write_atomic(folder / STATE_FILE, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 

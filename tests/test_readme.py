@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -112,3 +113,31 @@ def test_the_tour_installs_only_what_the_tour_needs() -> None:
     assert ".[dev]" not in tour
     assert "--no-browser" in README
     assert "--port" in README
+
+
+def test_the_tour_opens_the_tour_notebook_and_passes_the_readme_arguments(tmp_path: Path) -> None:
+    """tour.sh run as the README says, on a stand-in `.venv` (pip and JupyterLab replaced
+    by scripts that record their arguments): JupyterLab gets the tour as its default URL
+    (so the URL it prints headless leads to the tour), and the README's arguments."""
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts" / "tour.sh", tmp_path / "scripts" / "tour.sh")
+    (tmp_path / "notebooks").mkdir()
+    shutil.copy(ROOT / "notebooks" / "00_tour.ipynb", tmp_path / "notebooks")
+    bin_ = tmp_path / ".venv" / "bin"
+    bin_.mkdir(parents=True)
+    for name, body in (("python", "exit 0"), ("jupyter", 'printf "%s\\n" "$@" > "$0.args"')):
+        (bin_ / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_ / name).chmod(0o755)
+    done = subprocess.run(["bash", "scripts/tour.sh", "--no-browser", "--port", "8890"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    args = (bin_ / "jupyter.args").read_text().splitlines()
+    assert args[0] == "lab"
+    root = next(a.split("=", 1)[1] for a in args if a.startswith("--ServerApp.root_dir="))
+    url = next(a.split("=", 1)[1] for a in args if a.startswith("--LabApp.default_url="))
+    assert url.startswith("/lab/tree/")
+    assert (tmp_path / root / url.removeprefix("/lab/tree/")).samefile(
+        tmp_path / "notebooks" / "00_tour.ipynb")
+    assert args[-3:] == ["--no-browser", "--port", "8890"]
+    assert ("--allow-root" in args) == (os.getuid() == 0)
+    assert "00_tour.ipynb" in done.stdout

@@ -141,3 +141,15 @@ def test_the_tour_opens_the_tour_notebook_and_passes_the_readme_arguments(tmp_pa
     assert args[-3:] == ["--no-browser", "--port", "8890"]
     assert ("--allow-root" in args) == (os.getuid() == 0)
     assert "00_tour.ipynb" in done.stdout
+
+
+#: Words of how crewbook was planned, which a user cannot look up.
+PLANNING = re.compile(r"\bissues? #?\d+|\bseed \d{3}\b|project's planning", re.I)
+
+
+def test_user_docs_say_what_the_software_does_not_how_it_was_planned() -> None:
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    found = [f"{page.relative_to(ROOT)}:{n}: {match.group(0)}" for page in pages
+             for n, line in enumerate(page.read_text("utf-8").splitlines(), 1)
+             for match in PLANNING.finditer(line)]
+    assert found == []

@@ -122,3 +122,15 @@ def test_help_and_a_command_load_nothing_heavy_they_do_not_use(tour: Path) -> No
     assert [m for m in HEAVY if m in found] == []
     found = imported_by("status", cwd=tour)
     assert [m for m in ("pandas", "pyarrow", "numpy", "graphviz", "matplotlib") if m in found] == []
+
+
+def test_a_closed_pipe_keeps_the_status_of_a_finished_command(tour: Path, monkeypatch) -> None:
+    """`crewbook validate . | head`: the problems were found before the reader left."""
+    read, write = os.pipe()
+    os.close(read)
+    stdout = os.fdopen(write, "w")
+    monkeypatch.setattr(sys, "stdout", stdout)
+    try:
+        assert main(["validate", str(tour)]) == 1
+    finally:
+        stdout.close()

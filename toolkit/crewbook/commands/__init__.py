@@ -141,6 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, default in (("project", None), ("json", False)):
         if not hasattr(args, name):
             setattr(args, name, default)
+    status = 0
     try:
         check_path_args(args)
         status = int(args.func(args))
@@ -159,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `crewbook ... | head`: the reader left, nothing is wrong
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return 0
+        return status  # the command's own status when it had finished (1: problems found)
     except OSError as exc:  # a name the OS refuses, met deeper than the arguments
         if exc.errno not in (errno.ENAMETOOLONG, errno.ELOOP):
             raise

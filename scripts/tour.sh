@@ -20,8 +20,13 @@ step "2/3 crewbook and JupyterLab, pinned by requirements/dev.lock (a few minute
 command -v dot >/dev/null || echo "note: Graphviz's 'dot' is not on PATH: drawings will show their DOT source"
 
 step "3/3 JupyterLab on notebooks/00_tour.ipynb (Ctrl-C to stop)"
+echo "The tour opens at /lab/tree/00_tour.ipynb: with --no-browser, open the URL printed below"
+echo "(it carries the path and a login token)."
 extra=()
 if [ "$(id -u)" = 0 ]; then
   extra+=(--allow-root)  # JupyterLab refuses to start as root without it (containers, CI)
 fi
-exec .venv/bin/jupyter lab notebooks/00_tour.ipynb "${extra[@]}" "$@"
+# default_url, not a file argument: the printed URL then leads to the tour too, not only
+# the browser JupyterLab opens itself (a file argument left the printed URL on the Launcher)
+exec .venv/bin/jupyter lab --ServerApp.root_dir=notebooks \
+  --LabApp.default_url=/lab/tree/00_tour.ipynb "${extra[@]}" "$@"

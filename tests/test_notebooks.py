@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
+ROOT = Path(__file__).parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 MARKER = re.compile(r"NBVAL_\w+|PYTEST_VALIDATE_IGNORE_OUTPUT")
 #: The cell tags nbval honours (its docs, "Cell tags"); any other nbval-* tag is a typo.
 NBVAL_TAGS = {"nbval-ignore-output", "nbval-skip", "nbval-check-output", "raises-exception",
@@ -112,3 +116,33 @@ def test_a_lesson_says_what_it_checked(path: Path) -> None:
             if output.get("output_type") == "execute_result"
             and BARE_CHECK.fullmatch("".join(output["data"].get("text/plain", [])).strip())]
     assert bare == [], "print a sentence instead of a bare boolean"
+
+
+#: The notebooks whose saved outputs show routes read from the user's global profile (a
+#: run with a global profile present and no isolation changed cells of exactly these).
+ROUTED = ["notebooks/03_pipeline_stepping.ipynb", "notebooks/05_coordinator.ipynb"]
+CLI = [sys.executable, "-c", "import sys; from crewbook.commands import main; sys.exit(main())"]
+
+
+@pytest.mark.slow
+def test_a_global_profile_on_the_machine_changes_no_saved_output(tmp_path: Path) -> None:
+    """A user who ran `crewbook routing init` (a global profile in `$CREWBOOK_HOME` and
+    in `$XDG_CONFIG_HOME/crewbook`) still gets every saved output back under nbval: the
+    test run points both variables at empty folders before any kernel starts."""
+    homes = [tmp_path / "crewbook-home", tmp_path / "config" / "crewbook"]
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "XDIST"))}
+    env = {**clean, "CREWBOOK_HOME": str(homes[0]), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    tour = tmp_path / "tour"
+    for home in homes:
+        subprocess.run([*CLI, "routing", "init", "codex"], check=True, capture_output=True,
+                       env={**env, "CREWBOOK_HOME": str(home)})
+    subprocess.run([*CLI, "example", "tour", str(tour)], env=env, check=True,
+                   capture_output=True)
+    shown = subprocess.run([*CLI, "routing", "show", "--project", str(tour)], env=env,
+                           capture_output=True, text=True, check=True).stdout
+    assert "global" in shown, "the profile must be one crewbook reads"
+    assert "codex" in shown
+    done = subprocess.run([sys.executable, "-m", "pytest", "-n0", "-p", "no:randomly", "-q",
+                           *ROUTED], cwd=ROOT, env=env, capture_output=True, text=True,
+                          check=False, timeout=600)
+    assert done.returncode == 0, done.stdout[-4000:]

@@ -34,67 +34,17 @@ same shape: `model`, `checks`, `frames`, `graph`, `engine`):
 - `example_project()`: a copy of the bundled tour project to try all of it on.
 
 The command line is `crewbook` (`crewbook.commands`). Importing this package is light:
-nothing heavy (pandas, pyarrow, graphviz, ipywidgets, matplotlib, IPython) loads until
-a function needs it; the ledger names load on first use. Architecture and the rules
+only the errors load at once; every other name loads its module on first use, and
+nothing heavy (pydantic models, pandas, pyarrow, graphviz, ipywidgets, matplotlib,
+IPython) loads until a function needs it. Architecture and the rules
 between layers: `docs/architecture.md`; history: `CHANGELOG.md`.
 """
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
-from typing import Any as _Any
 
-# -- artifact schemas and changes (SPEC A) ----------------------------------------------
-from .artifacts import (
-    ApplyState,
-    ArtifactState,
-    Change,
-    ChangeStatus,
-    Instructions,
-    Project,
-    RoleListing,
-    Schema,
-    SchemaListing,
-    SchemaWarning,
-    TaskItem,
-    change_status,
-    find_project_root,
-    get_schema,
-    instructions,
-    list_roles,
-    list_schemas,
-    load_schema,
-    new_change,
-    open_change,
-    validate_schema,
-)
+from .core.lazy import lazy_names as _lazy_names
 
-# -- comparing designs --------------------------------------------------------------------
-from .compare import Diff, diff_pipelines, diff_profiles, diff_runs, diff_schemas
-
-# -- the Loop protocol --------------------------------------------------------------------
-from .core.loop import Act, Loop, ManualClock, MemoryLedger, Snapshot, Status
-
-# -- the crew loop and the autonomous loop (SPEC D1-D6) ------------------------------
-from .crew import (
-    AutonomousLoop,
-    CrewLoop,
-    CrewReport,
-    crew_init,
-    crew_report,
-    crew_status,
-    crew_step,
-    loop_init,
-    loop_step,
-    open_autonomous,
-    open_crew,
-)
-
-# -- delivery roles and the coordinator (SPEC C) ----------------------------------------
-from .delivery import CoordinatorLoop, StandardLoop, review_required, start_task
-
-# -- drawings -----------------------------------------------------------------------------
-from .draw import GraphModel, Matrix, format_duration, readable
-
-# -- errors -------------------------------------------------------------------------------
+# -- errors: light, loaded at once ------------------------------------------------------
 from .errors import (
     AlreadyExistsError,
     ArtifactNotFoundError,
@@ -123,29 +73,100 @@ from .errors import (
     UnsafePathError,
     UsageError,
 )
-from .examples import example_project
 
-# -- role pipelines (SPEC B) --------------------------------------------------------------
-from .pipeline import Pipeline, PipelineLoop, load_pipeline, validate_pipeline
+#: Every other public name, by the module that defines it: loaded on first use, so
+#: `import crewbook` (and the `crewbook` command's start-up) loads no pydantic model,
+#: pandas or pyarrow until a name needs them.
+_LAZY: dict[str, tuple[str, ...]] = {
+    "artifacts": ("ApplyState", "ArtifactState", "Change", "ChangeStatus", "Instructions",
+        "Project", "RoleListing", "Schema", "SchemaListing", "SchemaWarning", "TaskItem",
+        "change_status", "find_project_root", "get_schema", "instructions", "list_roles",
+        "list_schemas", "load_schema", "new_change", "open_change", "validate_schema"),
+    "compare": ("Diff", "diff_pipelines", "diff_profiles", "diff_runs", "diff_schemas"),
+    "core.loop": ("Act", "Loop", "ManualClock", "MemoryLedger", "Snapshot", "Status"),
+    "crew": ("AutonomousLoop", "CrewLoop", "CrewReport", "crew_init", "crew_report",
+        "crew_status", "crew_step", "loop_init", "loop_step", "open_autonomous", "open_crew"),
+    "delivery": ("CoordinatorLoop", "StandardLoop", "review_required", "start_task"),
+    "draw": ("GraphModel", "Matrix", "format_duration", "readable"),
+    "examples": ("example_project",),
+    "pipeline": ("Pipeline", "PipelineLoop", "load_pipeline", "validate_pipeline"),
+    "report": ("ValidationReport",),
+    "routing": ("compare_profiles", "get_preset", "provider_presets_list",
+        "provider_profile_init", "provider_profile_show", "role_route", "task_classify",
+        "task_route_show", "task_routes"),
+    "ledger": ("Ledger", "LedgerEvent", "check_conformance", "import_runs", "import_speckit_runs",
+        "plot_rounds", "plot_timeline", "read_ledger", "rework", "run_outcomes", "timeline",
+        "to_parquet", "usage_by_role", "validate_ledger", "verdict_funnel"),
+    "simulate.policies": ("RandomPolicy", "load_policy"),
+}
 
-# -- checking -----------------------------------------------------------------------------
-from .report import ValidationReport
-
-# -- model routing (SPEC D7-D9) -----------------------------------------------------------
-from .routing import (
-    compare_profiles,
-    get_preset,
-    provider_presets_list,
-    provider_profile_init,
-    provider_profile_show,
-    role_route,
-    task_classify,
-    task_route_show,
-    task_routes,
-)
-
-# -- run ledgers: loaded on first use (pandas and pyarrow stay unloaded until then) ------
 if _TYPE_CHECKING:
+    from .artifacts import (
+        ApplyState,
+        ArtifactState,
+        Change,
+        ChangeStatus,
+        Instructions,
+        Project,
+        RoleListing,
+        Schema,
+        SchemaListing,
+        SchemaWarning,
+        TaskItem,
+        change_status,
+        find_project_root,
+        get_schema,
+        instructions,
+        list_roles,
+        list_schemas,
+        load_schema,
+        new_change,
+        open_change,
+        validate_schema,
+    )
+    from .compare import (
+        Diff,
+        diff_pipelines,
+        diff_profiles,
+        diff_runs,
+        diff_schemas,
+    )
+    from .core.loop import (
+        Act,
+        Loop,
+        ManualClock,
+        MemoryLedger,
+        Snapshot,
+        Status,
+    )
+    from .crew import (
+        AutonomousLoop,
+        CrewLoop,
+        CrewReport,
+        crew_init,
+        crew_report,
+        crew_status,
+        crew_step,
+        loop_init,
+        loop_step,
+        open_autonomous,
+        open_crew,
+    )
+    from .delivery import (
+        CoordinatorLoop,
+        StandardLoop,
+        review_required,
+        start_task,
+    )
+    from .draw import (
+        GraphModel,
+        Matrix,
+        format_duration,
+        readable,
+    )
+    from .examples import (
+        example_project,
+    )
     from .ledger import (
         Ledger,
         LedgerEvent,
@@ -163,36 +184,33 @@ if _TYPE_CHECKING:
         validate_ledger,
         verdict_funnel,
     )
+    from .pipeline import (
+        Pipeline,
+        PipelineLoop,
+        load_pipeline,
+        validate_pipeline,
+    )
+    from .report import (
+        ValidationReport,
+    )
+    from .routing import (
+        compare_profiles,
+        get_preset,
+        provider_presets_list,
+        provider_profile_init,
+        provider_profile_show,
+        role_route,
+        task_classify,
+        task_route_show,
+        task_routes,
+    )
+    from .simulate import (
+        RandomPolicy,
+        load_policy,
+    )
 
-_LAZY_LEDGER = frozenset({
-    "Ledger", "LedgerEvent", "check_conformance", "import_speckit_runs", "plot_rounds",
-    "plot_timeline",
-    "read_ledger", "rework", "run_outcomes", "timeline", "to_parquet", "usage_by_role",
-    "validate_ledger", "verdict_funnel",
-    "import_runs",
-})
 
-
-# -- what-if simulation: loaded on first use too (numpy, pandas). `simulate` and `sweep`
-# live in `crewbook.simulate` (the package's own name: ``from crewbook.simulate import
-# simulate``).
-if _TYPE_CHECKING:
-    from .simulate import RandomPolicy, load_policy
-
-_LAZY_SIMULATE = frozenset({"RandomPolicy", "load_policy"})
-
-
-def __getattr__(name: str) -> _Any:
-    if name in _LAZY_LEDGER:
-        from . import ledger
-
-        return getattr(ledger, name)
-    if name in _LAZY_SIMULATE:
-        from .simulate import policies
-
-        return getattr(policies, name)
-    raise AttributeError(f"module 'crewbook' has no attribute {name!r}")
-
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, globals())
 
 __version__ = "0.1.0"
 

@@ -102,37 +102,68 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpa
         raise
 
 
+#: Optional packages, by the crewbook extra that installs them (pyproject.toml).
+EXTRAS: dict[str, str] = {
+    "mcp": "mcp", "dask": "dask", "distributed": "dask",
+    "jupyterlab": "notebook", "jupyter_server": "notebook", "ipykernel": "notebook",
+}
+
+
+def missing_extra(exc: ModuleNotFoundError, command: str | None) -> UsageError | None:
+    """A `UsageError` naming the extra to install when `exc` is an optional package not
+    installed here; None for any other missing module (a real bug: let it show)."""
+    root = (exc.name or "").partition(".")[0]
+    extra = EXTRAS.get(root)
+    if extra is None:
+        return None
+    what = f"`crewbook {command}`" if command else "this command"
+    return UsageError(f"{what} needs the optional package {root!r}, which is not installed "
+                      f"in {sys.prefix}: pip install 'crewbook[{extra}]'")
+
+
+def _report(args: argparse.Namespace, error: CrewbookError) -> int:
+    """Print `error` (one JSON document with `--json`, else one line on stderr); returns
+    its exit status."""
+    if args.json:
+        emit_json(error_document(error))
+    else:
+        print(f"crewbook: error: {error}", file=sys.stderr)
+    return exit_status(error)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    if list(sys.argv[1:] if argv is None else argv) == ["--version"]:
+        print(f"crewbook {__version__}")  # what argparse prints, without building every parser
+        return 0
     parser = build_parser()
     args = _parse(parser, argv)
     for name, default in (("project", None), ("json", False)):
         if not hasattr(args, name):
             setattr(args, name, default)
+    status = 0
     try:
         check_path_args(args)
-        return int(args.func(args))
-    except CrewbookError as exc:
-        status = exit_status(exc)
-        if args.json:
-            emit_json(error_document(exc))
-        else:
-            print(f"crewbook: error: {exc}", file=sys.stderr)
+        status = int(args.func(args))
+        sys.stdout.flush()  # a closed pipe shows here, inside the handlers below
         return status
+    except CrewbookError as exc:
+        return _report(args, exc)
     except KeyboardInterrupt:
         print("crewbook: interrupted", file=sys.stderr)
         return 130
-    except OSError as exc:  # a name the OS refuses, met deeper than the arguments
-        if exc.errno not in (errno.ENAMETOOLONG, errno.ELOOP):
+    except ModuleNotFoundError as exc:
+        error = missing_extra(exc, getattr(args, "command", None))
+        if error is None:
             raise
-        error = UsageError(f"{exc.filename or 'a path'}: {exc.strerror}; give a shorter "
-                           "path (parts of at most 255 bytes) without a loop of links")
-        if args.json:
-            emit_json(error_document(error))
-        else:
-            print(f"crewbook: error: {error}", file=sys.stderr)
-        return 2
+        return _report(args, error)
     except BrokenPipeError:  # `crewbook ... | head`: the reader left, nothing is wrong
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return 0
+        return status  # the command's own status when it had finished (1: problems found)
+    except OSError as exc:  # a name the OS refuses, met deeper than the arguments
+        if exc.errno not in (errno.ENAMETOOLONG, errno.ELOOP):
+            raise
+        return _report(args, UsageError(
+            f"{exc.filename or 'a path'}: {exc.strerror}; give a shorter path (parts of "
+            "at most 255 bytes) without a loop of links"))

@@ -6,22 +6,26 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..artifacts.change import new_change, open_change
-from ..artifacts.instructions import instructions, list_roles
-from ..artifacts.project import as_project
-from ..artifacts.registry import list_schemas
 from ..errors import CrewbookError, Problem
-from ..examples import example_names, example_project
+from ..examples import example_names
 from ._shared import adder, emit, project_arg
+
+# Each handler imports the models it needs: building the parser (`crewbook --help`)
+# loads none of them.
 
 
 def cmd_schemas(args: argparse.Namespace) -> int:
+    from ..artifacts.registry import list_schemas
+
     listing = list_schemas(project_arg(args))
     emit(args, listing.to_dict(), str(listing))
     return 0
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from ..artifacts.change import open_change
+    from ..artifacts.project import as_project
+
     if args.change is not None:
         status = open_change(args.change, project_arg(args)).status()
         emit(args, status.to_dict(), str(status))
@@ -50,6 +54,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_archive(args: argparse.Namespace) -> int:
     from ..artifacts.archive import archive_change, preview_archive
+    from ..artifacts.change import open_change
 
     change = open_change(args.change, project_arg(args))
     if args.dry_run:
@@ -62,6 +67,8 @@ def cmd_archive(args: argparse.Namespace) -> int:
 
 
 def cmd_new_change(args: argparse.Namespace) -> int:
+    from ..artifacts.change import new_change
+
     change = new_change(
         args.name,
         args.schema,
@@ -79,18 +86,24 @@ def cmd_new_change(args: argparse.Namespace) -> int:
 
 
 def cmd_instructions(args: argparse.Namespace) -> int:
+    from ..artifacts.instructions import instructions
+
     result = instructions(args.artifact, args.change, project_arg(args), language=args.lang)
     emit(args, result.to_dict(), result.text().rstrip())
     return 0
 
 
 def cmd_roles(args: argparse.Namespace) -> int:
+    from ..artifacts.instructions import list_roles
+
     listing = list_roles(at=args.at, schema=args.schema, project=project_arg(args))
     emit(args, listing.to_dict(), str(listing))
     return 0
 
 
 def cmd_example(args: argparse.Namespace) -> int:
+    from ..examples import example_project
+
     path = example_project(args.name, args.dest)
     emit(
         args,

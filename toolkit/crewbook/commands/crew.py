@@ -118,8 +118,9 @@ def _status_text(data: dict[str, Any]) -> str:
     if data["finished"]:
         return f"{d['run']} finished: {data['finished_reason']} after {data['acts']} acts ({caps})"
     p = d["pointer"]
+    task = f"task {p['task']}" if p.get("task") else "no task yet (no box in its tasks.md)"
     return (f"{d['run']} expects {d['expected_role']} ({d['step']}) on epic {p['epic']}, "
-            f"story {p['story']}, task {p['task']} after {data['acts']} acts ({caps})")
+            f"story {p['story']}, {task} after {data['acts']} acts ({caps})")
 
 
 def _act_text(data: dict[str, Any]) -> str:

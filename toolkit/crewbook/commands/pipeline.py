@@ -21,13 +21,14 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core.atomic import write_atomic
-from ..core.loop import Act
 from ..errors import InvalidInputError, LoopRefused
-from ..pipeline.engine import InvalidPolicy, PipelineLoop, PipelineState, parse_report
 from ._shared import emit_json
+
+if TYPE_CHECKING:  # the engine loads when a step runs, not when the parser is built
+    from ..core.loop import Act
+    from ..pipeline.engine import InvalidPolicy, PipelineLoop
 
 STATE_FILE = "state.json"
 LEDGER_FILE = "ledger.jsonl"
@@ -73,6 +74,11 @@ class _LazyLedger:
             self._ledger = Ledger(self.path, run=self.run, loop="pipeline")
         return self._ledger.append(event)
 
+    @property
+    def opened(self) -> bool:
+        """Whether an act was appended (the ledger file was written)."""
+        return self._ledger is not None
+
     def close(self) -> None:
         if self._ledger is not None:
             self._ledger.close()
@@ -96,6 +102,7 @@ def cmd_step(args: argparse.Namespace) -> int:
         saved = _read_state(folder)
     except (ValueError, OSError) as exc:
         return out.fail("bad_run", f"cannot read the run in {folder}: {exc}")
+    from ..pipeline.engine import PipelineState, parse_report
     from ..pipeline.pipeline import load_pipeline
 
     try:
@@ -114,7 +121,8 @@ def cmd_step(args: argparse.Namespace) -> int:
     loop = pipeline.loop(Path(workspace), ledger=ledger, run=run, invalid=invalid,
                          state=state, acts=int(saved.get("acts", 0)))
     if args.report is None:
-        return out.contract(loop, accepted=None)
+        return out.contract(loop, accepted=None, note=f"nothing written: {folder} keeps the "
+                            "run once a report is applied (--report FILE, or - for stdin)")
     try:
         data = _read_report(args.report)
         loop.report(parse_report(data))
@@ -130,7 +138,9 @@ def cmd_step(args: argparse.Namespace) -> int:
         "workspace": str(Path(workspace).resolve()), "invalid": invalid,
         "state": loop.state.to_dict(),
     })
-    return out.contract(loop, accepted=True)
+    written = [folder / STATE_FILE] + ([folder / LEDGER_FILE] if ledger.opened else [])
+    return out.contract(loop, accepted=True,
+                        note="wrote " + " and ".join(str(p) for p in written))
 
 
 def _step_family(args: argparse.Namespace, out: _Output) -> int:
@@ -172,6 +182,8 @@ def _read_state(folder: Path) -> dict[str, Any]:
 
 
 def _write_state(folder: Path, data: dict[str, Any]) -> None:
+    from ..core.atomic import write_atomic
+
     write_atomic(folder / STATE_FILE, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
@@ -198,7 +210,8 @@ class _Output:
             print(f"refused [{code}]: {reason}", file=sys.stderr)
         return 1
 
-    def contract(self, loop: PipelineLoop, accepted: bool | None) -> int:
+    def contract(self, loop: PipelineLoop, accepted: bool | None, note: str = "") -> int:
+        """Print the next contract; in text, `note` (what was written) follows it."""
         act = loop.contract()
         if self.as_json:
             inputs = {n: loop.artifact(n) for n in act.receives if n in loop.artifacts}
@@ -206,6 +219,8 @@ class _Output:
                        "inputs": inputs, "status": loop.status().to_dict()})
         else:
             print(render_contract(act, loop.pipeline.id, accepted))
+            if note:
+                print(note)
         return 0
 
     def loop_contract(self, loop: Any, accepted: bool | None) -> int:

@@ -21,8 +21,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from ..core.paths import checked_path, kind_of, read_capped
 from ..errors import InvalidInputError, NotFoundError
 from ._shared import emit_json, project_arg
@@ -61,6 +59,8 @@ def _read_input(name: str) -> bytes:
 def cmd_review_policy(args: argparse.Namespace) -> int:
     """Print whether the change (DIFF, or --git BASE..HEAD) needs the reviewer, with
     every reason."""
+    from pydantic import ValidationError
+
     from ..delivery.diffstat import ChangeSummary, Unreadable, from_git, read_change, with_modes
     from ..delivery.model import POLICY_FILE, ReviewPolicy
     from ..delivery.review import load_review_policy, review_required

@@ -6,15 +6,14 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..artifacts.audit import errors_of, validate_change, validate_project
-from ..artifacts.project import CODEV, OPENSPEC, find_project_root, load_config
-from ..artifacts.schema import validate_schema
 from ..core.paths import kind_of
 from ..errors import InvalidInputError, Problem, ProjectNotFoundError
-from ..report import ValidationReport
 from ._shared import emit, project_arg
+
+if TYPE_CHECKING:  # the checks load when a path is validated, not with the parser
+    from ..report import ValidationReport
 
 __all__ = ["register", "validate_paths"]
 
@@ -55,6 +54,8 @@ def validate_paths(paths: Sequence[Path], project: Path | None = None, *,
     """Every problem in `paths`, each a schema folder or file, a config, a change, a
     project folder (all of its schemas, config and changes) or a ledger; with `rules`,
     a ledger's runs are also checked against their loop's rules (`check_conformance`)."""
+    from ..report import ValidationReport
+
     problems: list[Problem] = []
     for path in paths:
         problems += _validate_one(path, project)
@@ -69,6 +70,8 @@ def validate_paths(paths: Sequence[Path], project: Path | None = None, *,
 
 
 def _root_for(path: Path, project: Path | None) -> Path | None:
+    from ..artifacts.project import find_project_root
+
     try:
         return find_project_root(project or path)
     except ProjectNotFoundError:
@@ -76,6 +79,10 @@ def _root_for(path: Path, project: Path | None) -> Path | None:
 
 
 def _validate_one(path: Path, project: Path | None) -> list[Problem]:
+    from ..artifacts.audit import errors_of, validate_change, validate_project
+    from ..artifacts.project import CODEV, OPENSPEC, load_config
+    from ..artifacts.schema import validate_schema
+
     kind = kind_of(path)
     if kind in ("missing", "unreadable"):
         return [Problem("file_not_found", "no such file or folder", path=str(path))]

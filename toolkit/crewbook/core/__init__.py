@@ -9,7 +9,8 @@
 - `commit`: `StateStore`, a loop's state file and ledger committed together per act,
   under one lock (`turn_lock`);
 - `form`: the Stepper's `Draft` and `FormSpec`; `players`: simulate's `Player`, `Draws`;
-- `family`: `LoopFamily`, what a family says about itself (`crewbook.families` finds them).
+- `family`: `LoopFamily`, what a family says about itself (`crewbook.families` finds them);
+- `lazy`: `lazy_names`, a package's public names loaded on first use.
 
 It imports no concept and no front end.
 """

@@ -97,7 +97,7 @@ def opened(executor: ExecutorOption, n: int) -> Iterator[Executor]:
     Dask is imported only here, and only for a Dask option; a Dask cluster runs the
     same chunks a process pool does, so the runs are the same whatever runs them.
     """
-    from ..errors import SimulationError
+    from ..errors import SimulationError, UsageError
 
     if executor is None:
         made, own = default_executor(n)
@@ -122,8 +122,8 @@ def opened(executor: ExecutorOption, n: int) -> Iterator[Executor]:
     try:
         from distributed import Client, LocalCluster
     except ImportError:
-        raise SimulationError("a Dask executor needs dask[distributed]: pip install "
-                              "'dask[distributed]'") from None
+        raise UsageError("a Dask executor needs the optional packages dask and distributed, "
+                         "not installed here: pip install 'crewbook[dask]'") from None
     closing: list[Any] = []
     try:
         if hasattr(executor, "get_executor"):  # a Client: use it as it is

@@ -1,0 +1,136 @@
+"""What a newcomer meets first: a missing optional extra named in one line, a closed
+pipe taken quietly, and a start-up that imports little."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from crewbook.commands import main
+
+#: Runs `main(argv)` with the modules named in argv[1] (comma-separated) made missing.
+WITHOUT = ("import sys\n"
+           "for name in sys.argv[1].split(','): sys.modules[name] = None\n"
+           "from crewbook.commands import main\n"
+           "sys.exit(main(sys.argv[2:]))\n")
+
+
+def run_without(modules: str, *argv: str, cwd: Path | None = None
+                ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", WITHOUT, modules, *argv], cwd=cwd,
+                          capture_output=True, text=True, check=False, timeout=120)
+
+
+def test_mcp_without_its_extra_is_one_line_naming_what_to_install() -> None:
+    done = run_without("mcp", "mcp")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "pip install 'crewbook[mcp]'" in done.stderr
+    assert done.stderr.startswith("crewbook: error: `crewbook mcp` needs the optional package")
+
+
+def test_mcp_without_its_extra_with_json_is_one_json_document() -> None:
+    import json
+
+    done = run_without("mcp", "mcp", "--json")
+    assert done.returncode == 2
+    error = json.loads(done.stdout)["error"]
+    assert error["type"] == "UsageError"
+    assert "crewbook[mcp]" in error["message"]
+
+
+def test_the_dask_executor_without_its_extra_names_the_extra(tour: Path, cli,
+                                                              monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    result = cli("simulate", tour / "pipeline" / "role_pipeline.toml", "-n", "3",
+                 "--executor", "dask")
+    assert result.code == 2
+    assert "pip install 'crewbook[dask]'" in result.err
+    assert result.err.count("\n") == 1
+
+
+def test_a_missing_notebook_package_names_the_notebook_extra() -> None:
+    from crewbook.commands import missing_extra
+
+    error = missing_extra(ModuleNotFoundError("no jupyterlab", name="jupyterlab.labapp"),
+                          "tour")
+    assert error is not None
+    assert "pip install 'crewbook[notebook]'" in str(error)
+    assert missing_extra(ModuleNotFoundError("x", name="crewbook.nothing"), "status") is None
+
+
+def test_a_missing_module_that_is_no_extra_is_a_bug_and_shows(monkeypatch) -> None:
+    """Only optional extras become a one-line message; anything else is a real bug."""
+    def broken(args: object) -> int:
+        raise ModuleNotFoundError("No module named 'nothing_here'", name="nothing_here")
+
+    import crewbook.commands.routing as routing
+
+    monkeypatch.setattr(routing, "cmd_presets", broken)
+    with pytest.raises(ModuleNotFoundError):
+        main(["routing", "presets"])
+
+
+def test_a_reader_that_left_the_pipe_is_no_error(monkeypatch) -> None:
+    """`crewbook ... | head`: the write into a pipe whose reader is gone ends the command
+    with status 0 and nothing on stderr, not a BrokenPipeError."""
+    read, write = os.pipe()
+    os.close(read)
+    stdout = os.fdopen(write, "w")
+    monkeypatch.setattr(sys, "stdout", stdout)
+    try:
+        assert main(["routing", "presets"]) == 0
+    finally:
+        stdout.close()
+
+
+#: Prints, after `main(argv)`, the modules it imported (beyond Python's start-up), one a line.
+IMPORTED = ("import sys\n"
+            "before = set(sys.modules)\n"
+            "from crewbook.commands import main\n"
+            "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print('\\n'.join(sorted(set(sys.modules) - before)), file=sys.stderr)\n")
+HEAVY = ("pydantic", "pandas", "pyarrow", "numpy", "yaml", "graphviz", "matplotlib",
+         "ipywidgets", "jsonschema", "jinja2", "duckdb")
+
+
+def imported_by(*argv: str, cwd: Path | None = None) -> set[str]:
+    done = subprocess.run([sys.executable, "-c", IMPORTED, *argv], cwd=cwd,
+                          capture_output=True, text=True, check=True, timeout=120)
+    return set(done.stderr.split())
+
+
+def test_version_imports_only_the_errors_and_the_command_line() -> None:
+    """`crewbook --version` answers from a handful of modules: no model, no parser of
+    every command (benchmarks/startup.py times it)."""
+    modules = imported_by("--version")
+    ours = {m for m in modules if m.split(".")[0] == "crewbook"}
+    assert ours <= {"crewbook", "crewbook.commands", "crewbook.commands._shared",
+                    "crewbook.core", "crewbook.core.lazy", "crewbook.errors"}, sorted(ours)
+    assert len(modules) < 90, sorted(modules)
+
+
+def test_help_and_a_command_load_nothing_heavy_they_do_not_use(tour: Path) -> None:
+    """`--help` builds every parser without a model, a frame or a drawing; `status`
+    reads the project's files (pydantic, yaml) but loads no frame library."""
+    found = imported_by("--help")
+    assert [m for m in HEAVY if m in found] == []
+    found = imported_by("status", cwd=tour)
+    assert [m for m in ("pandas", "pyarrow", "numpy", "graphviz", "matplotlib") if m in found] == []
+
+
+def test_a_closed_pipe_keeps_the_status_of_a_finished_command(tour: Path, monkeypatch) -> None:
+    """`crewbook validate . | head`: the problems were found before the reader left."""
+    read, write = os.pipe()
+    os.close(read)
+    stdout = os.fdopen(write, "w")
+    monkeypatch.setattr(sys, "stdout", stdout)
+    try:
+        assert main(["validate", str(tour)]) == 1
+    finally:
+        stdout.close()

@@ -64,6 +64,7 @@ from .artifacts import (
     load_schema,
     new_change,
     open_change,
+    runs_by_change,
     validate_schema,
 )
 
@@ -296,6 +297,7 @@ __all__ = [
     "rework",
     "role_route",
     "run_outcomes",
+    "runs_by_change",
     "start_task",
     "task_classify",
     "task_route_show",

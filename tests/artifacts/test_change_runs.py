@@ -129,3 +129,17 @@ def test_by_change_of_a_missing_project_is_a_clear_error(
                  "--project", str(nowhere)])
     assert code == 2  # as every command that finds no project
     assert "no `_codev/` or `openspec/` folder" in capsys.readouterr().err
+
+
+def test_ticking_tasks_off_while_applying_stays_apply_and_archiving_is_not_rework(
+        tmp_path: Path) -> None:
+    project = _project(tmp_path / "proj")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    _session(logs, "a1", "main", [
+        {"prompt": _apply("add-export"), "day": 1},
+        {"write": "/repo/openspec/changes/add-export/tasks.md", "day": 1}])
+    _session(logs, "a2", "main", [{"prompt": "/openspec:archive add-export", "day": 2}])
+    df = runs_by_change(project, sorted(logs.glob("*.jsonl")))
+    assert df[["change", "phase", "sessions", "rework"]].values.tolist() == [
+        ["add-export", "apply", 1, 0], ["add-export", "archive", 1, 0]]

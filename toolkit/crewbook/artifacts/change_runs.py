@@ -14,7 +14,8 @@ changes of an OpenSpec or codev project by what it did, strongest first:
    ``feat/add-export``): the whole session, phase ``other``.
 
 From a signal on, the session's events count for that change and phase until the next
-signal; the events before the first signal count for the first one. A session with no
+signal; the events before the first signal count for the first one. Ticking tasks off
+in ``tasks.md`` while applying stays in the apply phase. A session with no
 signal is its own row, change ``(untied)``: its cost is shown, never dropped.
 """
 
@@ -58,9 +59,10 @@ def runs_by_change(project: Project | str | os.PathLike[str],
                    | Iterable[str | os.PathLike[str]]) -> pd.DataFrame:
     """Per change and phase of `project`: ``sessions``, ``model_calls``, ``tokens_in``,
     ``tokens_out``, ``cost`` (USD; NA when nothing was priced), ``wall_time`` (the
-    sessions' time spent on it, timedelta) and ``rework`` (sessions that started after
-    the change's first apply session). `runs` is a frame of `import_runs` or what to
-    import. Rows: changes by name, phases in `PHASES` order, ``(untied)`` last."""
+    sessions' time spent on it, timedelta) and ``rework`` (sessions that went back to
+    work on the change after its first apply session started; archiving is not
+    rework). `runs` is a frame of `import_runs` or what to import. Rows: changes by
+    name, phases in `PHASES` order, ``(untied)`` last."""
     import pandas as pd
 
     from .project import Project
@@ -90,7 +92,9 @@ def tie_events(project: Project, runs: pd.DataFrame) -> pd.DataFrame:
             branch = _branch(events, names)
             current = (branch, "other") if branch else (UNTIED, "(none)")
         for index, signal in zip(events.index, signals, strict=True):
-            current = signal or current
+            if signal is not None and not (signal[1] == "tasks" and current[1] == "apply"
+                                           and signal[0] == current[0]):
+                current = signal  # (ticking tasks.md off while applying stays apply)
             tie[int(index)] = current
     return frame.assign(change=pd.Series({i: c for i, (c, _) in tie.items()}),
                         phase=pd.Series({i: p for i, (_, p) in tie.items()}))
@@ -181,7 +185,8 @@ def _aggregate(tied: pd.DataFrame) -> pd.DataFrame:
         runs = sorted(set(group["run"]))
         starts = session_start.loc[runs]
         applied = first_apply.get(change)
-        rework = int((starts > applied).sum()) if applied is not None else 0
+        rework = (int((starts > applied).sum())
+                  if applied is not None and phase != "archive" else 0)
         rows.append({
             "change": change, "phase": phase, "sessions": len(runs),
             "model_calls": int(group["is_call"].sum()),

@@ -31,7 +31,7 @@ class _Writer:
     """One transcript: the lines, the clock, the running context size."""
 
     def __init__(self, rng: random.Random, sid: str, branch: str, start: datetime,
-                 pad: int) -> None:
+                 pad: int, filler: str) -> None:
         self.rng = rng
         self.sid = sid
         self.clock = start
@@ -41,6 +41,7 @@ class _Writer:
         self.lines: list[str] = []
         self.parent: str | None = None
         self.pad = pad
+        self.filler = filler  # tool outputs are slices of it (fast to write in bulk)
         self.model = rng.choices([m for m, _ in MODELS], [w for _, w in MODELS])[0]
 
     def _id(self) -> str:
@@ -92,7 +93,8 @@ class _Writer:
                            "stop_sequence": None, "usage": usage}}, side)
         for tid, name in calls:
             size = self.rng.randint(self.pad // 4, self.pad) if self.pad else 40
-            body = (self.text(8) + "\n") * max(1, size // 60)
+            at = self.rng.randrange(len(self.filler) - size) if size < len(self.filler) else 0
+            body = self.filler[at:at + size]
             self._put({"type": "user", "timestamp": self._tick(0.5, 60 if name == "Bash" else 3),
                        "message": {"role": "user", "content": [{
                            "type": "tool_result", "tool_use_id": tid, "content": body,
@@ -107,6 +109,8 @@ def write_claude_code_sessions(folder: Path | str, changes: list[str], *,
     rng = random.Random(seed)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    filler = "\n".join(" ".join(rng.choice(_WORDS) for _ in range(8))
+                        for _ in range(max(1, 2 * pad // 50)))
     plan: list[tuple[str | None, str]] = []
     for name in changes:
         plan.append((name, "proposal"))
@@ -124,7 +128,7 @@ def write_claude_code_sessions(folder: Path | str, changes: list[str], *,
         clock += timedelta(minutes=rng.randint(20, 240))
         sid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
         branch = change if change and rng.random() < 0.5 else "main"
-        w = _Writer(rng, sid, branch, clock, pad)
+        w = _Writer(rng, sid, branch, clock, pad, filler)
         _session(w, change, phase)
         if w.rng.random() < 0.3:
             w.lines.insert(0, json.dumps({"type": "summary", "summary": w.text(5),

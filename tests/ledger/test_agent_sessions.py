@@ -162,3 +162,12 @@ def test_unpriced_note_does_not_depend_on_file_order() -> None:
     notes_a = sorted(json.dumps(p[ESTIMATE_KEY]) for p in a["payload"] if ESTIMATE_KEY in p)
     notes_b = sorted(json.dumps(p[ESTIMATE_KEY]) for p in b["payload"] if ESTIMATE_KEY in p)
     assert notes_a == notes_b
+
+
+def test_a_folder_parsed_in_many_chunks_gives_the_same_frame(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import crewbook.ledger.importers as importers
+
+    whole = import_runs([*CLAUDE, *CODEX])
+    monkeypatch.setattr(importers, "_CHUNK", 1)  # one Arrow part per file
+    pd.testing.assert_frame_equal(import_runs([*CLAUDE, *CODEX]), whole)

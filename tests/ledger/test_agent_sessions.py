@@ -171,3 +171,12 @@ def test_a_folder_parsed_in_many_chunks_gives_the_same_frame(
     whole = import_runs([*CLAUDE, *CODEX])
     monkeypatch.setattr(importers, "_CHUNK", 1)  # one Arrow part per file
     pd.testing.assert_frame_equal(import_runs([*CLAUDE, *CODEX]), whole)
+
+
+def test_a_transcript_starting_with_many_snapshots_is_still_recognised(tmp_path: Path) -> None:
+    path = tmp_path / "log.txt"
+    snapshots = [json.dumps({"type": "file-history-snapshot", "messageId": f"m{n}",
+                             "snapshot": {}}) for n in range(60)]
+    path.write_text("\n".join([*snapshots, CLAUDE[0].read_text(encoding="utf-8")]),
+                    encoding="utf-8")
+    assert detect(path) == "claude-code"

@@ -4,7 +4,7 @@ numbers a run's events, points each at its origin and checks it with `LedgerEven
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -53,6 +53,23 @@ def load_log(path: Path, shown: str, code: str, fits: Callable[[Any], bool],
     if not fits(value):
         raise LedgerError(f"cannot import {shown}", [Problem(code, expected, shown)])
     return value
+
+
+#: Lines of a JSON Lines file's start that `head_objects` looks at (a transcript may
+#: start with many lines that do not identify it, such as snapshots and summaries).
+LOOK_LINES: Final = 200
+
+
+def head_objects(head: str) -> Iterator[dict[str, Any]]:
+    """The JSON objects among the first `LOOK_LINES` lines of a text (to recognise a
+    JSON Lines source from its start)."""
+    for line in head.splitlines()[:LOOK_LINES]:
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            yield value
 
 
 def utc(text: Any) -> datetime | None:

@@ -42,7 +42,7 @@ from typing import Any, Final
 
 from ...errors import LedgerError, Problem
 from ..events import LedgerEvent
-from ._common import MAX_BYTES, RunBuilder, count, short, utc
+from ._common import MAX_BYTES, RunBuilder, count, head_objects, short, utc
 
 SOURCE: Final = "claude-code"
 #: The kind of a record type this importer has no mapping for (kept, never dropped).
@@ -59,14 +59,7 @@ WRITERS: Final = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 def looks_like(head: str) -> bool:
     """Whether the first lines of a text are a Claude Code transcript: JSON objects
     with a ``sessionId`` and a known line ``type``."""
-    for line in head.splitlines()[:20]:
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict) and "sessionId" in value and value.get("type") in LINE_TYPES:
-            return True
-    return False
+    return any("sessionId" in v and v.get("type") in LINE_TYPES for v in head_objects(head))
 
 
 @dataclass
@@ -249,6 +242,8 @@ class _Session:
             payload = {"command": stage, "args": text[len(stage):].strip()}
         if value.get("isMeta") is True:
             stage = "meta"
+        elif text.lstrip().startswith(("<local-command-stdout>", "<local-command-stderr>")):
+            stage = "command_output"
         role = self._role(value, "user")
         self.items.append((number, "prompt", (role, stage[:80], ts, payload, short(text))))
 

@@ -45,7 +45,7 @@ from typing import Any, Final
 
 from ...errors import LedgerError, Problem
 from ..events import LedgerEvent
-from ._common import MAX_BYTES, RunBuilder, count, short, utc
+from ._common import MAX_BYTES, RunBuilder, count, head_objects, short, utc
 
 SOURCE: Final = "codex"
 #: The kind of a record type this importer has no mapping for (kept, never dropped).
@@ -65,15 +65,8 @@ USAGE_KEYS: Final = ("input_tokens", "cached_input_tokens", "output_tokens",
 
 def looks_like(head: str) -> bool:
     """Whether the first lines of a text are a Codex rollout."""
-    for line in head.splitlines()[:20]:
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if (isinstance(value, dict) and value.get("type") in LINE_TYPES
-                and isinstance(value.get("payload"), dict)):
-            return True
-    return False
+    return any(v.get("type") in LINE_TYPES and isinstance(v.get("payload"), dict)
+               for v in head_objects(head))
 
 
 def import_file(path: Path, shown: str) -> list[LedgerEvent]:

@@ -143,3 +143,17 @@ def test_ticking_tasks_off_while_applying_stays_apply_and_archiving_is_not_rewor
     df = runs_by_change(project, sorted(logs.glob("*.jsonl")))
     assert df[["change", "phase", "sessions", "rework"]].values.tolist() == [
         ["add-export", "apply", 1, 0], ["add-export", "archive", 1, 0]]
+
+
+def test_a_codev_project_ties_files_written_under_its_changes_folder(tmp_path: Path) -> None:
+    from crewbook import example_project
+
+    root = Path(example_project())  # a codev project (`_codev/`) with change add-csv-export
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    _session(logs, "c1", "main", [
+        {"prompt": "write the design", "day": 1},
+        {"write": f"{root}/_codev/changes/add-csv-export/design.md", "day": 1}])
+    df = runs_by_change(root, sorted(logs.glob("*.jsonl")))
+    assert df[["change", "phase", "sessions", "model_calls"]].values.tolist() == [
+        ["add-csv-export", "design", 1, 2]]

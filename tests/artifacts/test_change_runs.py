@@ -157,3 +157,25 @@ def test_a_codev_project_ties_files_written_under_its_changes_folder(tmp_path: P
     df = runs_by_change(root, sorted(logs.glob("*.jsonl")))
     assert df[["change", "phase", "sessions", "model_calls"]].values.tolist() == [
         ["add-csv-export", "design", 1, 2]]
+
+
+def test_a_sub_agents_own_transcript_counts_for_its_sessions_change(tmp_path: Path) -> None:
+    project = _project(tmp_path / "proj")
+    logs = tmp_path / "logs"
+    (logs / "s").mkdir(parents=True)
+    _session(logs / "s", "sess", "main", [{"prompt": _apply("add-export"), "day": 1}])
+    agent = logs / "s" / "sess" / "subagents"
+    agent.mkdir(parents=True)
+    line = {"sessionId": "sess", "agentId": "a1b2", "isSidechain": True, "type": "assistant",
+            "timestamp": "2025-02-01T10:00:30Z", "message": {
+                "id": "sub-m0", "model": "claude-haiku-4-5", "role": "assistant",
+                "content": [{"type": "text", "text": "found it"}],
+                "usage": {"input_tokens": 50, "output_tokens": 5}}}
+    (agent / "agent-a1b2.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    runs = import_runs(logs)
+    assert sorted(runs["run"].astype(str).unique()) == ["sess", "sess/a1b2"]
+    init = runs[(runs["run"] == "sess/a1b2") & (runs["kind"] == "init")]["payload"].iloc[0]
+    assert init["parent_run"] == "sess"
+    df = runs_by_change(project, runs)
+    assert df[["change", "phase", "sessions", "model_calls"]].values.tolist() == [
+        ["add-export", "apply", 1, 2]]  # the session's call and its sub-agent's

@@ -77,27 +77,48 @@ def runs_by_change(project: Project | str | os.PathLike[str],
 
 
 def tie_events(project: Project, runs: pd.DataFrame) -> pd.DataFrame:
-    """`runs` with two more columns, ``change`` and ``phase``, for every event."""
+    """`runs` with three more columns for every event: ``change``, ``phase`` and
+    ``session`` (the run, or for a sub-agent's child run the session it ran in: it
+    counts for that session's change when nothing of its own ties it)."""
     import pandas as pd
 
     names, named = _changes(project)
     changes_dir = project.relative(project.changes_folder).rstrip("/") + "/"
     frame = runs.reset_index(drop=True)
     tie: dict[int, tuple[str, str]] = {}
-    for _, events in frame.groupby(frame["run"].astype(str), sort=False):
+    first: dict[str, tuple[str, str]] = {}
+    session: dict[int, str] = {}
+    groups = list(frame.groupby(frame["run"].astype(str), sort=False))
+    parents = {run: _parent(events) for run, events in groups}
+    # sessions first, then the child runs, which may take their session's tie
+    for run, events in sorted(groups, key=lambda g: parents[g[0]] is not None):
         signals = [_signal(payload, names, named, changes_dir)
                    for payload in events["payload"]]
         current = next((s for s in signals if s is not None), None)
+        parent = parents[run]
+        if current is None and parent is not None:
+            current = first.get(parent)
         if current is None:
             branch = _branch(events, names)
             current = (branch, "other") if branch else (UNTIED, "(none)")
+        first[run] = current
         for index, signal in zip(events.index, signals, strict=True):
             if signal is not None and not (signal[1] == "tasks" and current[1] == "apply"
                                            and signal[0] == current[0]):
                 current = signal  # (ticking tasks.md off while applying stays apply)
             tie[int(index)] = current
+            session[int(index)] = parent or run
     return frame.assign(change=pd.Series({i: c for i, (c, _) in tie.items()}),
-                        phase=pd.Series({i: p for i, (_, p) in tie.items()}))
+                        phase=pd.Series({i: p for i, (_, p) in tie.items()}),
+                        session=pd.Series(session))
+
+
+def _parent(events: pd.DataFrame) -> str | None:
+    """The session a child run (a sub-agent's own transcript) ran in, from its init."""
+    for payload in events.loc[events["kind"] == "init", "payload"]:
+        if isinstance(payload, dict) and isinstance(payload.get("parent_run"), str):
+            return str(payload["parent_run"])
+    return None
 
 
 def _changes(project: Project) -> tuple[set[str], dict[str, str]]:
@@ -174,7 +195,7 @@ def _aggregate(tied: pd.DataFrame) -> pd.DataFrame:
 
     if tied.empty:
         return pd.DataFrame({c: [] for c in COLUMNS})
-    tied = tied.assign(run=tied["run"].astype(str),
+    tied = tied.assign(run=tied["session"].astype(str),
                        is_call=(tied["kind"].astype(str) == "report")
                        & (tied["stage"].astype(str) == "model"))
     session_start = tied.groupby("run")["ts"].min()

@@ -28,7 +28,9 @@ of a reply and repeats the reply's usage on each. ``tokens_in`` is every input t
 the cache parts are in the payload. Older versions write ``costUSD``: when present it
 is the cost (once per message id); otherwise `import_runs` estimates it from the price
 table (``payload.cost_estimate``). Sub-agent sidechains (``isSidechain``) stay in the
-session's run with role ``subagent`` and ``payload.agent``.
+session's run with role ``subagent`` and ``payload.agent``; a sub-agent's own file (every
+message on the sidechain, ``<session>/subagents/agent-<id>.jsonl``) is a child run named
+``<session>/<agent id>`` whose ``init`` names its session in ``payload.parent_run``.
 """
 
 from __future__ import annotations
@@ -121,6 +123,7 @@ class _Session:
         self.stem = stem
         self.seen = False
         self.meta: dict[str, Any] = {}
+        self.main_line = False  # a message off the sidechain was seen
         self.first: tuple[int, datetime] | None = None
         self.last: tuple[int, datetime] | None = None
         # (line, order) → what to emit; model calls and tools are finished at the end
@@ -151,6 +154,12 @@ class _Session:
             if isinstance(value.get(key), str) and value[key] and name not in self.meta:
                 self.meta[name] = value[key]
         message = value.get("message")
+        if kind in ("user", "assistant") and isinstance(message, dict):
+            # a sub-agent's own file (``<session>/subagents/agent-<id>.jsonl``): every
+            # message is on the sidechain; it becomes a child run of the session
+            self.main_line = self.main_line or value.get("isSidechain") is not True
+            if isinstance(value.get("agentId"), str) and "agent" not in self.meta:
+                self.meta["agent"] = value["agentId"]
         if kind == "assistant" and isinstance(message, dict):
             self._assistant(number, ts, value, message)
         elif kind == "user" and isinstance(message, dict):
@@ -248,8 +257,12 @@ class _Session:
         self.items.append((number, "prompt", (role, stage[:80], ts, payload, short(text))))
 
     def events(self) -> list[LedgerEvent]:
-        run = RunBuilder(SOURCE, SOURCE, str(self.meta.get("session_id") or self.stem),
-                         self.shown)
+        name = str(self.meta.get("session_id") or self.stem)
+        if not self.main_line and (self.meta.get("agent") or self.stem.startswith("agent-")):
+            # a sub-agent's file: its own run, pointing at its session
+            self.meta["parent_run"] = name
+            name = f"{name}/{self.meta.get('agent') or self.stem}"
+        run = RunBuilder(SOURCE, SOURCE, name, self.shown)
         if self.first is not None:
             run.add("init", self.first[1], line=self.first[0], payload=dict(self.meta),
                     summary="Claude Code session")

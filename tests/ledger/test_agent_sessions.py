@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from crewbook import import_runs
 from crewbook.errors import LedgerError
@@ -180,3 +183,38 @@ def test_a_transcript_starting_with_many_snapshots_is_still_recognised(tmp_path:
     path.write_text("\n".join([*snapshots, CLAUDE[0].read_text(encoding="utf-8")]),
                     encoding="utf-8")
     assert detect(path) == "claude-code"
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 10**6) | st.text(max_size=8)
+    | st.sampled_from(["user", "assistant", "summary", "session_meta", "response_item",
+                       "event_msg", "token_count", "function_call", "function_call_output",
+                       "message", "turn_context", "tool_use", "tool_result", "text",
+                       "2025-01-01T00:00:00Z"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["type", "message", "usage", "content", "id", "timestamp",
+                         "sessionId", "payload", "info", "total_token_usage", "name",
+                         "call_id", "isSidechain", "input_tokens", "model", "role",
+                         "tool_use_id", "last_token_usage", "output", "arguments",
+                         "agentId", "costUSD", "git"]), inner,
+        max_size=6),
+    max_leaves=20)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=st.lists(_JSON, min_size=1, max_size=6),
+       source=st.sampled_from(["claude-code", "codex"]))
+def test_any_json_lines_import_or_fail_with_a_located_error(
+        tmp_path: Path, records: list[Any], source: str) -> None:
+    path = tmp_path / "log.jsonl"
+    head = ({"type": "user", "sessionId": "s", "message": {"role": "user", "content": "x"}}
+            if source == "claude-code" else {"type": "session_meta", "payload": {"id": "s"}})
+    path.write_text("\n".join(json.dumps(r) for r in [head, *records]) + "\n",
+                    encoding="utf-8")
+    try:
+        _, events = import_events(path, source)
+    except LedgerError as exc:
+        assert all(p.path == str(path) for p in exc.problems)
+    else:
+        assert [e.seq for e in events] == list(range(len(events)))

@@ -61,7 +61,7 @@ WRITERS: Final = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 def looks_like(head: str) -> bool:
     """Whether the first lines of a text are a Claude Code transcript: JSON objects
     with a ``sessionId`` and a known line ``type``."""
-    return any("sessionId" in v and v.get("type") in LINE_TYPES for v in head_objects(head))
+    return any("sessionId" in v and _kind(v) in LINE_TYPES for v in head_objects(head))
 
 
 @dataclass
@@ -140,7 +140,7 @@ class _Session:
         if not isinstance(value, dict):
             self.items.append((number, "other", ("json", None, {"json": type(value).__name__})))
             return
-        kind = value.get("type")
+        kind = _kind(value)
         if "sessionId" in value and kind in LINE_TYPES:
             self.seen = True
         ts = utc(value.get("timestamp"))
@@ -309,6 +309,12 @@ class _Session:
                 tokens_in=tokens_in, tokens_out=u.get("output_tokens") if u else None,
                 cost=call.cost,
                 payload={k: v for k, v in payload.items() if v is not None})
+
+
+def _kind(value: dict[str, Any]) -> str | None:
+    """A line's ``type`` when it is a text (a hostile line may hold anything there)."""
+    kind = value.get("type")
+    return kind if isinstance(kind, str) else None
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:

@@ -65,8 +65,8 @@ USAGE_KEYS: Final = ("input_tokens", "cached_input_tokens", "output_tokens",
 
 def looks_like(head: str) -> bool:
     """Whether the first lines of a text are a Codex rollout."""
-    return any(v.get("type") in LINE_TYPES and isinstance(v.get("payload"), dict)
-               for v in head_objects(head))
+    return any(isinstance(v.get("type"), str) and v["type"] in LINE_TYPES
+               and isinstance(v.get("payload"), dict) for v in head_objects(head))
 
 
 def import_file(path: Path, shown: str) -> list[LedgerEvent]:

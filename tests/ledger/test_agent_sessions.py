@@ -220,3 +220,14 @@ def test_any_json_lines_import_or_fail_with_a_located_error(
         problems = list(exc.problems)
     assert all(p.path == str(path) for p in problems)
     assert [e.seq for e in events] == list(range(len(events)))
+
+
+@pytest.mark.parametrize("source", ["claude-code", "codex"])
+def test_a_path_that_cannot_be_read_is_a_located_error(tmp_path: Path, source: str) -> None:
+    folder = tmp_path / "not-a-file.jsonl"
+    folder.mkdir()
+    with pytest.raises(LedgerError) as info:
+        import_events(folder, source)
+    (problem,) = info.value.problems
+    assert problem.path == str(folder)
+    assert "cannot read it" in problem.message

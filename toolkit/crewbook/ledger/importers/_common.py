@@ -35,6 +35,25 @@ def read_text(path: Path, code: str) -> str:
             code, f"cannot read the file as UTF-8 text: {exc}", str(path))]) from None
 
 
+def stream_lines(path: Path, shown: str, code: str) -> Iterator[tuple[int, bytes]]:
+    """(number, bytes) of each non-blank line of a JSON Lines log, read one at a time
+    (a log is never loaded whole); a `LedgerError` naming the file when it is too big or
+    cannot be read."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise LedgerError(f"cannot import {shown}", [Problem(
+                code, f"the file holds {size:,} bytes, more than the {MAX_BYTES:,} an "
+                "import reads; split it", shown)])
+        with path.open("rb") as handle:
+            for number, raw in enumerate(handle, 1):
+                if raw.strip():
+                    yield number, raw
+    except OSError as exc:
+        raise LedgerError(f"cannot import {shown}", [Problem(
+            code, f"cannot read it: {exc.strerror or exc}", shown)]) from None
+
+
 def read_json(path: Path, code: str) -> Any:
     """The JSON value in `path`, or a `LedgerError` naming the line and column."""
     text = read_text(path, code)

@@ -44,7 +44,7 @@ from typing import Any, Final
 
 from ...errors import LedgerError, Problem
 from ..events import LedgerEvent
-from ._common import MAX_BYTES, RunBuilder, count, head_objects, short, utc
+from ._common import RunBuilder, count, head_objects, short, stream_lines, utc
 
 SOURCE: Final = "claude-code"
 #: The kind of a record type this importer has no mapping for (kept, never dropped).
@@ -94,20 +94,9 @@ class _Tool:
 
 def import_file(path: Path, shown: str) -> list[LedgerEvent]:
     """The events of one session transcript."""
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise LedgerError(f"cannot import {shown}", [Problem(
-            "import_bad_claude_code", f"cannot read it: {exc.strerror}", shown)]) from None
-    if size > MAX_BYTES:
-        raise LedgerError(f"cannot import {shown}", [Problem(
-            "import_bad_claude_code", f"the file holds {size:,} bytes, more than the "
-            f"{MAX_BYTES:,} an import reads; split it", shown)])
     session = _Session(shown, path.stem)
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            if raw.strip():
-                session.feed(number, raw)
+    for number, raw in stream_lines(path, shown, "import_bad_claude_code"):
+        session.feed(number, raw)
     if not session.seen:
         raise LedgerError(f"cannot import {shown}", [Problem(
             "import_bad_claude_code", "not a Claude Code transcript: no line is a JSON "

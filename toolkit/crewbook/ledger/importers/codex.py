@@ -45,7 +45,7 @@ from typing import Any, Final
 
 from ...errors import LedgerError, Problem
 from ..events import LedgerEvent
-from ._common import MAX_BYTES, RunBuilder, count, head_objects, short, utc
+from ._common import RunBuilder, count, head_objects, short, stream_lines, utc
 
 SOURCE: Final = "codex"
 #: The kind of a record type this importer has no mapping for (kept, never dropped).
@@ -71,20 +71,9 @@ def looks_like(head: str) -> bool:
 
 def import_file(path: Path, shown: str) -> list[LedgerEvent]:
     """The events of one rollout file."""
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise LedgerError(f"cannot import {shown}", [Problem(
-            "import_bad_codex", f"cannot read it: {exc.strerror}", shown)]) from None
-    if size > MAX_BYTES:
-        raise LedgerError(f"cannot import {shown}", [Problem(
-            "import_bad_codex", f"the file holds {size:,} bytes, more than the "
-            f"{MAX_BYTES:,} an import reads; split it", shown)])
     rollout = _Rollout(shown, path.stem)
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            if raw.strip():
-                rollout.feed(number, raw)
+    for number, raw in stream_lines(path, shown, "import_bad_codex"):
+        rollout.feed(number, raw)
     if not rollout.seen:
         raise LedgerError(f"cannot import {shown}", [Problem(
             "import_bad_codex", "not a Codex rollout: no line is a JSON object with a "

@@ -63,7 +63,12 @@ def test_claude_code_facts_equal_the_raw_count(path: Path) -> None:
 @pytest.mark.parametrize("path", CODEX, ids=lambda p: p.stem)
 def test_codex_facts_equal_the_raw_count(path: Path) -> None:
     assert detect(path) == "codex"
-    _check(path, codex_facts(path), "codex")
+    df = _check(path, codex_facts(path), "codex")
+    records = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+    events = [r["payload"].get("type") for r in records if r.get("type") == "event_msg"
+              and r["payload"].get("type") != "token_count"]
+    outcome = "task_complete" if events and events[-1] == "task_complete" else "session_end"
+    assert df[df["kind"] == "finish"]["verdict"].tolist() == [outcome]
 
 
 def test_claude_code_counts_a_reply_once_though_each_block_repeats_its_usage() -> None:

@@ -109,6 +109,7 @@ EXPECTED = {
     "rework",
     "role_route",
     "run_outcomes",
+    "runs_by_change",
     "start_task",
     "task_classify",
     "task_route_show",

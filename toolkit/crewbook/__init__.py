@@ -81,7 +81,8 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "artifacts": ("ApplyState", "ArtifactState", "Change", "ChangeStatus", "Instructions",
         "Project", "RoleListing", "Schema", "SchemaListing", "SchemaWarning", "TaskItem",
         "change_status", "find_project_root", "get_schema", "instructions", "list_roles",
-        "list_schemas", "load_schema", "new_change", "open_change", "validate_schema"),
+        "list_schemas", "load_schema", "new_change", "open_change", "runs_by_change",
+        "validate_schema"),
     "compare": ("Diff", "diff_pipelines", "diff_profiles", "diff_runs", "diff_schemas"),
     "core.loop": ("Act", "Loop", "ManualClock", "MemoryLedger", "Snapshot", "Status"),
     "crew": ("AutonomousLoop", "CrewLoop", "CrewReport", "crew_init", "crew_report",
@@ -122,6 +123,7 @@ if _TYPE_CHECKING:
         load_schema,
         new_change,
         open_change,
+        runs_by_change,
         validate_schema,
     )
     from .compare import (
@@ -314,6 +316,7 @@ __all__ = [
     "rework",
     "role_route",
     "run_outcomes",
+    "runs_by_change",
     "start_task",
     "task_classify",
     "task_route_show",

@@ -12,13 +12,15 @@
 - OpenSpec projects open in place (`openspec/`): `parse_spec` / `parse_delta` (A9 spec
   deltas as frames), `preview_archive` / `archive_change` (archive, previewed or done),
   `project_history` (every change, active and archived, with its dates).
+- `runs_by_change(project, runs)`: imported agent sessions tied to the change and phase
+  they served, with their calls, tokens, cost, wall time and rework.
 
 Modules: `model` (the file models), `checks` (schema rules), `frames` (DataFrames),
 `graph` (drawings), `schema`, `registry`, `project`, `change`, `status`, `checklist`,
 `step_roles`, `instructions`, `audit`; for OpenSpec's files `openspec` (config,
 metadata, scan, archive folder), `specs` (parsing), `delta_checks` (validation),
 `archive` (preview and archive) and `archive_view` (what a preview shows), `history`,
-`synthetic` (generated OpenSpec projects).
+`synthetic` (generated OpenSpec projects), `change_runs` (agent sessions per change).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ..report import ValidationReport
 from .archive import ArchivePreview, archive_change, preview_archive
 from .audit import validate_change, validate_project
 from .change import Change, change_status, new_change, open_change
+from .change_runs import runs_by_change
 from .checklist import TaskItem, parse_tasks
 from .history import project_history
 from .instructions import Instructions, RoleListing, instructions, list_roles
@@ -65,6 +68,7 @@ __all__ = [
     "parse_tasks",
     "preview_archive",
     "project_history",
+    "runs_by_change",
     "validate_change",
     "validate_project",
     "validate_schema",

@@ -1,6 +1,6 @@
 """The ``crewbook ledger`` command: ``summary PATH… [--json]``, ``convert PATH --to parquet``,
-``import SRC… -o OUT.jsonl [--from SOURCE]`` and ``export LEDGER --otlp -o spans.json``
-(``[--format protobuf] [--otlp-endpoint URL [--header K=V]]``).
+``import SRC… -o OUT.jsonl [--from SOURCE]``, ``by-change SRC… --project DIR`` and
+``export LEDGER --otlp -o spans.json`` (``[--format protobuf] [--otlp-endpoint URL [--header K=V]]``).
 
 `register` adds the command to the main parser's subparsers; each subcommand sets
 ``func(args) -> int``: 0 when every line was a valid event, 1 when invalid input was
@@ -23,8 +23,8 @@ from ._shared import emit_json
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["convert_command", "export_command", "import_command", "register",
-           "summary_command"]
+__all__ = ["by_change_command", "convert_command", "export_command", "import_command",
+           "register", "summary_command"]
 
 # Building the parser imports nothing heavy; pandas and pyarrow load when a command runs.
 PROBLEMS_ATTR = "crewbook_problems"
@@ -93,6 +93,25 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
     imp.add_argument("--from", dest="source", choices=["auto", *SOURCES], default="auto",
                      help="the tool that wrote the logs (default: detect from content)")
     _finish(imp, common, import_command)
+
+    by_change = commands.add_parser(
+        "by-change", parents=parents,
+        help="cost, tokens and time of agent sessions per change and phase",
+        description="Import agent session logs (as `import` does) and tie each session "
+        "to the change of the project it served: /openspec: or /opsx: commands, files "
+        "written under the change's folder or named by its tasks, the git branch. "
+        "Prints per change and phase: sessions, model calls, tokens, cost, wall time, "
+        "rework; sessions tied to no change are the (untied) row.",
+    )
+    by_change.add_argument("sources", nargs="+", type=Path, metavar="SRC",
+                           help="a log file, a run folder, or a folder of logs")
+    by_change.add_argument("--from", dest="source", choices=["auto", *SOURCES],
+                           default="auto", help="the tool that wrote the logs "
+                           "(default: detect from content)")
+    if common is None:
+        by_change.add_argument("--project", metavar="DIR",
+                               help="the project root (default: walk up from here)")
+    _finish(by_change, common, by_change_command)
 
     export = commands.add_parser(
         "export", parents=parents, help="export a ledger as OpenTelemetry GenAI spans",
@@ -280,6 +299,49 @@ def import_command(args: argparse.Namespace) -> int:
                   f"{plural(item['events'], 'event')}")
         print(f"wrote {args.output} ({plural(len(lines), 'event')})")
     return 0
+
+
+def by_change_command(args: argparse.Namespace) -> int:
+    """``crewbook ledger by-change``: the table of `runs_by_change`; 1 if a log could not
+    be imported or the project cannot be found (raised to `main`)."""
+    from ..artifacts.change_runs import runs_by_change
+    from ..artifacts.project import Project
+    from ..ledger.importers import import_runs
+
+    as_json = getattr(args, "json", False)
+    project = Project(getattr(args, "project", None))
+    try:
+        runs = import_runs(args.sources, source=args.source)
+    except LedgerError as exc:
+        return _fail(exc.problems, as_json)
+    table = runs_by_change(project, runs)
+    rows = [{k: _plain(v) for k, v in row.items()} for row in table.to_dict("records")]
+    if as_json:
+        emit_json({"project": str(project.root), "rows": rows})
+        return 0
+    if not rows:
+        print("no sessions")
+        return 0
+    print(f"{'change':<28} {'phase':<9} {'sessions':>8} {'calls':>6} {'tokens':>12} "
+          f"{'cost $':>9} {'wall':>10} {'rework':>6}")
+    for r in rows:
+        tokens = (r["tokens_in"] or 0) + (r["tokens_out"] or 0)
+        cost = "-" if r["cost"] is None else f"{r['cost']:.4f}"
+        print(f"{r['change']:<28} {r['phase']:<9} {r['sessions']:>8} {r['model_calls']:>6} "
+              f"{tokens:>12,} {cost:>9} {r['wall_time']:>10} {r['rework']:>6}")
+    return 0
+
+
+def _plain(value: Any) -> Any:
+    """A frame value as JSON: NA → None, numpy numbers → int/float, timedelta → text."""
+    import pandas as pd
+
+    if _na(value):
+        return None
+    if isinstance(value, pd.Timedelta):
+        seconds = int(value.total_seconds())
+        return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    return value.item() if hasattr(value, "item") else value
 
 
 def export_command(args: argparse.Namespace) -> int:

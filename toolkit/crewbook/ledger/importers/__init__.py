@@ -3,9 +3,12 @@
 Sources (``source=``, or ``--from`` on the command line), detected from content with
 ``"auto"``: ``otlp`` (OpenTelemetry GenAI spans, OTLP JSON), ``openhands`` (event
 lists), ``swe-agent`` (``.traj`` trajectories), ``aider`` (``.aider.chat.history.md``),
+``claude-code`` (Claude Code session transcripts), ``codex`` (Codex CLI rollouts),
 ``speckit`` (spec-kit workflow run folders) and ``crewbook`` (crewbook's own ledgers,
 and the output of ``crewbook ledger import``). Each module says how its log maps onto
 ledger events; docs/ledger.md has the table of what each source gives and lacks.
+An event with tokens but no cost gets an estimate from the price table
+(`crewbook.ledger.prices`), marked in ``payload.cost_estimate``.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import TYPE_CHECKING, Final
 from ...errors import LedgerError, Problem, UsageError
 from ..events import LedgerEvent
 from ..import_sources import DESCRIPTIONS, SOURCES
-from . import aider, openhands, sweagent
+from . import aider, claude_code, codex, openhands, sweagent
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,6 +34,8 @@ SOURCE_COLUMN: Final = "source"
 #: File names looked at inside a folder (other files are not run logs).
 _SUFFIXES: Final = (".json", ".jsonl", ".traj", ".md")
 _SNIFF: Final = 1 << 20
+#: Bytes of imported ledger lines parsed at a time into the frame.
+_CHUNK: Final = 16 << 20
 
 
 def detect(path: str | os.PathLike[str]) -> str:
@@ -57,6 +62,9 @@ def detect(path: str | os.PathLike[str]) -> str:
         return "otlp"
     if _ledger_line(stripped.split("\n", 1)[0]):
         return "crewbook"
+    for name, module in (("claude-code", claude_code), ("codex", codex)):
+        if module.looks_like(stripped):
+            return name
     if stripped.startswith(("[", "{")):
         value = _json(path)
         if openhands.looks_like(value):
@@ -125,13 +133,19 @@ def find_sources(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 
 def import_events(path: Path, source: str = "auto") -> tuple[str, list[LedgerEvent]]:
-    """(source, events) of one file or run folder."""
+    """(source, events) of one file or run folder; an event with tokens but no cost is
+    priced from the price table (`crewbook.ledger.prices`), or marked unpriced."""
     if source == "auto":
         source = detect(path)
     elif source not in SOURCES:
         raise UsageError(f"source must be 'auto' or one of {', '.join(SOURCES)}, "
                          f"not {source!r}")
-    return source, _IMPORTERS[source](path, str(path))
+    events = _IMPORTERS[source](path, str(path))
+    if source != "crewbook":  # a crewbook ledger's costs are its writer's; others get priced
+        from ..prices import estimate_costs
+
+        events = estimate_costs(events)
+    return source, events
 
 
 def import_runs(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
@@ -146,18 +160,31 @@ def import_runs(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     """
     import pandas as pd
 
-    from ..reader import events_frame
+    from ..parse import parse_bytes
+    from ..reader import build_frame
 
     if source != "auto" and source not in SOURCES:
         raise UsageError(f"source must be 'auto' or one of {', '.join(SOURCES)}, "
                          f"not {source!r}")
-    events: list[LedgerEvent] = []
+    # Each file's events (validated by the importer) go into the frame as ledger lines,
+    # parsed `_CHUNK` bytes at a time into compact Arrow parts: never all events as
+    # objects nor all lines as text at once, so a gigabyte of logs imports in a fraction
+    # of a gigabyte (benchmarks/claude_import.py).
+    chunk = bytearray()
+    parts = []
     sources: list[str] = []
     for path in find_sources(src):
         name, found = import_events(path, source)
-        events.extend(found)
+        for event in found:
+            chunk += event.to_line().encode("utf-8")
+            chunk += b"\n"
         sources.extend(_source_of(e, name) for e in found)
-    frame = events_frame(events, name=str(src))
+        if len(chunk) >= _CHUNK:
+            parts.append(parse_bytes(bytes(chunk), str(src)))
+            chunk.clear()
+    if chunk or not parts:
+        parts.append(parse_bytes(bytes(chunk), str(src)))
+    frame = build_frame(parts, "dict")
     frame[SOURCE_COLUMN] = pd.Categorical(sources, categories=sorted(set(sources)))
     return frame
 
@@ -205,5 +232,6 @@ def _otlp(path: Path, shown: str) -> list[LedgerEvent]:
 _IMPORTERS: Final[dict[str, Importer]] = {
     "crewbook": _crewbook, "speckit": _speckit, "otlp": _otlp,
     "openhands": openhands.import_file, "swe-agent": sweagent.import_file,
-    "aider": aider.import_file,
+    "aider": aider.import_file, "claude-code": claude_code.import_file,
+    "codex": codex.import_file,
 }

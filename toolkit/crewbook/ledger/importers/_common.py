@@ -4,7 +4,7 @@ numbers a run's events, points each at its origin and checks it with `LedgerEven
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,6 +35,25 @@ def read_text(path: Path, code: str) -> str:
             code, f"cannot read the file as UTF-8 text: {exc}", str(path))]) from None
 
 
+def stream_lines(path: Path, shown: str, code: str) -> Iterator[tuple[int, bytes]]:
+    """(number, bytes) of each non-blank line of a JSON Lines log, read one at a time
+    (a log is never loaded whole); a `LedgerError` naming the file when it is too big or
+    cannot be read."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise LedgerError(f"cannot import {shown}", [Problem(
+                code, f"the file holds {size:,} bytes, more than the {MAX_BYTES:,} an "
+                "import reads; split it", shown)])
+        with path.open("rb") as handle:
+            for number, raw in enumerate(handle, 1):
+                if raw.strip():
+                    yield number, raw
+    except OSError as exc:
+        raise LedgerError(f"cannot import {shown}", [Problem(
+            code, f"cannot read it: {exc.strerror or exc}", shown)]) from None
+
+
 def read_json(path: Path, code: str) -> Any:
     """The JSON value in `path`, or a `LedgerError` naming the line and column."""
     text = read_text(path, code)
@@ -53,6 +72,23 @@ def load_log(path: Path, shown: str, code: str, fits: Callable[[Any], bool],
     if not fits(value):
         raise LedgerError(f"cannot import {shown}", [Problem(code, expected, shown)])
     return value
+
+
+#: Lines of a JSON Lines file's start that `head_objects` looks at (a transcript may
+#: start with many lines that do not identify it, such as snapshots and summaries).
+LOOK_LINES: Final = 200
+
+
+def head_objects(head: str) -> Iterator[dict[str, Any]]:
+    """The JSON objects among the first `LOOK_LINES` lines of a text (to recognise a
+    JSON Lines source from its start)."""
+    for line in head.splitlines()[:LOOK_LINES]:
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            yield value
 
 
 def utc(text: Any) -> datetime | None:

@@ -3,7 +3,8 @@
 Front ends (`crewbook.widgets`, `crewbook.simulate`, `crewbook step FAMILY`) and the
 ledger's conformance rules ask here instead of importing a family package. Nothing
 registers at import time and nothing is imported until a family is asked for, so
-``import crewbook`` stays light. Adding a family is its folder plus one line below.
+``import crewbook`` stays light. Adding a family is its folder plus one line below
+(or a `register` call, for a family that lives outside crewbook).
 
 Family names and the ledger kinds (``loop`` values) of their engines:
 
@@ -18,12 +19,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from .core.family import resolve
-from .errors import NotFoundError, did_you_mean
+from .errors import NotFoundError, UsageError, did_you_mean
 
 if TYPE_CHECKING:
     from .core.family import LoopFamily
 
-__all__ = ["FAMILIES", "families", "family", "family_of", "family_of_kind"]
+__all__ = ["FAMILIES", "families", "family", "family_of", "family_of_kind", "register",
+           "unregister"]
 
 #: Family name → ``"module:attribute"`` of its `LoopFamily`.
 FAMILIES: Final[dict[str, str]] = {
@@ -34,6 +36,24 @@ FAMILIES: Final[dict[str, str]] = {
 }
 
 _LOADED: dict[str, LoopFamily] = {}
+_BY_KIND: dict[str, LoopFamily | None] = {}
+
+
+def register(name: str, dotted: str) -> None:
+    """Add family `name` at ``"module:attribute"`` (a plug-in, or a test's toy family);
+    it is imported when first asked for. `UsageError` when the name is taken."""
+    if name in FAMILIES:
+        raise UsageError(f"a loop family {name!r} is registered already ({FAMILIES[name]}); "
+                         "pick another name, or unregister it first")
+    FAMILIES[name] = dotted
+    _BY_KIND.clear()  # a kind no family wrote so far may be this family's
+
+
+def unregister(name: str) -> None:
+    """Remove family `name` (one `register` added); nothing when it is not registered."""
+    FAMILIES.pop(name, None)
+    _LOADED.pop(name, None)
+    _BY_KIND.clear()
 
 
 def family(name: str) -> LoopFamily:
@@ -50,9 +70,6 @@ def family(name: str) -> LoopFamily:
 def families() -> list[LoopFamily]:
     """Every registered family, in registry order."""
     return [family(name) for name in FAMILIES]
-
-
-_BY_KIND: dict[str, LoopFamily | None] = {}
 
 
 def family_of_kind(kind: str) -> LoopFamily | None:

@@ -24,6 +24,10 @@ class _Store:
 
         return open_autonomous(folder)
 
+    def sample_source(self, folder: Path, kind: str) -> Any:
+        """Declined: a run is set up in a project by `loop_init` (tests/crew cover it)."""
+        return Declined("its run is kept by the project's own files, set up by loop_init")
+
     def save(self, loop: Any, folder: Path) -> None:
         """Nothing to do: the loop saves itself after each step."""
 

@@ -103,6 +103,11 @@ class Store(Protocol):
     def save(self, loop: Loop[Any, Any], folder: Path) -> None:
         """Keep `loop`'s state in `folder`."""
 
+    def sample_source(self, folder: Path, kind: str) -> object:
+        """What `load(folder, source)` starts a small fresh run of `kind` from (the
+        protocol suite keeps one between loads), or `Declined` with the reason when a
+        run is only set up by the family's own commands."""
+
 
 @dataclass(frozen=True)
 class LoopFamily:

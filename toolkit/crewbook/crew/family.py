@@ -24,6 +24,10 @@ class _Store:
 
         return open_crew(folder)
 
+    def sample_source(self, folder: Path, kind: str) -> Any:
+        """Declined: a run is set up in a project by `crew_init` (tests/crew cover it)."""
+        return Declined("its run is kept by the project's own files, set up by crew_init")
+
     def save(self, loop: Any, folder: Path) -> None:
         """Nothing to do: the loop saves itself after each accepted act."""
 

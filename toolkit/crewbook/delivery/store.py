@@ -55,6 +55,12 @@ class DeliveryStore:
             loop.report(report)
         return loop
 
+    def sample_source(self, folder: Path, kind: str) -> Any:
+        """A small task in `kind`'s mode (standard or coordinator)."""
+        from .model import Task
+
+        return Task.model_validate({"id": "csv", "mode": kind, "description": "Export as CSV"})
+
     def save(self, loop: Loop[Any, Any], folder: Path) -> None:
         """Write the task and every event of `loop`'s run to ``run.json``."""
         task = getattr(loop, "task", None)

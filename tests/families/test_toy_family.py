@@ -102,6 +102,16 @@ def test_simulate_plays_it_with_a_random_policy() -> None:
     assert list(outcomes["finished_reason"].astype(str)) == ["approved"] * 3
 
 
+def test_simulate_finds_its_engine_and_names_its_sources(tmp_path: Path) -> None:
+    from crewbook.errors import SimulationError
+    from crewbook.simulate import simulate
+
+    outcomes = simulate(tmp_path / "x.toy", {"roles": {"checker": {"fail": 0.0}}}, n=2, seed=1)
+    assert list(outcomes["finished_reason"].astype(str)) == ["approved"] * 2
+    with pytest.raises(SimulationError, match=r"a toy file \(\.toy\)"):
+        simulate(tmp_path / "x.txt", {}, n=1)
+
+
 def test_conformance_applies_its_rules() -> None:
     """The family's rules are found through the registry: a verdict from the writer is
     flagged, which the generic rules alone would let pass."""

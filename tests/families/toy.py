@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from crewbook.core.atomic import write_atomic
 from crewbook.core.clock import ManualClock
-from crewbook.core.family import Declined, LoopFamily
+from crewbook.core.family import Declined, LoopFamily, StoreBase
 from crewbook.core.form import Draft, as_mapping
 from crewbook.core.loop import Act, Cap, Loop, Status, Transition
 from crewbook.core.players import Draws, Player, default_rounds
@@ -209,10 +209,11 @@ class ToyForm:
                      fields={"note": "proposed"})
 
 
-class ToyStore:
+class ToyStore(StoreBase):
     """A toy run kept as ``toy.json`` (its state) in a folder; the ledger is in memory."""
 
-    def load(self, folder: Path, source: Any = None) -> Loop[Any, Any]:
+    def load(self, folder: Path, source: object = None,
+             settings: Mapping[str, str] | None = None) -> Loop[Any, Any]:
         path = folder / STATE_FILE
         if not path.is_file():
             return ToyLoop(run="toy-run")
@@ -222,8 +223,19 @@ class ToyStore:
         folder.mkdir(parents=True, exist_ok=True)
         write_atomic(folder / STATE_FILE, json.dumps(asdict(loop.view), sort_keys=True))
 
-    def sample_source(self, folder: Path, kind: str) -> Any:
+    def sample_source(self, folder: Path, kind: str) -> object:
         """Nothing: a toy run starts from nothing."""
+        return None
+
+
+class ToyEngine:
+    """Toy loops for a ``.toy`` path (its content is not read: every toy loop is alike)."""
+
+    sources = "a toy file (.toy)"
+
+    def factory_for(self, source: Any) -> Callable[..., Loop[Any, Any]] | None:
+        if isinstance(source, str | Path) and str(source).endswith(".toy"):
+            return ToyLoop
         return None
 
 
@@ -242,7 +254,7 @@ def _sample(folder: Path, kind: str = KIND) -> Callable[[], Loop[Any, Any]]:
 
 FAMILY = LoopFamily(
     name=NAME, kinds=(KIND,), summary="a toy: write, then check (tests only)",
-    engine=Declined("a toy loop is built by its sample"),
+    engine=ToyEngine(),
     codec=ToyCodec(), players=ToyPlayers(), form=ToyForm(), rules=_rules, store=ToyStore(),
     graph=Declined("the toy draws nothing"),
     frames=Declined("the toy keeps only its trail"), sample=_sample,

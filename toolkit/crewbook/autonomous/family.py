@@ -6,25 +6,27 @@ Kinds: ``autonomous``. The loop lives in a project (``_codev/crew/loop.json``).
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..core.family import Declined, LoopFamily
+from ..core.family import Declined, LoopFamily, StoreBase
 from .codec import AutonomousCodec
 from .form import AutonomousForm
 from .players import AutonomousPlayers
 
 
-class _Store:
+class _Store(StoreBase):
     """The project's autonomous loop (`open_autonomous`); every step saves it."""
 
-    def load(self, folder: Path, source: Any = None) -> Any:
+    def load(self, folder: Path, source: object = None,
+             settings: Mapping[str, str] | None = None) -> Any:
         """The autonomous loop of the project at `folder`."""
         from ..crew.api import open_autonomous
 
         return open_autonomous(folder)
 
-    def sample_source(self, folder: Path, kind: str) -> Any:
+    def sample_source(self, folder: Path, kind: str) -> object:
         """Declined: a run is set up in a project by `loop_init` (tests/crew cover it)."""
         return Declined("its run is kept by the project's own files, set up by loop_init")
 

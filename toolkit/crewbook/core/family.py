@@ -12,7 +12,8 @@ A family (``pipeline``, ``delivery``, ``crew``, ``autonomous``) is a folder whos
 - ``form``: the Stepper's `FormSpec`;
 - ``rules``: its ledger conformance rules (`crewbook.ledger.LoopRules`);
 - ``store``: load and save a loop's state between processes (`crewbook step FAMILY`);
-- ``graph`` / ``frames``: drawings and frames, from the loop's public read-only view.
+- ``graph`` / ``frames``: drawings and frames, from the loop's public read-only view;
+- ``formats`` (optional): the file formats it reads, for `crewbook.formats`.
 
 `crewbook.families` maps family names to dotted paths (``"crewbook.crew.family:FAMILY"``)
 and `resolve` imports one when it is asked for: nothing registers at import.
@@ -31,12 +32,14 @@ from ..errors import UsageError
 
 if TYPE_CHECKING:
     import numpy as np
+    from pydantic import BaseModel
 
     from .form import FormSpec
     from .loop import Act, Loop
     from .players import Player
 
-__all__ = ["Codec", "Declined", "Engine", "LoopFamily", "Players", "Store", "resolve"]
+__all__ = ["Codec", "Declined", "Engine", "LoopFamily", "Players", "Store", "StoreBase",
+           "render_act", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,9 @@ class Declined:
 
 class Engine(Protocol):
     """How a family builds loops."""
+
+    #: The sources `factory_for` understands, for messages ("a task (.yaml) or a Task").
+    sources: str
 
     def factory_for(self, source: Any) -> Callable[..., Loop[Any, Any]] | None:
         """A loop factory (``factory(**settings) -> Loop``) for `source`, or None when
@@ -95,10 +101,18 @@ class Players(Protocol):
 
 
 class Store(Protocol):
-    """A loop's state between processes, in a folder."""
+    """A loop's state between processes, in a folder (``crewbook step FAMILY``).
 
-    def load(self, folder: Path, source: Any = None) -> Loop[Any, Any]:
-        """The loop saved in `folder` (a new one of `source` when there is none yet)."""
+    `StoreBase` gives the parts most stores share (no settings, no sample source, the
+    contract shown as `render_act` prints it)."""
+
+    #: The names of the settings `load` takes (``crewbook step --workspace`` ...).
+    settings: tuple[str, ...]
+
+    def load(self, folder: Path, source: object = None,
+             settings: Mapping[str, str] | None = None) -> Loop[Any, Any]:
+        """The loop saved in `folder` (a new one of `source` when there is none yet);
+        `LoopRefused` (with its code) when it cannot be loaded."""
 
     def save(self, loop: Loop[Any, Any], folder: Path) -> None:
         """Keep `loop`'s state in `folder`."""
@@ -107,6 +121,40 @@ class Store(Protocol):
         """What `load(folder, source)` starts a small fresh run of `kind` from (the
         protocol suite keeps one between loads), or `Declined` with the reason when a
         run is only set up by the family's own commands."""
+
+    def shown(self, loop: Loop[Any, Any], accepted: bool | None) -> tuple[dict[str, Any], str]:
+        """The current contract of `loop` as ``crewbook step`` prints it: the JSON document
+        and the text (`accepted`: None when no report was given)."""
+
+
+class StoreBase:
+    """What most stores share (see `Store`); a family's store subclasses it."""
+
+    settings: tuple[str, ...] = ()
+
+    def sample_source(self, folder: Path, kind: str) -> object:
+        """Declined unless the store says how to start a sample run."""
+        return Declined(f"{type(self).__name__} gives no sample source")
+
+    def shown(self, loop: Loop[Any, Any], accepted: bool | None) -> tuple[dict[str, Any], str]:
+        """The contract and the status as JSON data; the text `render_act` gives."""
+        act = loop.contract()
+        return ({"accepted": accepted, "run": loop.run, "contract": act.to_dict(),
+                 "status": loop.status().to_dict()}, render_act(act, accepted))
+
+
+def render_act(act: Act, accepted: bool | None = None) -> str:
+    """A contract of any loop as ``crewbook step FAMILY`` prints it."""
+    lines = [f"accepted; next is act {act.act}"] if accepted else []
+    if act.finished:
+        lines.append(f"{act.loop} loop finished: {act.finished_reason}")
+    else:
+        lines += [f"{act.loop} · act {act.act} · {act.stage or act.role} "
+                  f"(role {act.role}, attempt {act.attempt})",
+                  f"expects: {act.expects or 'a report'}",
+                  "moves: " + (", ".join(act.moves) or "none")]
+        lines += [f"feedback: {f}" for f in act.feedback]
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -128,9 +176,14 @@ class LoopFamily:
     #: set up in `folder` (the protocol suite runs every family through it; simulate
     #: may send it to a worker; a notebook can try a family with it).
     sample: Callable[[Path, str], Callable[[], Loop[Any, Any]]]
+    #: Optional: the file formats it reads, file name in ``schemas/`` → the pydantic
+    #: model they are generated from (`crewbook.formats`).
+    formats: Callable[[], Mapping[str, type[BaseModel]]] | Declined = Declined(
+        "it reads no file format of its own")
 
     #: The parts every family gives or declines, in the order docs list them.
-    PARTS = ("engine", "codec", "players", "form", "rules", "store", "graph", "frames")
+    PARTS = ("engine", "codec", "players", "form", "rules", "store", "graph", "frames",
+             "formats")
 
     def declined(self) -> dict[str, str]:
         """Part → the reason it is declined (empty when the family gives every part)."""

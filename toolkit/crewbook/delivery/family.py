@@ -21,6 +21,8 @@ from .store import DeliveryStore
 class _Engine:
     """Loop factories for delivery tasks."""
 
+    sources = "a task (.yaml) or a Task"
+
     def factory_for(self, source: Any) -> Any:
         """A `TaskFactory` for a `Task` or a ``.yaml`` path, else None."""
         return factory_for(source)
@@ -49,11 +51,17 @@ def _sample(folder: Path, kind: str = "standard") -> Any:
     return TaskFactory({"id": "csv", "mode": kind, "description": "Export as CSV"})
 
 
+def _formats() -> Any:
+    from .model import format_models
+
+    return format_models()
+
+
 FAMILY = LoopFamily(
     name="delivery", kinds=("standard", "coordinator"),
     summary="delivery roles on one task, standard or coordinator mode (SPEC C)",
     engine=_Engine(), codec=DeliveryCodec(), players=DeliveryPlayers(), form=DeliveryForm(),
     rules=_rules,
     store=DeliveryStore(),
-    graph=_graph, frames=_frames, sample=_sample,
+    graph=_graph, frames=_frames, sample=_sample, formats=_formats,
 )

@@ -6,7 +6,7 @@ for annotations and do not count.
 
 - No library module imports `crewbook.commands` (the command line sits on top).
 - `crewbook.draw` imports no concept: a concept builds a draw graph model.
-- The bottom layer (`core`, `families`, `errors`, `models`, `sources`, `report`, `loop`,
+- The bottom layer (`core`, `families`, `errors`, `models`, `sources`, `report`,
   `ledger`, `draw`) imports nothing above it; concepts import neither `commands` nor
   `widgets`.
 - The front ends `widgets` and `simulate` import no loop family: they ask the registry
@@ -29,7 +29,7 @@ import crewbook
 from crewbook.families import FAMILIES
 
 ROOT = Path(crewbook.__file__).parent
-BOTTOM = ("errors", "models", "sources", "report", "loop", "core", "families", "ledger", "draw",
+BOTTOM = ("errors", "models", "sources", "report", "core", "families", "ledger", "draw",
           "examples")
 #: The loop families, read from the registry (a new family is one registry line), and
 #: the front ends that must not import them.

@@ -54,7 +54,7 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
     ) -> None:
         self.project = project
         self.backlog = Backlog(project)
-        self.routes = Router("crew", project)
+        self.routes = Router("crew", project, by_task=True)
         self._store = store
         super().__init__(state, ledger=ledger, run=state.run, clock=clock, acts=state.steps,
                          router=self.routes)

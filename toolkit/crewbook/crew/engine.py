@@ -120,7 +120,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
     ) -> None:
         self.project = project
         self.backlog = Backlog(project)
-        self.routes = Router("crew", project)
+        self.routes = Router("crew", project, by_task=True)
         self.run_bar = run_bar
         self._store = store
         self._memo: tuple[int, str | None, Act] | None = None

@@ -4,7 +4,7 @@ The widget shows, top to bottom: where the loop is (its status); the buttons **S
 (apply the report in the form), **Run N** (apply N reports the policy proposes, stopping
 at a refusal or the end), **Rewind** (to a snapshot taken after any earlier step) and
 **Reset** (to the loop as the Stepper found it); the report form built from the contract
-(move, role, verdict choices, fields: see `crewbook.widgets.reports`); a refusal or error
+(move, role, verdict choices, fields: see `crewbook.core.form`); a refusal or error
 line; the live drawing (``loop.graph_model()``, current node highlighted by the engine)
 with a zoom slider; the last ledger events as a table.
 

@@ -41,7 +41,7 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
         description=__doc__.split("\n\n")[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[common] if common is not None else [])
-    p.add_argument("pipeline", metavar="FAMILY|FILE",
+    p.add_argument("path", metavar="FAMILY|FILE",
                    help="a loop family (the names crewbook.families registers), or a "
                    "file one of their engines reads (PIPELINE.toml, TASK.yaml...)")
     p.add_argument("source", nargs="?", metavar="SOURCE",
@@ -62,9 +62,9 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
 def cmd_step(args: argparse.Namespace) -> int:
     """The ``step`` command (see the module docstring)."""
     out = _Output(bool(getattr(args, "json", False)))
-    found, source = _family_and_source(args.pipeline, args.source)
+    found, source = _family_and_source(args.path, args.source)
     if found is None:
-        return out.fail("usage", f"no loop family steps {args.pipeline!r}: name a family "
+        return out.fail("usage", f"no loop family steps {args.path!r}: name a family "
                         f"({source}) or a file one of their engines reads")
     from ..core.family import Declined
 

@@ -102,6 +102,19 @@ def test_simulate_plays_it_with_a_random_policy() -> None:
     assert list(outcomes["finished_reason"].astype(str)) == ["approved"] * 3
 
 
+def test_simulate_asks_its_fast_simulator() -> None:
+    """An optional part declared on the family is found through the registry."""
+    from crewbook.simulate import simulate
+
+    fast = toy.FAMILY.fast_simulator
+    assert isinstance(fast, toy.ToyFastSimulator)
+    fast.asked.clear()
+    outcomes = simulate(toy.ToyLoop, {"roles": {"checker": {"fail": 0.0}}}, n=2, seed=1)
+    assert len(outcomes) == 2
+    assert fast.asked
+    assert set(fast.asked) == {toy.KIND}
+
+
 def test_simulate_finds_its_engine_and_names_its_sources(tmp_path: Path) -> None:
     from crewbook.errors import SimulationError
     from crewbook.simulate import simulate

@@ -239,6 +239,19 @@ class ToyEngine:
         return None
 
 
+class ToyFastSimulator:
+    """Asked by simulate for a plain-data runner (recorded in `asked`); it gives none, so
+    simulate plays the engine."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def runner(self, spec: Any, loop: Loop[Any, Any], max_acts: int, max_refusals: int
+               ) -> None:
+        self.asked.append(loop.kind)
+        return None
+
+
 def _rules() -> tuple[LoopRules, ...]:
     return (LoopRules(KIND, judges=frozenset({"checker"}),
                       roles=frozenset({"writer", "checker"})),)
@@ -258,4 +271,5 @@ FAMILY = LoopFamily(
     codec=ToyCodec(), players=ToyPlayers(), form=ToyForm(), rules=_rules, store=ToyStore(),
     graph=Declined("the toy draws nothing"),
     frames=Declined("the toy keeps only its trail"), sample=_sample,
+    fast_simulator=ToyFastSimulator(),
 )

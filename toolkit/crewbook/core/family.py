@@ -13,7 +13,8 @@ A family (``pipeline``, ``delivery``, ``crew``, ``autonomous``) is a folder whos
 - ``rules``: its ledger conformance rules (`crewbook.ledger.LoopRules`);
 - ``store``: load and save a loop's state between processes (`crewbook step FAMILY`);
 - ``graph`` / ``frames``: drawings and frames, from the loop's public read-only view;
-- ``formats`` (optional): the file formats it reads, for `crewbook.formats`.
+- ``formats`` (optional): the file formats it reads, for `crewbook.formats`;
+- ``fast_simulator`` (optional): runs on plain data, for `crewbook.simulate`.
 
 `crewbook.families` maps family names to dotted paths (``"crewbook.crew.family:FAMILY"``)
 and `resolve` imports one when it is asked for: nothing registers at import.
@@ -34,12 +35,13 @@ if TYPE_CHECKING:
     import numpy as np
     from pydantic import BaseModel
 
+    from ..simulate.model import RandomPolicyFile
     from .form import FormSpec
     from .loop import Act, Loop
     from .players import Player
 
-__all__ = ["Codec", "Declined", "Engine", "LoopFamily", "Players", "Store", "StoreBase",
-           "render_act", "resolve"]
+__all__ = ["Codec", "Declined", "Engine", "FastSimulator", "LoopFamily", "Players", "Store",
+           "StoreBase", "render_act", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,16 @@ class Players(Protocol):
 
     def rounds(self, loop: Loop[Any, Any]) -> int:
         """How many times work went back in this run."""
+
+
+class FastSimulator(Protocol):
+    """Runs of a loop on plain data, with the outcomes its random player gives on the
+    engine (an optional part: simulate plays act by act without it)."""
+
+    def runner(self, spec: RandomPolicyFile, loop: Loop[Any, Any], max_acts: int,
+               max_refusals: int) -> Callable[[np.random.Generator], tuple[Any, ...]] | None:
+        """A function playing one run of `loop` from a run's generator (its outcome's
+        fields after the run index), or None when `loop` is not one it plays."""
 
 
 class Store(Protocol):
@@ -180,10 +192,12 @@ class LoopFamily:
     #: model they are generated from (`crewbook.formats`).
     formats: Callable[[], Mapping[str, type[BaseModel]]] | Declined = Declined(
         "it reads no file format of its own")
+    #: Optional: runs on plain data for `crewbook.simulate` (`FastSimulator`).
+    fast_simulator: FastSimulator | Declined = Declined("simulate plays it act by act")
 
     #: The parts every family gives or declines, in the order docs list them.
     PARTS = ("engine", "codec", "players", "form", "rules", "store", "graph", "frames",
-             "formats")
+             "formats", "fast_simulator")
 
     def declined(self) -> dict[str, str]:
         """Part → the reason it is declined (empty when the family gives every part)."""

@@ -57,6 +57,16 @@ def _formats() -> Any:
     return format_models()
 
 
+class _FastSimulator:
+    """Runs of a fresh coordinator task on plain data (`crewbook.delivery.fastsim`)."""
+
+    def runner(self, spec: Any, loop: Any, max_acts: int, max_refusals: int) -> Any:
+        """`fastsim.fast_runner`: None for a loop other than a fresh coordinator task."""
+        from .fastsim import fast_runner
+
+        return fast_runner(spec, loop, max_acts, max_refusals)
+
+
 FAMILY = LoopFamily(
     name="delivery", kinds=("standard", "coordinator"),
     summary="delivery roles on one task, standard or coordinator mode (SPEC C)",
@@ -64,4 +74,5 @@ FAMILY = LoopFamily(
     rules=_rules,
     store=DeliveryStore(),
     graph=_graph, frames=_frames, sample=_sample, formats=_formats,
+    fast_simulator=_FastSimulator(),
 )

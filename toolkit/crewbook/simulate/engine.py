@@ -207,21 +207,21 @@ def play(spec: RunSpec, index: int, loop: Loop[Any, Any] | None = None) -> RunRe
 
 
 def fast_runner(spec: RunSpec) -> Callable[[Any], tuple[Any, ...]] | None:
-    """The family's plain-data runner for `spec` (its ``players.fast_runner``), or None
+    """The plain-data runner of `spec`'s loop (its family's ``fast_simulator``), or None
     when the runs need the full engine: events or reports to keep, a policy other than
-    `RandomPolicy`, a loop the family does not play on plain data."""
-    from .lookup import players_of
+    `RandomPolicy`, a loop its family does not play on plain data."""
+    from ..core.family import Declined
+    from ..families import family_of
     from .policies import RandomPolicy
 
     if not spec.fast or spec.ledger or spec.record or type(spec.policy) is not RandomPolicy:
         return None
     loop = spec.factory(**dict(spec.settings))
-    make = getattr(players_of(loop), "fast_runner", None)
-    if make is None:
+    family = family_of(loop)
+    if family is None or isinstance(family.fast_simulator, Declined):
         return None
-    runner: Callable[[Any], tuple[Any, ...]] | None = make(spec.policy.spec, loop,
-                                                            spec.max_acts, spec.max_refusals)
-    return runner
+    return family.fast_simulator.runner(spec.policy.spec, loop, spec.max_acts,
+                                        spec.max_refusals)
 
 
 def run_chunk(spec: RunSpec, start: int, stop: int) -> list[RunResult]:

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from crewbook.core.family import Declined, LoopFamily
+from crewbook.core.family import Declined
 from crewbook.errors import LoopRefused
-from crewbook.families import family_of
+from crewbook.families import AnyFamily, family_of
 from crewbook.ledger import check_conformance
 from crewbook.simulate import simulate
 
@@ -23,7 +23,7 @@ from .conftest import SAMPLES
 MAX_ACTS = 60
 
 
-def family_of_loop(loop: Any) -> LoopFamily:
+def family_of_loop(loop: Any) -> AnyFamily:
     found = family_of(loop)
     assert found is not None, f"no family for {loop.kind}"
     return found

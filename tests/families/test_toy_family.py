@@ -49,6 +49,15 @@ def test_registering_a_taken_name_is_refused() -> None:
         register(toy.NAME, toy.DOTTED)
 
 
+def test_a_registry_line_naming_something_else_is_refused() -> None:
+    register("not-a-family", f"{toy.__name__}:NAME")
+    try:
+        with pytest.raises(UsageError, match="is a str, not a LoopFamily"):
+            family("not-a-family")
+    finally:
+        unregister("not-a-family")
+
+
 def test_it_is_gone_once_unregistered() -> None:
     unregister(toy.NAME)
     try:

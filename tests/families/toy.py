@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from crewbook.core.atomic import write_atomic
 from crewbook.core.clock import ManualClock
-from crewbook.core.family import Declined, LoopFamily, StoreBase
+from crewbook.core.family import LoopFamily, StoreBase
 from crewbook.core.form import Draft, as_mapping
 from crewbook.core.loop import Act, Cap, Loop, Status, Transition
 from crewbook.core.players import Draws, Player, default_rounds
@@ -209,7 +209,7 @@ class ToyForm:
                      fields={"note": "proposed"})
 
 
-class ToyStore(StoreBase):
+class ToyStore(StoreBase[ToyState, ToyReport]):
     """A toy run kept as ``toy.json`` (its state) in a folder; the ledger is in memory."""
 
     def load(self, folder: Path, source: object = None,
@@ -265,11 +265,10 @@ def _sample(folder: Path, kind: str = KIND) -> Callable[[], Loop[Any, Any]]:
     return functools.partial(_toy_loop, str(folder))
 
 
-FAMILY = LoopFamily(
+FAMILY: LoopFamily[ToyState, ToyReport] = LoopFamily(
     name=NAME, kinds=(KIND,), summary="a toy: write, then check (tests only)",
     engine=ToyEngine(),
     codec=ToyCodec(), players=ToyPlayers(), form=ToyForm(), rules=_rules, store=ToyStore(),
-    graph=Declined("the toy draws nothing"),
-    frames=Declined("the toy keeps only its trail"), sample=_sample,
+    sample=_sample,
     fast_simulator=ToyFastSimulator(),
 )

@@ -16,13 +16,10 @@ Family names and the ledger kinds (``loop`` values) of their engines:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, TypeAlias
 
-from .core.family import resolve
+from .core.family import LoopFamily, resolve
 from .errors import NotFoundError, UsageError, did_you_mean
-
-if TYPE_CHECKING:
-    from .core.family import LoopFamily
 
 __all__ = ["FAMILIES", "families", "family", "family_of", "family_of_kind", "register",
            "unregister"]
@@ -35,8 +32,11 @@ FAMILIES: Final[dict[str, str]] = {
     "autonomous": "crewbook.autonomous.family:FAMILY",
 }
 
-_LOADED: dict[str, LoopFamily] = {}
-_BY_KIND: dict[str, LoopFamily | None] = {}
+#: A registered family, whatever its loops' state and report types.
+AnyFamily: TypeAlias = LoopFamily[Any, Any]
+
+_LOADED: dict[str, AnyFamily] = {}
+_BY_KIND: dict[str, AnyFamily | None] = {}
 
 
 def register(name: str, dotted: str) -> None:
@@ -56,23 +56,27 @@ def unregister(name: str) -> None:
     _BY_KIND.clear()
 
 
-def family(name: str) -> LoopFamily:
+def family(name: str) -> AnyFamily:
     """The family called `name` (imported on first use)."""
     found = _LOADED.get(name)
     if found is None:
         if name not in FAMILIES:
             raise NotFoundError(f"no loop family {name!r}{did_you_mean(name, FAMILIES)}; "
                                 f"families: {', '.join(FAMILIES)}")
-        found = _LOADED[name] = resolve(FAMILIES[name])
+        loaded = resolve(FAMILIES[name])
+        if not isinstance(loaded, LoopFamily):
+            raise UsageError(f"{FAMILIES[name]} is a {type(loaded).__name__}, not a "
+                             f"LoopFamily; the registry names each family's FAMILY")
+        found = _LOADED[name] = loaded
     return found
 
 
-def families() -> list[LoopFamily]:
+def families() -> list[AnyFamily]:
     """Every registered family, in registry order."""
     return [family(name) for name in FAMILIES]
 
 
-def family_of_kind(kind: str) -> LoopFamily | None:
+def family_of_kind(kind: str) -> AnyFamily | None:
     """The family whose engines write ledger kind `kind` (a loop's ``kind``), or None."""
     if kind in _BY_KIND:
         return _BY_KIND[kind]
@@ -81,6 +85,6 @@ def family_of_kind(kind: str) -> LoopFamily | None:
     return found
 
 
-def family_of(loop: Any) -> LoopFamily | None:
+def family_of(loop: Any) -> AnyFamily | None:
     """The family of `loop` (by its ``kind``), or None for a loop no family describes."""
     return family_of_kind(str(getattr(loop, "kind", "")))

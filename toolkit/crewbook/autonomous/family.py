@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from ..core.family import Declined, LoopFamily, StoreBase
+from ..crew.model import LoopState
 from .codec import AutonomousCodec
+from .engine import LoopStep
 from .form import AutonomousForm
 from .players import AutonomousPlayers
 
 
-class _Store(StoreBase):
+class _Store(StoreBase[LoopState, LoopStep]):
     """The project's autonomous loop (`open_autonomous`); every step saves it."""
 
     def load(self, folder: Path, source: object = None,
@@ -40,12 +42,6 @@ def _rules() -> tuple[Any, ...]:
     return AUTONOMOUS_RULES
 
 
-def _graph(loop: Any) -> Any:
-    from .graph import autonomous_graph
-
-    return autonomous_graph(loop)
-
-
 def _autonomous_loop(root: str) -> Any:
     """An autonomous loop at Plan in the storied tour."""
     from ..artifacts import Project
@@ -63,13 +59,11 @@ def _sample(folder: Path, kind: str = "autonomous") -> Any:
     return functools.partial(_autonomous_loop, str(storied_tour(folder / "tour")))
 
 
-FAMILY = LoopFamily(
+FAMILY: LoopFamily[LoopState, LoopStep] = LoopFamily(
     name="autonomous", kinds=("autonomous",),
     summary="the autonomous loop: plan, implementation, recette, delivery (SPEC D6)",
     engine=Declined("an autonomous loop lives in a project; simulate it with a factory of "
                     "your own (a function building an AutonomousLoop)"),
     codec=AutonomousCodec(), players=AutonomousPlayers(), form=AutonomousForm(),
-    rules=_rules, store=_Store(), graph=_graph,
-    frames=Declined("its four phases are its status; read its ledger for the acts"),
-    sample=_sample,
+    rules=_rules, store=_Store(), sample=_sample,
 )

@@ -27,7 +27,8 @@ from ..errors import LoopRefused
 from ._shared import emit_json
 
 if TYPE_CHECKING:
-    from ..core.family import LoopFamily, Store
+    from ..core.family import Store
+    from ..families import AnyFamily
 
 #: The settings flags of ``step``, by the name a store takes them under.
 SETTINGS = ("workspace", "kinds", "invalid")
@@ -93,7 +94,7 @@ def cmd_step(args: argparse.Namespace) -> int:
     return out.show(store, loop, accepted=True)
 
 
-def _family_and_source(target: str, source: str | None) -> tuple[LoopFamily | None, Any]:
+def _family_and_source(target: str, source: str | None) -> tuple[AnyFamily | None, Any]:
     """The family `target` names (and `source`), or the one whose engine reads the file
     `target` (and `target` as the source); (None, the family names) when neither."""
     from ..core.family import Declined
@@ -131,7 +132,7 @@ class _Output:
             print(f"refused [{code}]: {reason}", file=sys.stderr)
         return 1
 
-    def show(self, store: Store, loop: Any, accepted: bool | None) -> int:
+    def show(self, store: Store[Any, Any], loop: Any, accepted: bool | None) -> int:
         data, text = store.shown(loop, accepted)
         if self.as_json:
             emit_json(data)

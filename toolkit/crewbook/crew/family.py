@@ -12,11 +12,13 @@ from typing import Any
 
 from ..core.family import Declined, LoopFamily, StoreBase
 from .codec import CrewCodec
+from .engine import CrewReport
 from .form import CrewForm
+from .model import CrewState
 from .players import CrewPlayers
 
 
-class _Store(StoreBase):
+class _Store(StoreBase[CrewState, CrewReport]):
     """The project's crew loop (`open_crew`); every accepted act saves it."""
 
     def load(self, folder: Path, source: object = None,
@@ -38,16 +40,6 @@ def _rules() -> tuple[Any, ...]:
     from .checks import CREW_RULES
 
     return CREW_RULES
-
-
-def _graph(loop: Any) -> Any:
-    from .graph import crew_graph
-
-    return crew_graph(loop)
-
-
-def _frames(loop: Any) -> Any:
-    return loop.frame()
 
 
 def _crew_loop(root: str) -> Any:
@@ -74,11 +66,11 @@ def _formats() -> Any:
     return format_models()
 
 
-FAMILY = LoopFamily(
+FAMILY: LoopFamily[CrewState, CrewReport] = LoopFamily(
     name="crew", kinds=("crew",),
     summary="the crew loop: analyst, developer and qa take turns over a backlog (SPEC D1-D5)",
     engine=Declined("a crew loop lives in a project; simulate it with a factory of your own "
                     "(functools.partial of a function building a CrewLoop)"),
     codec=CrewCodec(), players=CrewPlayers(), form=CrewForm(), rules=_rules, store=_Store(),
-    graph=_graph, frames=_frames, sample=_sample, formats=_formats,
+    sample=_sample, formats=_formats,
 )

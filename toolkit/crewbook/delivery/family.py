@@ -34,16 +34,6 @@ def _rules() -> tuple[Any, ...]:
     return DELIVERY_RULES
 
 
-def _graph(loop: Any) -> Any:
-    from .graph import path_graph
-
-    return path_graph(loop)
-
-
-def _frames(loop: Any) -> Any:
-    return loop.path_frame()
-
-
 def _sample(folder: Path, kind: str = "standard") -> Any:
     """Loops of one small task, in `kind`'s mode (standard or coordinator)."""
     from .factory import TaskFactory
@@ -73,6 +63,6 @@ FAMILY = LoopFamily(
     engine=_Engine(), codec=DeliveryCodec(), players=DeliveryPlayers(), form=DeliveryForm(),
     rules=_rules,
     store=DeliveryStore(),
-    graph=_graph, frames=_frames, sample=_sample, formats=_formats,
+    sample=_sample, formats=_formats,
     fast_simulator=_FastSimulator(),
 )

@@ -26,7 +26,7 @@ RUN_FILE = "run.json"
 FORMAT = "crewbook-delivery-run/1"
 
 
-class DeliveryStore(StoreBase):
+class DeliveryStore(StoreBase[Any, Any]):
     """Load and save a delivery run in a folder (see the module docstring)."""
 
     def load(self, folder: Path, source: object = None,

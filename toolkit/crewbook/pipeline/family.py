@@ -10,6 +10,7 @@ from typing import Any
 
 from ..core.family import LoopFamily
 from .codec import PipelineCodec
+from .engine import PipelineReport, PipelineState
 from .factory import factory_for
 from .form import PipelineForm
 from .players import PipelinePlayers
@@ -32,16 +33,6 @@ def _rules() -> tuple[Any, ...]:
     return PIPELINE_RULES
 
 
-def _graph(loop: Any) -> Any:
-    from .graph import state_graph
-
-    return state_graph(loop.pipeline, loop)
-
-
-def _frames(loop: Any) -> Any:
-    return loop.acts_frame()
-
-
 def _sample(folder: Path, kind: str = "pipeline") -> Any:
     """Runs of the seed's role pipeline, as the tour project ships it."""
     from ..examples import example_project
@@ -57,11 +48,11 @@ def _formats() -> Any:
     return format_models()
 
 
-FAMILY = LoopFamily(
+FAMILY: LoopFamily[PipelineState, PipelineReport] = LoopFamily(
     name="pipeline", kinds=("pipeline",),
     summary="a role pipeline: stages hand artifacts on along transitions (SPEC B)",
     engine=_Engine(), codec=PipelineCodec(), players=PipelinePlayers(), form=PipelineForm(),
     rules=_rules,
     store=PipelineStore(),
-    graph=_graph, frames=_frames, sample=_sample, formats=_formats,
+    sample=_sample, formats=_formats,
 )

@@ -23,7 +23,7 @@ from ..core.atomic import write_atomic
 from ..core.family import StoreBase
 from ..core.loop import Act, Loop
 from ..errors import InvalidInputError, LoopRefused, UsageError
-from .engine import InvalidPolicy, PipelineLoop, PipelineState
+from .engine import InvalidPolicy, PipelineLoop, PipelineReport, PipelineState
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
@@ -65,7 +65,7 @@ class _Run:
     workspace: str
 
 
-class PipelineStore(StoreBase):
+class PipelineStore(StoreBase[PipelineState, PipelineReport]):
     """Load and save a pipeline run in a folder (see the module docstring)."""
 
     settings: tuple[str, ...] = ("workspace", "kinds", "invalid")

@@ -22,9 +22,10 @@ from ..core.loop import Act, Cap, EventSink, Loop, Snapshot, Status, Transition,
 from ..crew.backlog import Backlog
 from ..crew.bar import bar_event, run_command
 from ..crew.engine import Event, left
-from ..crew.model import MAX_SUMMARY_CHARS, PHASE_ROLES, PROMPTS_DIR, LoopState, plain
+from ..crew.model import MAX_SUMMARY_CHARS, PROMPTS_DIR, plain
 from ..errors import CrewError, LoopRefused
 from ..routing.router import Router
+from .model import PHASE_ROLES, LoopState
 
 if TYPE_CHECKING:
     from ..core.commit import StateStore

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from ..core.family import Declined, LoopFamily, StoreBase
-from ..crew.model import LoopState
 from .codec import AutonomousCodec
 from .engine import LoopStep
 from .form import AutonomousForm
+from .model import LoopState
 from .players import AutonomousPlayers
 
 
@@ -46,7 +46,6 @@ def _autonomous_loop(root: str) -> Any:
     """An autonomous loop at Plan in the storied tour."""
     from ..artifacts import Project
     from ..core.clock import ManualClock
-    from ..crew.model import LoopState
     from .engine import AutonomousLoop
 
     return AutonomousLoop(LoopState(run="loop-1", goal="sample", max_recettes=2),
@@ -59,11 +58,17 @@ def _sample(folder: Path, kind: str = "autonomous") -> Any:
     return functools.partial(_autonomous_loop, str(storied_tour(folder / "tour")))
 
 
+def _formats() -> Any:
+    from .model import format_models
+
+    return format_models()
+
+
 FAMILY: LoopFamily[LoopState, LoopStep] = LoopFamily(
     name="autonomous", kinds=("autonomous",),
     summary="the autonomous loop: plan, implementation, recette, delivery (SPEC D6)",
     engine=Declined("an autonomous loop lives in a project; simulate it with a factory of "
                     "your own (a function building an AutonomousLoop)"),
     codec=AutonomousCodec(), players=AutonomousPlayers(), form=AutonomousForm(),
-    rules=_rules, store=_Store(), sample=_sample,
+    rules=_rules, store=_Store(), sample=_sample, formats=_formats,
 )

@@ -38,7 +38,6 @@ from .model import (
     CrewConfig,
     CrewFile,
     CrewState,
-    LoopState,
 )
 
 __all__ = [
@@ -56,7 +55,6 @@ __all__ = [
     "CrewReport",
     "CrewState",
     "Epic",
-    "LoopState",
     "LoopStep",
     "Story",
     "crew_init",

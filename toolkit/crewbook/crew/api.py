@@ -28,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..artifacts.project import Project, ProjectLike, as_project
 from ..autonomous.engine import AutonomousLoop
+from ..autonomous.model import DEFAULT_MAX_RECETTES, LoopState
 from ..core.commit import StateStore, turn_lock
 from ..core.loop import Act, Status, utc_now
 from ..errors import AlreadyExistsError, CrewError, Problem, UnsafePathError
@@ -39,7 +40,6 @@ from .engine import CrewLoop, CrewReport, next_axis
 from .model import (
     CREW_DIR,
     CREW_LEDGER,
-    DEFAULT_MAX_RECETTES,
     DEFAULT_TIMEOUT,
     LOOP_LEDGER,
     LOOP_STATE_FILE,
@@ -50,7 +50,6 @@ from .model import (
     WHOLE_EPIC,
     CrewConfig,
     CrewState,
-    LoopState,
     plain,
 )
 

@@ -180,8 +180,6 @@ SHIMS = {
                           "Player": "crewbook.core.players"},
     "crewbook.simulate.factories": {"PipelineFactory": "crewbook.pipeline.factory",
                                     "TaskFactory": "crewbook.delivery.factory"},
-    "crewbook.crew": {"AutonomousLoop": "crewbook.autonomous.engine",
-                      "LoopStep": "crewbook.autonomous.engine"},
 }
 
 
@@ -210,3 +208,9 @@ def test_the_deprecated_names_are_gone() -> None:
             importlib.import_module(module)
     assert not hasattr(crewbook.simulate, "SimClock")
     assert not hasattr(crewbook.crew.contracts, "RouteResolver")
+    import crewbook.crew
+
+    # the crew package no longer re-exports the autonomous loop (crew/ and autonomous/
+    # are two families): it is `crewbook.autonomous`
+    assert not hasattr(crewbook.crew, "AutonomousLoop")
+    assert not hasattr(crewbook.crew, "open_autonomous")

@@ -15,9 +15,10 @@ same shape: `model`, `checks`, `frames`, `graph`, `engine`):
 - **Model routing** (SPEC D7–D9, `crewbook.routing`): `provider_presets_list`,
   `provider_profile_init`, `provider_profile_show`, `task_classify`,
   `task_route_show`, `task_routes`, `role_route`, `compare_profiles`, `get_preset`.
-- **The crew loop and the autonomous loop** (SPEC D1–D6, `crewbook.crew`): `crew_init`,
-  `crew_step`, `crew_report`, `crew_status`, `open_crew`, `CrewLoop`, `CrewReport`,
-  `loop_init`, `loop_step`, `open_autonomous`, `AutonomousLoop`.
+- **The crew loop and the autonomous loop** (SPEC D1–D6, `crewbook.crew`,
+  `crewbook.autonomous`): `crew_init`, `crew_step`, `crew_report`, `crew_status`,
+  `open_crew`, `CrewLoop`, `CrewReport`, `loop_init`, `loop_step`, `open_autonomous`,
+  `AutonomousLoop`.
 - **The Loop protocol** (`crewbook.core.loop`): `Loop`, `Act`, `Status`, `Snapshot`,
   `MemoryLedger`, `ManualClock`: `contract()`, `report()`, `status()` on every engine.
 - **Run ledgers** (`crewbook.ledger`): `Ledger`, `LedgerEvent`, `read_ledger`,
@@ -67,24 +68,21 @@ from .artifacts import (
     validate_schema,
 )
 
+# -- the crew loop and the autonomous loop (SPEC D1-D6) ------------------------------
+from .autonomous import AutonomousLoop, loop_init, loop_step, open_autonomous
+
 # -- comparing designs --------------------------------------------------------------------
 from .compare import Diff, diff_pipelines, diff_profiles, diff_runs, diff_schemas
 
 # -- the Loop protocol --------------------------------------------------------------------
 from .core.loop import Act, Loop, ManualClock, MemoryLedger, Snapshot, Status
-
-# -- the crew loop and the autonomous loop (SPEC D1-D6) ------------------------------
 from .crew import (
-    AutonomousLoop,
     CrewLoop,
     CrewReport,
     crew_init,
     crew_report,
     crew_status,
     crew_step,
-    loop_init,
-    loop_step,
-    open_autonomous,
     open_crew,
 )
 

@@ -24,7 +24,7 @@ class _Store(StoreBase[LoopState, LoopStep]):
     def load(self, folder: Path, source: object = None,
              settings: Mapping[str, str] | None = None) -> Any:
         """The autonomous loop of the project at `folder`."""
-        from ..crew.api import open_autonomous
+        from .api import open_autonomous
 
         return open_autonomous(folder)
 

@@ -59,10 +59,10 @@ from .model import (
     StackDecl,
 )
 
-#: Per project: a change's name → (change.yaml's stamp, its name, its schema), read once
-#: while change.yaml is unchanged (every loop a CLI or MCP call opens reads its backlog).
-_CHANGES: weakref.WeakKeyDictionary[Project, dict[str, tuple[tuple[int, int, int], str, str]]] = (
-    weakref.WeakKeyDictionary())
+#: Per project folder: a change's name → (change.yaml's stamp, its name, its schema), read
+#: once while change.yaml is unchanged (every loop a CLI or MCP call opens reads its
+#: backlog); the stamp check makes it safe to share between `Project`s of one folder.
+_CHANGES: dict[str, dict[str, tuple[tuple[int, int, int], str, str]]] = {}
 
 
 @dataclass(frozen=True, eq=False)
@@ -172,7 +172,7 @@ class Backlog:
             return Epic(name, stories_of(name, ()), exists=False)
         # the change's name and schema, read once per project while change.yaml is unchanged
         # (every loop a CLI or MCP call opens reads its backlog again)
-        opened = _CHANGES.setdefault(self.project, {})
+        opened = _CHANGES.setdefault(str(self.project.root), {})
         known = opened.get(name)
         if known is None or known[0] != stamp:
             change = open_change(name, self.project)

@@ -92,3 +92,12 @@ def test_a_file_no_family_reads_is_refused(tmp_path: Path,
     code, shown = step(capsys, tmp_path / "notes.txt", "--run", tmp_path / "run")
     assert code == 1
     assert "no loop family steps" in shown["reason"]
+
+
+def test_the_autonomous_loop_has_one_command_path(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """`crewbook step autonomous` is refused, naming `crewbook autonomous step`: a JSON
+    report could claim a recette's test run that nobody ran."""
+    code, shown = step(capsys, "autonomous", "--run", tmp_path)
+    assert (code, shown["code"]) == (1, "not_steppable")
+    assert "crewbook autonomous step" in shown["reason"]

@@ -6,34 +6,15 @@ Kinds: ``autonomous``. The loop lives in a project (``_codev/crew/loop.json``).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..core.family import Declined, LoopFamily, StoreBase
+from ..core.family import Declined, LoopFamily
 from .codec import AutonomousCodec
 from .engine import LoopStep
 from .form import AutonomousForm
 from .model import LoopState
 from .players import AutonomousPlayers
-
-
-class _Store(StoreBase[LoopState, LoopStep]):
-    """The project's autonomous loop (`open_autonomous`); every step saves it."""
-
-    def load(self, folder: Path, source: object = None,
-             settings: Mapping[str, str] | None = None) -> Any:
-        """The autonomous loop of the project at `folder`."""
-        from .api import open_autonomous
-
-        return open_autonomous(folder)
-
-    def sample_source(self, folder: Path, kind: str) -> object:
-        """Declined: a run is set up in a project by `loop_init` (tests/crew cover it)."""
-        return Declined("its run is kept by the project's own files, set up by loop_init")
-
-    def save(self, loop: Any, folder: Path) -> None:
-        """Nothing to do: the loop saves itself after each step."""
 
 
 def _rules() -> tuple[Any, ...]:
@@ -70,5 +51,10 @@ FAMILY: LoopFamily[LoopState, LoopStep] = LoopFamily(
     engine=Declined("an autonomous loop lives in a project; simulate it with a factory of "
                     "your own (a function building an AutonomousLoop)"),
     codec=AutonomousCodec(), players=AutonomousPlayers(), form=AutonomousForm(),
-    rules=_rules, store=_Store(), sample=_sample, formats=_formats,
+    rules=_rules,
+    store=Declined("step it with `crewbook autonomous step` (alias `loop step`), the one "
+                   "command path of this loop: it runs the recette's test command itself and "
+                   "takes the project's lock, where a report given as JSON could claim a "
+                   "test run nobody ran"),
+    sample=_sample, formats=_formats,
 )

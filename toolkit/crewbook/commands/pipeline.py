@@ -5,8 +5,9 @@ family whose engine reads that file). Families and their stores come from
 `crewbook.families`; this command names none.
 
 DIR keeps the run as the family's store says (a pipeline: ``state.json`` and
-``ledger.jsonl``; a delivery task: ``run.json``; the crew and autonomous loops: the
-project at DIR). Without ``--report`` the command prints the current contract and
+``ledger.jsonl``; a delivery task: ``run.json``; the crew loop: the project at DIR). A
+family that keeps its runs otherwise says so (the autonomous loop is stepped by
+``crewbook autonomous step``, which runs its recette's test command). Without ``--report`` the command prints the current contract and
 changes nothing (DIR need not exist). With a JSON report (a file, or ``-`` for
 standard input) it applies it, saves the run and prints the next contract. A refused
 report exits 1 with the reason and leaves DIR byte-identical; so does a run the store

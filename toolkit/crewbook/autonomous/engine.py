@@ -113,11 +113,7 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
         if self._store is None:
             yield
             return
-        with self._store.turn():
-            if not self._store.fresh():
-                raise LoopRefused("the loop's state file changed since this loop was opened "
-                                  "(the CLI, the MCP server or another notebook acted); open "
-                                  "it again with open_autonomous()", code="stale")
+        with self._store.fresh_turn("open_autonomous()"):
             yield
 
     def restore_kept(self, snapshot: Snapshot[LoopState]) -> Act:

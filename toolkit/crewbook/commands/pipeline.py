@@ -7,9 +7,10 @@ family whose engine reads that file). Families and their stores come from
 DIR keeps the run as the family's store says (a pipeline: ``state.json`` and
 ``ledger.jsonl``; a delivery task: ``run.json``; the crew loop: the project at DIR). A
 family that keeps its runs otherwise says so (the autonomous loop is stepped by
-``crewbook autonomous step``, which runs its recette's test command). Without ``--report`` the command prints the current contract and
-changes nothing (DIR need not exist). With a JSON report (a file, or ``-`` for
-standard input) it applies it, saves the run and prints the next contract. A refused
+``crewbook autonomous step``, which runs its recette's test command). Without
+``--report`` the command prints the current contract and changes nothing (DIR need not
+exist). With a JSON report (a file, or ``-`` for standard input) it applies it, saves
+the run and prints the next contract. A refused
 report exits 1 with the reason and leaves DIR byte-identical; so does a run the store
 cannot load (a pipeline file that changed since the run started...). ``--workspace``,
 ``--kinds`` and ``--invalid`` are settings of the stores that take them (a pipeline's),

@@ -14,15 +14,15 @@ serves a loop no family describes (its report is the plain mapping
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, Protocol
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, LoopRefused, did_you_mean
 from .loop import Act
 
 __all__ = ["FIELD_KINDS", "Draft", "FormSpec", "GenericForm", "as_mapping", "defaults_of",
-           "field_kind", "jsonable", "read_value", "show_value"]
+           "field_kind", "jsonable", "read_value", "refuse_unknown_keys", "show_value"]
 
 #: Values a form field holds: text, several lines of text, a number, a flag, JSON data.
 FIELD_KINDS = ("text", "lines", "number", "flag", "json")
@@ -151,6 +151,18 @@ class GenericForm:
         return Draft(move=act.moves[0] if act.moves else None, role=act.role,
                      verdict=verdicts[0] if verdicts else None, moves=act.moves,
                      verdicts=verdicts)
+
+
+def refuse_unknown_keys(data: Mapping[str, object], allowed: Iterable[str], what: str) -> None:
+    """`LoopRefused` (``bad_report``) naming the first key of `data` that `what` (``"a crew
+    report"``...) has not, with a did-you-mean or the keys it has; the one guard every
+    family's codec uses."""
+    keys = sorted(allowed)
+    unknown = sorted(set(data) - set(keys))
+    if unknown:
+        raise LoopRefused(f"{what} has no key {unknown[0]!r}"
+                          + (did_you_mean(unknown[0], keys) or f"; keys: {', '.join(keys)}"),
+                          code="bad_report")
 
 
 def defaults_of(report: Any) -> dict[str, Any]:

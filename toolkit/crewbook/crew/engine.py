@@ -189,11 +189,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
             with nullcontext():
                 yield
             return
-        with self._store.turn():
-            if not self._store.fresh():
-                raise LoopRefused("the loop's state file changed since this loop was opened "
-                                  "(the CLI, the MCP server or another notebook acted); open "
-                                  "it again with open_crew()", code="stale")
+        with self._store.fresh_turn("open_crew()"):
             yield
 
     def restore_kept(self, snapshot: Snapshot[CrewState]) -> Act:

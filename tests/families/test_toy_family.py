@@ -93,6 +93,9 @@ def test_the_stepper_drives_it_with_its_form() -> None:
     pytest.importorskip("ipywidgets")
     from crewbook.widgets import Stepper
 
+    form = toy.FAMILY.form
+    assert isinstance(form, toy.ToyForm)
+    form.applied.clear()
     loop = toy.ToyLoop()
     ledger = cast(MemoryLedger, loop.ledger)
     stepper = Stepper(loop)
@@ -100,6 +103,7 @@ def test_the_stepper_drives_it_with_its_form() -> None:
     assert stepper.run(10) == 2
     assert loop.status().finished_reason == "approved"
     assert [e["kind"] for e in ledger.events] == ["report", "verdict", "finish"]
+    assert form.applied == [1, 2]  # the form's own apply, found on the form spec
 
 
 def test_simulate_plays_it_with_a_random_policy() -> None:

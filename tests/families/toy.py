@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from crewbook.core.atomic import write_atomic
 from crewbook.core.clock import ManualClock
 from crewbook.core.family import LoopFamily, StoreBase
-from crewbook.core.form import Draft, as_mapping
+from crewbook.core.form import Draft, FormBase, as_mapping
 from crewbook.core.loop import Act, Cap, Loop, Status, Transition
 from crewbook.core.players import Draws, Player, default_rounds
 from crewbook.errors import LoopRefused
@@ -190,8 +190,15 @@ class ToyPlayers:
         return default_rounds(loop)
 
 
-class ToyForm:
+class ToyForm(FormBase):
     """The move and the note; a checker's verdict is its move."""
+
+    def __init__(self) -> None:
+        self.applied: list[int] = []  # the acts the Stepper applied through this form
+
+    def apply(self, loop: Any, act: Act, report: Any) -> Act:
+        self.applied.append(act.act)
+        return super().apply(loop, act, report)
 
     def verdicts(self, loop: Any, act: Act) -> tuple[str, ...]:
         return ()

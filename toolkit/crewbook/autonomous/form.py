@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.form import Draft, as_mapping
+from ..core.form import Draft, FormBase, as_mapping
 from ..core.loop import Act, Snapshot
 from ..crew.bar import run_command
 from ..errors import InvalidInputError
@@ -15,7 +15,7 @@ from .engine import LoopStep
 __all__ = ["AutonomousForm"]
 
 
-class AutonomousForm:
+class AutonomousForm(FormBase):
     """The autonomous loop: one `LoopStep` per phase (summary and details; the recette's
     test run is measured by `crewbook.loop_step`, or passed through ``hidden``)."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.form import Draft, as_mapping
+from ..core.form import Draft, FormBase, as_mapping
 from ..core.loop import Act, Snapshot
 from ..core.measures import MEASURES
 from ..errors import InvalidInputError
@@ -15,7 +15,7 @@ from .model import VERDICTS
 __all__ = ["CrewForm"]
 
 
-class CrewForm:
+class CrewForm(FormBase):
     """The crew loop: a `CrewReport` (role, verdict among the role's, summary, payload)."""
 
     def verdicts(self, loop: Any, act: Act) -> tuple[str, ...]:

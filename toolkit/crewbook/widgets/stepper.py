@@ -172,9 +172,7 @@ class Stepper(w.VBox):  # type: ignore[misc]
         if index is None:
             raise LoopRefused("pick a snapshot to rewind to", code="no_snapshot")
         label, snap = self.snapshots[int(index)]
-        restore = getattr(self.adapter, "restore", None)
-        act: Act = (restore(self.loop, snap) if callable(restore)
-                    else self.loop.restore(snap))
+        act: Act = self.adapter.restore(self.loop, snap)
         self.at = int(index)
         self.line = self._lines[self.at]
         abandoned = len(self.abandoned())
@@ -276,10 +274,8 @@ class Stepper(w.VBox):  # type: ignore[misc]
     # ------------------------------------------------------------------ display
     def _apply(self, report: Any) -> bool:
         before = ledger_size(self.loop.ledger)
-        apply = getattr(self.adapter, "apply", None)
         try:
-            act = (apply(self.loop, self.loop.contract(), report) if callable(apply)
-                   else self.loop.report(report))
+            act = self.adapter.apply(self.loop, self.loop.contract(), report)
         except LoopRefused as refused:
             return self._refused(refused)
         after = ledger_size(self.loop.ledger)

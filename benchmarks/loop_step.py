@@ -156,8 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not have_peer():
         return 2
+    from crewbook.core.sinks import MemoryLedger
     from crewbook.ledger import Ledger
-    from crewbook.loop import MemoryLedger
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

@@ -46,8 +46,58 @@ def test_a_delivery_run_is_stepped_across_calls(tmp_path: Path,
     assert (run / "run.json").read_bytes() == before
 
 
-def test_a_family_without_a_store_says_why(tmp_path: Path,
+def test_a_new_pipeline_run_needs_its_file(tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     code, shown = step(capsys, "pipeline", "--run", tmp_path)
     assert code == 1
     assert "name the pipeline file" in shown["reason"]
+
+
+def test_a_pipeline_run_is_named_by_family_and_reloads_its_own_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pipeline.conftest import SEED, TO_IMPLEMENTER, WORKSPACE
+
+    run = tmp_path / "run"
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps(TO_IMPLEMENTER[0]), "utf-8")
+    code, shown = step(capsys, "pipeline", SEED, "--run", run, "--report", report,
+                       "--workspace", WORKSPACE)
+    assert (code, shown["contract"]["stage"]) == (0, "architect")
+    code, shown = step(capsys, "pipeline", "--run", run)  # the file the run started with
+    assert (code, shown["contract"]["stage"], shown["status"]["acts"]) == (0, "architect", 1)
+    assert "inputs" in shown
+
+
+def test_a_task_file_finds_its_family(tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    task = tmp_path / "task.yaml"
+    task.write_text(TASK, "utf-8")
+    code, shown = step(capsys, task, "--run", tmp_path / "run")
+    assert (code, shown["contract"]["moves"][0]) == (0, "plan")
+
+
+def test_settings_a_store_does_not_take_are_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    task = tmp_path / "task.yaml"
+    task.write_text(TASK, "utf-8")
+    code, shown = step(capsys, "delivery", task, "--run", tmp_path / "run",
+                       "--workspace", tmp_path)
+    assert code == 1
+    assert shown["code"] == "usage"
+    assert "takes no --workspace" in shown["reason"]
+
+
+def test_a_file_no_family_reads_is_refused(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    code, shown = step(capsys, tmp_path / "notes.txt", "--run", tmp_path / "run")
+    assert code == 1
+    assert "no loop family steps" in shown["reason"]
+
+
+def test_the_autonomous_loop_has_one_command_path(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """`crewbook step autonomous` is refused, naming `crewbook autonomous step`: a JSON
+    report could claim a recette's test run that nobody ran."""
+    code, shown = step(capsys, "autonomous", "--run", tmp_path)
+    assert (code, shown["code"]) == (1, "not_steppable")
+    assert "crewbook autonomous step" in shown["reason"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import crewbook
-from crewbook.crew import loop_init, loop_step, open_autonomous
+from crewbook.autonomous import loop_init, loop_step, open_autonomous
 from crewbook.crew.model import LOOP_LEDGER, LOOP_STATE_FILE
 from crewbook.errors import CrewError, LoopRefused
 

@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from crewbook.crew.api import crew_init, crew_report, crew_step, loop_init, open_crew
+from crewbook.autonomous.api import loop_init
+from crewbook.crew.api import crew_init, crew_report, crew_step, open_crew
 from crewbook.crew.engine import CrewReport
 from crewbook.errors import LoopRefused
 
@@ -50,7 +51,8 @@ CHILD = textwrap.dedent("""
             os.kill(os.getpid(), signal.SIGKILL)
 
     Ledger._write = write
-    from crewbook.crew.api import crew_report, crew_step, loop_step, open_autonomous
+    from crewbook.autonomous.api import loop_step, open_autonomous
+    from crewbook.crew.api import crew_report, crew_step
     print("ready", flush=True)
     if loop == "crew":
         while True:
@@ -96,7 +98,7 @@ def _check_agree(root: Path, loop: str, acked: set[int], cli: Any) -> int:
         assert in_state == list(range(1, state.acts + 1))
         total = state.acts
     else:
-        from crewbook.crew.api import open_autonomous
+        from crewbook.autonomous.api import open_autonomous
 
         total = open_autonomous(root).view.steps
         logged = _loop_acts(root)

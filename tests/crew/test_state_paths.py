@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from crewbook.autonomous.api import loop_init, open_autonomous
 from crewbook.core.commit import MAX_STATE_BYTES
-from crewbook.crew.api import crew_init, crew_step, loop_init, open_autonomous, open_crew
+from crewbook.crew.api import crew_init, crew_step, open_crew
 from crewbook.errors import CrewbookError, CrewError, InvalidInputError
 
 from .conftest import GREEN

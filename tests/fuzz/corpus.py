@@ -448,7 +448,7 @@ def _targets() -> dict[str, Target]:
         return crew_status(project=path.parents[2]).to_dict()
 
     def loop_state(path: Path) -> Any:
-        from crewbook.crew.api import open_autonomous
+        from crewbook.autonomous.api import open_autonomous
 
         loop = open_autonomous(path.parents[2])
         return loop.contract(), loop.status()

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from crewbook.delivery import CoordinatorLoop, Delegate, Plan, StandardLoop, Task
 from crewbook.pipeline import load_pipeline
 from crewbook.routing import provider_profile_init, provider_profile_show
-from crewbook.routing.router import Router
+from crewbook.routing.router import Router, TaskRoute
 
 SEED = Path(__file__).parents[1] / "data" / "pipelines" / "role_pipeline.toml"
 
@@ -52,7 +53,7 @@ def test_every_engine_contract_carries_its_route(project: Path,
     assert expected is not None
     assert act.route is not None
     assert act.route["model"] == expected.model
-    coordinator.report(Plan(["exports CSV"]))
+    coordinator.report(Plan(("exports CSV",)))
     act = coordinator.report(Delegate("developer", "build it"))
     assert act.role == "developer"
     assert act.route is not None
@@ -64,3 +65,15 @@ def test_every_engine_contract_carries_its_route(project: Path,
     assert act.route is not None
     assert act.route["role"] == act.stage
     assert act.to_dict()["route"]["model"] == act.route["model"]
+
+
+def test_a_router_by_task_gives_task_routes_and_a_plain_one_does_not(project: Path) -> None:
+    """Task routes come from how the router was built, not from the loop's name."""
+    plain = Router("crew", project)("developer")
+    by_task = cast("TaskRoute | None", Router("crew", project, by_task=True)("developer"))
+    assert plain is not None
+    assert by_task is not None
+    assert "via" not in plain
+    assert (by_task["via"], by_task["task"], by_task["suggestion"]) == ("role default", None,
+                                                                         True)
+    assert (by_task["tier"], by_task["effort"]) == (plain["tier"], plain["effort"])

@@ -146,7 +146,7 @@ def test_a_failing_callback_shows_its_error(coordinator_loop: Any) -> None:
 
 
 def test_importing_crewbook_loads_no_widgets() -> None:
-    code = ("import sys, crewbook, crewbook.loop, crewbook.pipeline, crewbook.delivery\n"
+    code = ("import sys, crewbook, crewbook.core.loop, crewbook.pipeline, crewbook.delivery\n"
             "print([m for m in ('ipywidgets', 'playwright') if m in sys.modules])\n"
             "import crewbook.widgets\n"
             "print('ipywidgets' in sys.modules)\n")

@@ -15,9 +15,10 @@ same shape: `model`, `checks`, `frames`, `graph`, `engine`):
 - **Model routing** (SPEC D7–D9, `crewbook.routing`): `provider_presets_list`,
   `provider_profile_init`, `provider_profile_show`, `task_classify`,
   `task_route_show`, `task_routes`, `role_route`, `compare_profiles`, `get_preset`.
-- **The crew loop and the autonomous loop** (SPEC D1–D6, `crewbook.crew`): `crew_init`,
-  `crew_step`, `crew_report`, `crew_status`, `open_crew`, `CrewLoop`, `CrewReport`,
-  `loop_init`, `loop_step`, `open_autonomous`, `AutonomousLoop`.
+- **The crew loop and the autonomous loop** (SPEC D1–D6, `crewbook.crew`,
+  `crewbook.autonomous`): `crew_init`, `crew_step`, `crew_report`, `crew_status`,
+  `open_crew`, `CrewLoop`, `CrewReport`, `loop_init`, `loop_step`, `open_autonomous`,
+  `AutonomousLoop`.
 - **The Loop protocol** (`crewbook.core.loop`): `Loop`, `Act`, `Status`, `Snapshot`,
   `MemoryLedger`, `ManualClock`: `contract()`, `report()`, `status()` on every engine.
 - **Run ledgers** (`crewbook.ledger`): `Ledger`, `LedgerEvent`, `read_ledger`,
@@ -85,8 +86,9 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "validate_schema"),
     "compare": ("Diff", "diff_pipelines", "diff_profiles", "diff_runs", "diff_schemas"),
     "core.loop": ("Act", "Loop", "ManualClock", "MemoryLedger", "Snapshot", "Status"),
-    "crew": ("AutonomousLoop", "CrewLoop", "CrewReport", "crew_init", "crew_report",
-        "crew_status", "crew_step", "loop_init", "loop_step", "open_autonomous", "open_crew"),
+    "autonomous": ("AutonomousLoop", "loop_init", "loop_step", "open_autonomous"),
+    "crew": ("CrewLoop", "CrewReport", "crew_init", "crew_report", "crew_status", "crew_step",
+        "open_crew"),
     "delivery": ("CoordinatorLoop", "StandardLoop", "review_required", "start_task"),
     "draw": ("GraphModel", "Matrix", "format_duration", "readable"),
     "examples": ("example_project",),
@@ -126,6 +128,7 @@ if _TYPE_CHECKING:
         runs_by_change,
         validate_schema,
     )
+    from .autonomous import AutonomousLoop, loop_init, loop_step, open_autonomous
     from .compare import (
         Diff,
         diff_pipelines,
@@ -142,16 +145,12 @@ if _TYPE_CHECKING:
         Status,
     )
     from .crew import (
-        AutonomousLoop,
         CrewLoop,
         CrewReport,
         crew_init,
         crew_report,
         crew_status,
         crew_step,
-        loop_init,
-        loop_step,
-        open_autonomous,
         open_crew,
     )
     from .delivery import (

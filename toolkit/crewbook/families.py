@@ -3,7 +3,8 @@
 Front ends (`crewbook.widgets`, `crewbook.simulate`, `crewbook step FAMILY`) and the
 ledger's conformance rules ask here instead of importing a family package. Nothing
 registers at import time and nothing is imported until a family is asked for, so
-``import crewbook`` stays light. Adding a family is its folder plus one line below.
+``import crewbook`` stays light. Adding a family is its folder plus one line below
+(or a `register` call, for a family that lives outside crewbook).
 
 Family names and the ledger kinds (``loop`` values) of their engines:
 
@@ -15,15 +16,13 @@ Family names and the ledger kinds (``loop`` values) of their engines:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, TypeAlias
 
-from .core.family import resolve
-from .errors import NotFoundError, did_you_mean
+from .core.family import LoopFamily, resolve
+from .errors import NotFoundError, UsageError, did_you_mean
 
-if TYPE_CHECKING:
-    from .core.family import LoopFamily
-
-__all__ = ["FAMILIES", "families", "family", "family_of", "family_of_kind"]
+__all__ = ["FAMILIES", "families", "family", "family_of", "family_of_kind", "register",
+           "unregister"]
 
 #: Family name → ``"module:attribute"`` of its `LoopFamily`.
 FAMILIES: Final[dict[str, str]] = {
@@ -33,29 +32,51 @@ FAMILIES: Final[dict[str, str]] = {
     "autonomous": "crewbook.autonomous.family:FAMILY",
 }
 
-_LOADED: dict[str, LoopFamily] = {}
+#: A registered family, whatever its loops' state and report types.
+AnyFamily: TypeAlias = LoopFamily[Any, Any]
+
+_LOADED: dict[str, AnyFamily] = {}
+_BY_KIND: dict[str, AnyFamily | None] = {}
 
 
-def family(name: str) -> LoopFamily:
+def register(name: str, dotted: str) -> None:
+    """Add family `name` at ``"module:attribute"`` (a plug-in, or a test's toy family);
+    it is imported when first asked for. `UsageError` when the name is taken."""
+    if name in FAMILIES:
+        raise UsageError(f"a loop family {name!r} is registered already ({FAMILIES[name]}); "
+                         "pick another name, or unregister it first")
+    FAMILIES[name] = dotted
+    _BY_KIND.clear()  # a kind no family wrote so far may be this family's
+
+
+def unregister(name: str) -> None:
+    """Remove family `name` (one `register` added); nothing when it is not registered."""
+    FAMILIES.pop(name, None)
+    _LOADED.pop(name, None)
+    _BY_KIND.clear()
+
+
+def family(name: str) -> AnyFamily:
     """The family called `name` (imported on first use)."""
     found = _LOADED.get(name)
     if found is None:
         if name not in FAMILIES:
             raise NotFoundError(f"no loop family {name!r}{did_you_mean(name, FAMILIES)}; "
                                 f"families: {', '.join(FAMILIES)}")
-        found = _LOADED[name] = resolve(FAMILIES[name])
+        loaded = resolve(FAMILIES[name])
+        if not isinstance(loaded, LoopFamily):
+            raise UsageError(f"{FAMILIES[name]} is a {type(loaded).__name__}, not a "
+                             f"LoopFamily; the registry names each family's FAMILY")
+        found = _LOADED[name] = loaded
     return found
 
 
-def families() -> list[LoopFamily]:
+def families() -> list[AnyFamily]:
     """Every registered family, in registry order."""
     return [family(name) for name in FAMILIES]
 
 
-_BY_KIND: dict[str, LoopFamily | None] = {}
-
-
-def family_of_kind(kind: str) -> LoopFamily | None:
+def family_of_kind(kind: str) -> AnyFamily | None:
     """The family whose engines write ledger kind `kind` (a loop's ``kind``), or None."""
     if kind in _BY_KIND:
         return _BY_KIND[kind]
@@ -64,6 +85,6 @@ def family_of_kind(kind: str) -> LoopFamily | None:
     return found
 
 
-def family_of(loop: Any) -> LoopFamily | None:
+def family_of(loop: Any) -> AnyFamily | None:
     """The family of `loop` (by its ``kind``), or None for a loop no family describes."""
     return family_of_kind(str(getattr(loop, "kind", "")))

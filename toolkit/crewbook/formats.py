@@ -32,38 +32,31 @@ def _routing_models() -> dict[str, type[BaseModel]]:
     return format_models()
 
 
-def _pipeline_models() -> dict[str, type[BaseModel]]:
-    from .pipeline.model import format_models
-
-    return format_models()
-
-
 def _ledger_models() -> dict[str, type[BaseModel]]:
     from .ledger.events import LedgerEvent
 
     return {"ledger-event.json": LedgerEvent}
 
 
-def _delivery_models() -> dict[str, type[BaseModel]]:
-    from .delivery import format_models
+def _family_models() -> dict[str, type[BaseModel]]:
+    """The formats of every registered loop family (``FAMILY.formats``), in registry order."""
+    from .core.family import Declined
+    from .families import families
 
-    return format_models()
+    out: dict[str, type[BaseModel]] = {}
+    for found in families():
+        if not isinstance(found.formats, Declined):
+            out.update(found.formats())
+    return out
 
 
-def _crew_models() -> dict[str, type[BaseModel]]:
-    from .crew.model import format_models
-
-    return format_models()
-
-
-#: Functions returning, for each file name in `schemas/`, the model it describes.
+#: Functions returning, for each file name in `schemas/`, the model it describes: the
+#: shared formats, then each loop family's own.
 FORMAT_SOURCES: list[Callable[[], dict[str, type[BaseModel]]]] = [
     _artifact_models,
     _routing_models,
-    _pipeline_models,
     _ledger_models,
-    _delivery_models,
-    _crew_models,
+    _family_models,
 ]
 
 

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from ..core.form import refuse_unknown_keys
 from ..crew.model import BarRun
-from ..errors import LoopRefused, did_you_mean
+from ..errors import LoopRefused
 from .engine import LoopStep
 
 if TYPE_CHECKING:
@@ -26,11 +27,7 @@ def parse_step(data: Mapping[str, Any]) -> LoopStep:
     data); `LoopRefused` (``bad_report``) naming the bad key."""
     if not isinstance(data, Mapping):
         raise LoopRefused("an autonomous step is a JSON object", code="bad_report")
-    unknown = sorted(set(data) - set(_KEYS))
-    if unknown:
-        raise LoopRefused(f"an autonomous step has no key {unknown[0]!r}"
-                          + (did_you_mean(unknown[0], _KEYS) or f"; keys: {', '.join(_KEYS)}"),
-                          code="bad_report")
+    refuse_unknown_keys(data, _KEYS, "an autonomous step")
     details = data.get("details") or {}
     if not isinstance(details, Mapping):
         raise LoopRefused("'details' is a JSON object", code="bad_report")

@@ -11,20 +11,21 @@ carries the route of the crew role doing that work (`PHASE_ROLES`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..artifacts.project import Project
-from ..core.loop import Act, Cap, EventSink, Loop, Status, Transition, utc_now
+from ..core.loop import Act, Cap, EventSink, Loop, Snapshot, Status, Transition, utc_now
 from ..crew.backlog import Backlog
 from ..crew.bar import bar_event, run_command
 from ..crew.engine import Event, left
-from ..crew.model import MAX_SUMMARY_CHARS, PHASE_ROLES, PROMPTS_DIR, LoopState, plain
+from ..crew.model import MAX_SUMMARY_CHARS, PROMPTS_DIR, plain
 from ..errors import CrewError, LoopRefused
 from ..routing.router import Router
+from .model import PHASE_ROLES, LoopState
 
 if TYPE_CHECKING:
     from ..core.commit import StateStore
@@ -54,7 +55,7 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
     ) -> None:
         self.project = project
         self.backlog = Backlog(project)
-        self.routes = Router("crew", project)
+        self.routes = Router("crew", project, by_task=True)
         self._store = store
         super().__init__(state, ledger=ledger, run=state.run, clock=clock, acts=state.steps,
                          router=self.routes)
@@ -84,11 +85,7 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
 
         `act` (the `Act.act` of the contract being stepped) makes a retry idempotent: a step
         already taken returns the current contract and runs and logs nothing."""
-        with self._store.turn() if self._store is not None else nullcontext():
-            if self._store is not None and not self._store.fresh():
-                raise LoopRefused("the loop's state file changed since this loop was opened "
-                                  "(the CLI, the MCP server or another notebook acted); open "
-                                  "it again with open_autonomous()", code="stale")
+        with self.turn():
             s = self._state
             if act is not None and act != s.steps + 1:
                 if act <= s.steps:
@@ -107,6 +104,26 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
                 test = run_command(command, root=self.project.root, cwd=cwd, name="test",
                                    timeout=s.test_timeout)
             return self.report(LoopStep(test=test, summary=summary.strip()))
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        """The state file's lock, and under it a check that the file is still this loop's
+        (refused as ``stale`` when the CLI, the MCP server or another notebook acted);
+        nothing for a loop in memory."""
+        if self._store is None:
+            yield
+            return
+        with self._store.fresh_turn("open_autonomous()"):
+            yield
+
+    def restore_kept(self, snapshot: Snapshot[LoopState]) -> Act:
+        """Rewind to `snapshot` and save the restored state in the state file, under its
+        lock (the Stepper's Rewind), so ``crewbook loop status`` sees the rewind."""
+        with self.turn():
+            act = self.restore(snapshot)
+            if self._store is not None:
+                self._store.save(self.view)
+        return act
 
     def _commit(self, events: list[dict[str, Any]], state: LoopState) -> None:
         if self._store is None:

@@ -11,21 +11,10 @@ from typing import Any
 
 from ..core.family import Declined, LoopFamily
 from .codec import AutonomousCodec
+from .engine import LoopStep
 from .form import AutonomousForm
+from .model import LoopState
 from .players import AutonomousPlayers
-
-
-class _Store:
-    """The project's autonomous loop (`open_autonomous`); every step saves it."""
-
-    def load(self, folder: Path, source: Any = None) -> Any:
-        """The autonomous loop of the project at `folder`."""
-        from ..crew.api import open_autonomous
-
-        return open_autonomous(folder)
-
-    def save(self, loop: Any, folder: Path) -> None:
-        """Nothing to do: the loop saves itself after each step."""
 
 
 def _rules() -> tuple[Any, ...]:
@@ -34,17 +23,10 @@ def _rules() -> tuple[Any, ...]:
     return AUTONOMOUS_RULES
 
 
-def _graph(loop: Any) -> Any:
-    from .graph import autonomous_graph
-
-    return autonomous_graph(loop)
-
-
 def _autonomous_loop(root: str) -> Any:
     """An autonomous loop at Plan in the storied tour."""
     from ..artifacts import Project
     from ..core.clock import ManualClock
-    from ..crew.model import LoopState
     from .engine import AutonomousLoop
 
     return AutonomousLoop(LoopState(run="loop-1", goal="sample", max_recettes=2),
@@ -57,13 +39,22 @@ def _sample(folder: Path, kind: str = "autonomous") -> Any:
     return functools.partial(_autonomous_loop, str(storied_tour(folder / "tour")))
 
 
-FAMILY = LoopFamily(
+def _formats() -> Any:
+    from .model import format_models
+
+    return format_models()
+
+
+FAMILY: LoopFamily[LoopState, LoopStep] = LoopFamily(
     name="autonomous", kinds=("autonomous",),
     summary="the autonomous loop: plan, implementation, recette, delivery (SPEC D6)",
     engine=Declined("an autonomous loop lives in a project; simulate it with a factory of "
                     "your own (a function building an AutonomousLoop)"),
     codec=AutonomousCodec(), players=AutonomousPlayers(), form=AutonomousForm(),
-    rules=_rules, store=_Store(), graph=_graph,
-    frames=Declined("its four phases are its status; read its ledger for the acts"),
-    sample=_sample,
+    rules=_rules,
+    store=Declined("step it with `crewbook autonomous step` (alias `loop step`), the one "
+                   "command path of this loop: it runs the recette's test command itself and "
+                   "takes the project's lock, where a report given as JSON could claim a "
+                   "test run nobody ran"),
+    sample=_sample, formats=_formats,
 )

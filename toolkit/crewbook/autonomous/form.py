@@ -4,20 +4,18 @@ and details); at the recette the test run is measured when the step is built, as
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
 from typing import Any
 
-from ..core.form import Draft, as_mapping
+from ..core.form import Draft, FormBase, as_mapping
 from ..core.loop import Act, Snapshot
 from ..crew.bar import run_command
-from ..errors import InvalidInputError, LoopRefused
+from ..errors import InvalidInputError
 from .engine import LoopStep
 
 __all__ = ["AutonomousForm"]
 
 
-class AutonomousForm:
+class AutonomousForm(FormBase):
     """The autonomous loop: one `LoopStep` per phase (summary and details; the recette's
     test run is measured by `crewbook.loop_step`, or passed through ``hidden``)."""
 
@@ -56,7 +54,7 @@ class AutonomousForm:
         refused as stale when another caller moved the loop since it was opened; the
         act and the new state are committed together, and the next phase's prompt is
         written to ``act.prompt_path``."""
-        with _turn(loop):
+        with loop.turn():
             following: Act = loop.report(report)
         _write_prompt(loop, following)
         return following
@@ -64,24 +62,9 @@ class AutonomousForm:
     def restore(self, loop: Any, snapshot: Snapshot[Any]) -> Act:
         """Rewind to `snapshot` and save the restored state in the state file (under its
         lock), so ``crewbook loop status`` and the next ``loop step`` see the rewind."""
-        with _turn(loop):
-            act: Act = loop.restore(snapshot)
-            store = getattr(loop, "_store", None)
-            if store is not None:
-                store.save(loop.view)
+        act: Act = loop.restore_kept(snapshot)
         _write_prompt(loop, act)
         return act
-
-
-@contextmanager
-def _turn(loop: Any) -> Iterator[None]:
-    store = getattr(loop, "_store", None)
-    with store.turn() if store is not None else nullcontext():
-        if store is not None and not store.fresh():
-            raise LoopRefused("the loop's state file changed since this loop was opened "
-                              "(the CLI, the MCP server or another notebook acted); open "
-                              "it again with open_autonomous()", code="stale")
-        yield
 
 
 def _write_prompt(loop: Any, act: Act) -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING
 
-from ..crew.model import PHASES
 from ..draw.model import Edge, GraphModel, Node, attrs
+from .model import PHASES
 
 if TYPE_CHECKING:
     from .engine import AutonomousLoop

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.loop import Act, Loop
 from ..core.players import Draws, Player, default_rounds
-from ..crew.model import PHASE_ROLES, BarRun
+from ..crew.model import BarRun
 from .engine import LoopStep
+from .model import PHASE_ROLES
 
 if TYPE_CHECKING:
     import numpy as np

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from ..crew.model import PHASE_ROLES, PHASES
 from ..ledger.conformance import Event, LoopRules
+from .model import PHASE_ROLES, PHASES
 
 __all__ = ["AUTONOMOUS_RULES"]
 

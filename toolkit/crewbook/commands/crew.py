@@ -95,7 +95,7 @@ def cmd_crew_status(args: argparse.Namespace) -> int:
 
 def cmd_loop_init(args: argparse.Namespace) -> int:
     """`loop init GOAL`: start the autonomous loop."""
-    from ..crew.api import loop_init
+    from ..autonomous.api import loop_init
 
     status = loop_init(args.goal, args.force, project=project_arg(args),
                        max_recettes=args.max_recettes)
@@ -105,7 +105,7 @@ def cmd_loop_init(args: argparse.Namespace) -> int:
 
 def cmd_loop_step(args: argparse.Namespace) -> int:
     """`loop step`: advance the autonomous loop one phase."""
-    from ..crew.api import loop_step
+    from ..autonomous.api import loop_step
 
     act = loop_step(args.test_command, project=project_arg(args), act=args.act)
     emit(args, act.to_dict(), _act_text(act.to_dict()))

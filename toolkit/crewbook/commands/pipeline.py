@@ -1,16 +1,19 @@
-"""``crewbook step PIPELINE.toml --run DIR [--report FILE|-] [--json]``: a pipeline run
-stepped from a shell, one report per call; ``crewbook step FAMILY [SOURCE] --run DIR``
-steps a loop of any family whose ``FAMILY.store`` keeps runs (``delivery TASK.yaml``,
-``crew`` and ``autonomous`` with DIR the project), found through `crewbook.families`.
+"""``crewbook step FAMILY [SOURCE] --run DIR [--report FILE|-] [--json]``: a run of any
+loop family whose store keeps runs, stepped from a shell, one report per call; the
+family is named, or found from SOURCE (``crewbook step PIPELINE.toml --run DIR``: the
+family whose engine reads that file). Families and their stores come from
+`crewbook.families`; this command names none.
 
-DIR keeps the run: ``state.json`` (where the run is, its artifacts, the pipeline's
-hash) and ``ledger.jsonl`` (every accepted act; `crewbook.Ledger` format). Without
-``--report`` the command prints the current contract and changes nothing (DIR need
-not exist). With a JSON report (a file, or ``-`` for standard input) it applies it,
-saves the state and prints the next contract. A refused report exits 1 with the
-reason and leaves DIR byte-identical; so does a pipeline file that changed since the
-run started. ``--workspace`` (checked by ``ground_references``; default: the one the
-run started with, else the current folder), ``--kinds`` and ``--invalid`` are
+DIR keeps the run as the family's store says (a pipeline: ``state.json`` and
+``ledger.jsonl``; a delivery task: ``run.json``; the crew loop: the project at DIR). A
+family that keeps its runs otherwise says so (the autonomous loop is stepped by
+``crewbook autonomous step``, which runs its recette's test command). Without
+``--report`` the command prints the current contract and changes nothing (DIR need not
+exist). With a JSON report (a file, or ``-`` for standard input) it applies it, saves
+the run and prints the next contract. A refused
+report exits 1 with the reason and leaves DIR byte-identical; so does a run the store
+cannot load (a pipeline file that changed since the run started...). ``--workspace``,
+``--kinds`` and ``--invalid`` are settings of the stores that take them (a pipeline's),
 remembered from the first accepted report.
 """
 
@@ -18,35 +21,35 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInputError, LoopRefused
+from ..errors import LoopRefused
 from ._shared import emit_json
 
-if TYPE_CHECKING:  # the engine loads when a step runs, not when the parser is built
-    from ..core.loop import Act
-    from ..pipeline.engine import InvalidPolicy, PipelineLoop
+if TYPE_CHECKING:
+    from ..core.family import Store
+    from ..families import AnyFamily
 
-STATE_FILE = "state.json"
-LEDGER_FILE = "ledger.jsonl"
-STATE_FORMAT = "crewbook-pipeline-run/1"
+#: The settings flags of ``step``, by the name a store takes them under.
+SETTINGS = ("workspace", "kinds", "invalid")
 
 
 def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> None:
     """Add ``step`` to the `crewbook` command's subparsers (`common`: shared options such
     as ``--json``, given as a parent parser)."""
     p = subparsers.add_parser(
-        "step", help="step a pipeline run: print the contract, or apply a report (SPEC B)",
+        "step", help="step a run of a loop family: print the contract, or apply a report",
         description=__doc__.split("\n\n")[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[common] if common is not None else [])
-    p.add_argument("pipeline", metavar="PIPELINE.toml|FAMILY",
-                   help="the pipeline file, or a loop family (delivery, crew, autonomous...)")
+    p.add_argument("path", metavar="FAMILY|FILE",
+                   help="a loop family (the names crewbook.families registers), or a "
+                   "file one of their engines reads (PIPELINE.toml, TASK.yaml...)")
     p.add_argument("source", nargs="?", metavar="SOURCE",
-                   help="with a family: what to start a new run from (a task file...)")
+                   help="with a family: what a new run starts from (a pipeline or task "
+                   "file...)")
     p.add_argument("--run", required=True, metavar="DIR", help="the folder keeping the run")
     p.add_argument("--report", metavar="FILE|-", help="a JSON report to apply ('-': stdin)")
     p.add_argument("--workspace", metavar="DIR", help="the folder ground_references checks")
@@ -59,132 +62,76 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
     p.set_defaults(func=cmd_step)
 
 
-class _LazyLedger:
-    """Opens the run's ledger only when an accepted act is appended (refusals touch nothing)."""
-
-    def __init__(self, path: Path, run: str) -> None:
-        self.path, self.run = path, run
-        self._ledger: Any = None
-
-    def append(self, event: Any) -> Any:
-        if self._ledger is None:
-            from ..ledger import Ledger
-
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._ledger = Ledger(self.path, run=self.run, loop="pipeline")
-        return self._ledger.append(event)
-
-    @property
-    def opened(self) -> bool:
-        """Whether an act was appended (the ledger file was written)."""
-        return self._ledger is not None
-
-    def close(self) -> None:
-        if self._ledger is not None:
-            self._ledger.close()
-
-
 def cmd_step(args: argparse.Namespace) -> int:
     """The ``step`` command (see the module docstring)."""
-    as_json = bool(getattr(args, "json", False))
-    out = _Output(as_json)
-    from ..families import FAMILIES
-
-    if args.pipeline in FAMILIES and args.pipeline != "pipeline":
-        return _step_family(args, out)
-    if args.pipeline == "pipeline":
-        if args.source is None:
-            return out.fail("usage", "name the pipeline file: crewbook step pipeline "
-                            "PIPELINE.toml --run DIR")
-        args.pipeline = args.source
-    folder = Path(args.run)
-    try:
-        saved = _read_state(folder)
-    except (ValueError, OSError) as exc:
-        return out.fail("bad_run", f"cannot read the run in {folder}: {exc}")
-    from ..pipeline.engine import PipelineState, parse_report
-    from ..pipeline.pipeline import load_pipeline
-
-    try:
-        pipeline = load_pipeline(args.pipeline, kinds=args.kinds or saved.get("kinds"))
-    except InvalidInputError as exc:
-        return out.fail("invalid_pipeline", str(exc))
-    if saved and saved.get("pipeline", {}).get("sha256") != pipeline.sha256:
-        return out.fail("pipeline_changed", f"{args.pipeline} changed since the run in "
-                        f"{folder} started; start a new run folder (or restore the file)")
-    workspace = args.workspace or saved.get("workspace") or os.getcwd()
-    invalid: InvalidPolicy = "refuse" if (args.invalid or saved.get("invalid")) == "refuse" \
-        else "retry"
-    run = saved.get("run") or _new_run_id()
-    ledger = _LazyLedger(folder / LEDGER_FILE, run)
-    state = PipelineState.from_dict(saved["state"]) if saved else None
-    loop = pipeline.loop(Path(workspace), ledger=ledger, run=run, invalid=invalid,
-                         state=state, acts=int(saved.get("acts", 0)))
-    if args.report is None:
-        return out.contract(loop, accepted=None, note=f"nothing written: {folder} keeps the "
-                            "run once a report is applied (--report FILE, or - for stdin)")
-    try:
-        data = _read_report(args.report)
-        loop.report(parse_report(data))
-    except LoopRefused as exc:
-        return out.fail(exc.code, exc.message)
-    finally:
-        ledger.close()
-    _write_state(folder, {
-        "format": STATE_FORMAT, "run": run, "acts": loop.acts,
-        "pipeline": {"id": pipeline.id, "path": str(Path(args.pipeline).resolve()),
-                     "sha256": pipeline.sha256},
-        "kinds": str(pipeline.kinds_config) if args.kinds else saved.get("kinds"),
-        "workspace": str(Path(workspace).resolve()), "invalid": invalid,
-        "state": loop.state.to_dict(),
-    })
-    written = [folder / STATE_FILE] + ([folder / LEDGER_FILE] if ledger.opened else [])
-    return out.contract(loop, accepted=True,
-                        note="wrote " + " and ".join(str(p) for p in written))
-
-
-def _step_family(args: argparse.Namespace, out: _Output) -> int:
-    """Step a loop of the family `args.pipeline` kept by its store in `args.run`."""
+    out = _Output(bool(getattr(args, "json", False)))
+    found, source = _family_and_source(args.path, args.source)
+    if found is None:
+        return out.fail("usage", f"no loop family steps {args.path!r}: name a family "
+                        f"({source}) or a file one of their engines reads")
     from ..core.family import Declined
-    from ..families import family
 
-    found = family(args.pipeline)
-    if isinstance(found.store, Declined) or isinstance(found.codec, Declined):
-        reason = found.store if isinstance(found.store, Declined) else found.codec
+    store, codec = found.store, found.codec
+    if isinstance(store, Declined) or isinstance(codec, Declined):
         return out.fail("not_steppable", f"the {found.name} family keeps no runs for the "
-                        f"command line: {reason}")
+                        f"command line: {store if isinstance(store, Declined) else codec}")
+    settings = {k: str(getattr(args, k)) for k in SETTINGS if getattr(args, k, None)}
+    unknown = sorted(set(settings) - set(store.settings))
+    if unknown:
+        return out.fail("usage", f"a {found.name} run takes no --{unknown[0]}"
+                        + (f" (it takes --{', --'.join(store.settings)})"
+                           if store.settings else ""))
     folder = Path(args.run)
-    loop = found.store.load(folder, args.source)
-    if args.report is None:
-        return out.loop_contract(loop, accepted=None)
     try:
-        loop.report(found.codec.parse(_read_report(args.report)))
+        loop = store.load(folder, source, settings)
     except LoopRefused as exc:
         return out.fail(exc.code, exc.message)
-    found.store.save(loop, folder)
-    return out.loop_contract(loop, accepted=True)
+    if args.report is None:
+        return out.show(store, loop, accepted=None,
+                        note=f"nothing written: {folder} keeps the run once a report is "
+                        "applied (--report FILE, or - for stdin)")
+    try:
+        loop.report(codec.parse(_read_report(args.report)))
+    except LoopRefused as exc:
+        return out.fail(exc.code, exc.message)
+    before = _files(folder)
+    store.save(loop, folder)
+    written = [path for path, stamp in _files(folder).items() if before.get(path) != stamp]
+    return out.show(store, loop, accepted=True,
+                    note="wrote " + " and ".join(str(p) for p in written) if written
+                    else f"nothing written in {folder}")
 
 
-def _new_run_id() -> str:
-    from ..ledger.writer import new_run_id
-
-    return new_run_id()
-
-
-def _read_state(folder: Path) -> dict[str, Any]:
-    path = folder / STATE_FILE
-    if not path.is_file():
+def _files(folder: Path) -> dict[Path, tuple[int, int]]:
+    """The files directly in `folder` with their (mtime_ns, size): what a save changed."""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
         return {}
-    data = json.loads(path.read_text("utf-8"))
-    if not isinstance(data, dict) or data.get("format") != STATE_FORMAT:
-        raise InvalidInputError(f"{path} is not a crewbook pipeline run state ({STATE_FORMAT})")
-    return data
+    stamps = {}
+    for path in entries:
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        if path.is_file():
+            stamps[path] = (info.st_mtime_ns, info.st_size)
+    return stamps
 
 
-def _write_state(folder: Path, data: dict[str, Any]) -> None:
-    from ..core.atomic import write_atomic
+def _family_and_source(target: str, source: str | None) -> tuple[AnyFamily | None, Any]:
+    """The family `target` names (and `source`), or the one whose engine reads the file
+    `target` (and `target` as the source); (None, the family names) when neither."""
+    from ..core.family import Declined
+    from ..families import FAMILIES, families, family
 
-    write_atomic(folder / STATE_FILE, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    if target in FAMILIES:
+        return family(target), source
+    for found in families():
+        if not isinstance(found.engine, Declined) and not isinstance(found.store, Declined) \
+                and found.engine.factory_for(target) is not None:
+            return found, target
+    return None, ", ".join(FAMILIES)
 
 
 def _read_report(source: str) -> Any:
@@ -210,69 +157,14 @@ class _Output:
             print(f"refused [{code}]: {reason}", file=sys.stderr)
         return 1
 
-    def contract(self, loop: PipelineLoop, accepted: bool | None, note: str = "") -> int:
+    def show(self, store: Store[Any, Any], loop: Any, accepted: bool | None,
+             note: str = "") -> int:
         """Print the next contract; in text, `note` (what was written) follows it."""
-        act = loop.contract()
+        data, text = store.shown(loop, accepted)
         if self.as_json:
-            inputs = {n: loop.artifact(n) for n in act.receives if n in loop.artifacts}
-            emit_json({"accepted": accepted, "run": loop.run, "contract": act.to_dict(),
-                       "inputs": inputs, "status": loop.status().to_dict()})
+            emit_json(data)
         else:
-            print(render_contract(act, loop.pipeline.id, accepted))
+            print(text)
             if note:
                 print(note)
         return 0
-
-    def loop_contract(self, loop: Any, accepted: bool | None) -> int:
-        act = loop.contract()
-        if self.as_json:
-            emit_json({"accepted": accepted, "run": loop.run, "contract": act.to_dict(),
-                       "status": loop.status().to_dict()})
-        else:
-            print(render_act(act, accepted))
-        return 0
-
-
-def render_act(act: Act, accepted: bool | None = None) -> str:
-    """A contract of any loop as ``step FAMILY`` prints it."""
-    lines = [f"accepted; next is act {act.act}"] if accepted else []
-    if act.finished:
-        lines.append(f"{act.loop} loop finished: {act.finished_reason}")
-    else:
-        lines += [f"{act.loop} · act {act.act} · {act.stage or act.role} "
-                  f"(role {act.role}, attempt {act.attempt})",
-                  f"expects: {act.expects or 'a report'}",
-                  "moves: " + (", ".join(act.moves) or "none")]
-        lines += [f"feedback: {f}" for f in act.feedback]
-    return "\n".join(lines)
-
-
-def render_contract(act: Act, pipeline: str, accepted: bool | None = None) -> str:
-    """A contract as the ``step`` command prints it."""
-    lines = [f"accepted; next is act {act.act}"] if accepted else []
-    if act.finished:
-        lines.append(f"pipeline {pipeline} finished: {act.finished_reason}")
-        if act.details.get("reason"):
-            lines.append(f"reason: {act.details['reason']}")
-    else:
-        details = act.details
-        lines += [
-            f"pipeline {pipeline} · act {act.act} · stage {act.stage} (attempt {act.attempt})",
-            "receives: " + (", ".join(f"{n} v{details.get('inputs', {}).get(n, '?')}"
-                                      for n in act.receives) or "nothing"),
-            f"produces: {act.expects or 'nothing'}",
-            f"prompt: {act.prompt_path}",
-            "budget: " + ", ".join(f"{k} {v}" for k, v in act.budget.items() if v is not None),
-            "moves: " + (", ".join(act.moves) or "none"),
-        ]
-        if details.get("writes") is not None:
-            lines.append("writes: " + ", ".join(details["writes"]))
-        if act.feedback:
-            lines.append("feedback:")
-            lines += [f"  - {f}" for f in act.feedback]
-    if act.journal:
-        lines.append("journal:")
-        lines += [f"  - {j.kind}" + (f" ({j.by})" if j.by else "") + f": {j.text}"
-                  for j in act.journal]
-    return "\n".join(lines)
-

@@ -32,7 +32,7 @@ from typing import Any, Final, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import InvalidInputError, NotFoundError, Problem
+from ..errors import InvalidInputError, LoopRefused, NotFoundError, Problem
 from .atomic import write_atomic
 from .paths import kind_of, read_capped
 
@@ -88,6 +88,17 @@ class StateStore(Generic[M]):
     def fresh(self) -> bool:
         """Whether the state file is still the one last read or written here."""
         return self._digest() == self._seen
+
+    @contextmanager
+    def fresh_turn(self, reopen: str) -> Iterator[None]:
+        """Hold the lock, and refuse (``stale``) when the state file changed since this
+        loop read it; `reopen` names the call that opens the loop again."""
+        with self.turn():
+            if not self.fresh():
+                raise LoopRefused("the loop's state file changed since this loop was opened "
+                                  "(the CLI, the MCP server or another notebook acted); open "
+                                  f"it again with {reopen}", code="stale")
+            yield
 
     # ---------------------------------------------------------------- reading
     def exists(self) -> bool:

@@ -14,15 +14,16 @@ serves a loop no family describes (its report is the plain mapping
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, Protocol
 
-from ..errors import InvalidInputError
-from .loop import Act
+from ..errors import InvalidInputError, LoopRefused, did_you_mean
+from .loop import Act, Snapshot
 
-__all__ = ["FIELD_KINDS", "Draft", "FormSpec", "GenericForm", "as_mapping", "defaults_of",
-           "field_kind", "jsonable", "read_value", "show_value"]
+__all__ = ["FIELD_KINDS", "Draft", "FormBase", "FormSpec", "GenericForm", "as_mapping",
+           "defaults_of", "field_kind", "jsonable", "read_value", "refuse_unknown_keys",
+           "show_value"]
 
 #: Values a form field holds: text, several lines of text, a number, a flag, JSON data.
 FIELD_KINDS = ("text", "lines", "number", "flag", "json")
@@ -121,8 +122,37 @@ class FormSpec(Protocol):
     def propose(self, loop: Any, act: Act) -> Draft:
         """The happy-path report for `act`, as a draft."""
 
+    def for_move(self, loop: Any, act: Act, move: str) -> Draft | None:
+        """The fields of `move` picked in the form (None: the move alone)."""
 
-class GenericForm:
+    def apply(self, loop: Any, act: Act, report: Any) -> Act:
+        """Apply `report` to `loop` (a family whose loop keeps its state in files takes
+        its lock here)."""
+
+    def restore(self, loop: Any, snapshot: Snapshot[Any]) -> Act:
+        """Rewind `loop` to `snapshot` (and keep the rewind where the loop keeps state)."""
+
+
+class FormBase:
+    """The parts of a `FormSpec` most families share: a move's fields unknown, a report
+    applied and a snapshot restored on the loop itself. A family's form subclasses it."""
+
+    def for_move(self, loop: Any, act: Act, move: str) -> Draft | None:
+        """None: the form shows the move alone."""
+        return None
+
+    def apply(self, loop: Any, act: Act, report: Any) -> Act:
+        """`loop.report(report)`."""
+        following: Act = loop.report(report)
+        return following
+
+    def restore(self, loop: Any, snapshot: Snapshot[Any]) -> Act:
+        """`loop.restore(snapshot)`."""
+        act: Act = loop.restore(snapshot)
+        return act
+
+
+class GenericForm(FormBase):
     """Any loop: the report is ``{"move", "role", "verdict", **fields}`` as a mapping."""
 
     def verdicts(self, loop: Any, act: Act) -> tuple[str, ...]:
@@ -151,6 +181,18 @@ class GenericForm:
         return Draft(move=act.moves[0] if act.moves else None, role=act.role,
                      verdict=verdicts[0] if verdicts else None, moves=act.moves,
                      verdicts=verdicts)
+
+
+def refuse_unknown_keys(data: Mapping[str, object], allowed: Iterable[str], what: str) -> None:
+    """`LoopRefused` (``bad_report``) naming the first key of `data` that `what` (``"a crew
+    report"``...) has not, with a did-you-mean or the keys it has; the one guard every
+    family's codec uses."""
+    keys = sorted(allowed)
+    unknown = sorted(set(data) - set(keys))
+    if unknown:
+        raise LoopRefused(f"{what} has no key {unknown[0]!r}"
+                          + (did_you_mean(unknown[0], keys) or f"; keys: {', '.join(keys)}"),
+                          code="bad_report")
 
 
 def defaults_of(report: Any) -> dict[str, Any]:

@@ -91,7 +91,7 @@ from typing import (
 )
 
 from ..draw.display import Drawable
-from ..errors import LoopRefused, UsageError
+from ..errors import LoopRefused, Problem, UsageError
 from .clock import EPOCH, ManualClock, utc_now, utc_now_text
 from .sinks import EventSink, MemoryLedger
 
@@ -456,6 +456,11 @@ class Loop(Drawable, ABC, Generic[State, Report]):
     @abstractmethod
     def transition(self, state: State, report: Report) -> Transition[State]:
         """The next state and events for `report`, or `LoopRefused`; never mutates `state`."""
+
+    def warnings(self) -> Sequence[Problem]:
+        """Validation warnings about what the loop runs (a pipeline stage that can only
+        escalate...), which the Stepper shows above its buttons; none by default."""
+        return ()
 
     def graph_model(self) -> GraphModel:
         """The loop's state diagram (engines that draw themselves override this)."""

@@ -1,11 +1,11 @@
-"""The crew loop and the autonomous loop (SPEC D1-D6), on the `crewbook.Loop` protocol.
+"""The crew loop (SPEC D1-D5), on the `crewbook.Loop` protocol (the autonomous loop, D6,
+is `crewbook.autonomous`).
 
 * `crew_init(goal, scope=, max_rounds=, max_epics=, bar=, force=)`, `crew_step(document=)`,
   `crew_report(role, verdict, summary, payload= | payload_path=)`, `crew_status(full=)` —
   functions on a project's persisted loop (`_codev/crew/`), shared by the CLI
   (`crewbook crew …`), the MCP server (`crewbook mcp`) and notebooks;
 * `open_crew()` → `CrewLoop`, steppable cell by cell, drawable (`loop.graph()`);
-* `loop_init(goal)`, `loop_step(test_command=)`, `open_autonomous()` → `AutonomousLoop`;
 * `run_command` — the bar runner both loops use (own process group, timeout killing
   the whole group, bounded output, cwd confined to the project).
 
@@ -14,15 +14,11 @@ See `docs/crew.md`. Importing this package is light (no pandas, no subprocess st
 
 from __future__ import annotations
 
-from ..autonomous.engine import AutonomousLoop, LoopStep
 from .api import (
     crew_init,
     crew_report,
     crew_status,
     crew_step,
-    loop_init,
-    loop_step,
-    open_autonomous,
     open_crew,
 )
 from .backlog import STACK_MODELS, Backlog, Epic, Story
@@ -38,14 +34,12 @@ from .model import (
     CrewConfig,
     CrewFile,
     CrewState,
-    LoopState,
 )
 
 __all__ = [
     "CREW_DIR",
     "CREW_FILE",
     "STACK_MODELS",
-    "AutonomousLoop",
     "Backlog",
     "BarCommand",
     "BarFacts",
@@ -56,17 +50,12 @@ __all__ = [
     "CrewReport",
     "CrewState",
     "Epic",
-    "LoopState",
-    "LoopStep",
     "Story",
     "crew_init",
     "crew_report",
     "crew_status",
     "crew_step",
     "load_payload",
-    "loop_init",
-    "loop_step",
-    "open_autonomous",
     "open_crew",
     "run_command",
 ]

@@ -27,22 +27,18 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..artifacts.project import Project, ProjectLike, as_project
-from ..autonomous.engine import AutonomousLoop
 from ..core.commit import StateStore, turn_lock
 from ..core.loop import Act, Status, utc_now
 from ..errors import AlreadyExistsError, CrewError, Problem, UnsafePathError
 from ..ledger.writer import Ledger
 from .backlog import Backlog, normalise_bar, slug
 from .checks import load_payload, pydantic_problems
-from .contracts import crew_prompt, loop_prompt, write_prompt
+from .contracts import crew_prompt, write_prompt
 from .engine import CrewLoop, CrewReport, next_axis
 from .model import (
     CREW_DIR,
     CREW_LEDGER,
-    DEFAULT_MAX_RECETTES,
     DEFAULT_TIMEOUT,
-    LOOP_LEDGER,
-    LOOP_STATE_FILE,
     PROMPTS_DIR,
     SAFE_NAME,
     STATE_FILE,
@@ -50,7 +46,6 @@ from .model import (
     WHOLE_EPIC,
     CrewConfig,
     CrewState,
-    LoopState,
     plain,
 )
 
@@ -58,8 +53,10 @@ M = TypeVar("M", bound=BaseModel)
 
 
 # ---------------------------------------------------------------------- state files
-def _store(proj: Project, model: type[M], state: str, ledger: str, what: str,
-           start: str) -> StateStore[M]:
+def state_store(proj: Project, model: type[M], state: str, ledger: str, what: str,
+                start: str) -> StateStore[M]:
+    """The store of a loop's state file and ledger in the project's crew folder, under
+    its one lock (the crew loop's and the autonomous loop's)."""
     return StateStore(proj.root / state, proj.root / ledger, proj.root / CREW_DIR / ".lock",
                       model, shown=state, problems=pydantic_problems,
                       missing=f"no {what} in this project ({state} does not exist); start one "
@@ -67,16 +64,11 @@ def _store(proj: Project, model: type[M], state: str, ledger: str, what: str,
 
 
 def _crew_store(proj: Project) -> StateStore[CrewState]:
-    return _store(proj, CrewState, STATE_FILE, CREW_LEDGER, "crew loop",
+    return state_store(proj, CrewState, STATE_FILE, CREW_LEDGER, "crew loop",
                   "crew_init (`crewbook crew init GOAL`)")
 
 
-def _loop_store(proj: Project) -> StateStore[LoopState]:
-    return _store(proj, LoopState, LOOP_STATE_FILE, LOOP_LEDGER, "autonomous loop",
-                  "loop_init (`crewbook loop init GOAL`)")
-
-
-def _run_id(ledger_path: Path, prefix: str) -> str:
+def next_run_id(ledger_path: Path, prefix: str) -> str:
     """`crew-1`, `crew-2`…: one more than the runs the ledger file already holds (read
     line by line: memory stays bounded on a big ledger)."""
     runs: set[str] = set()
@@ -98,7 +90,7 @@ def _run_id(ledger_path: Path, prefix: str) -> str:
 
 
 @contextmanager
-def _turn(project: Project) -> Iterator[None]:
+def project_turn(project: Project) -> Iterator[None]:
     """One caller at a time acts on a project's loops (a lock file in `_codev/crew/`): two
     agents reporting at once take turns instead of overwriting each other's state."""
     folder = project.root / CREW_DIR
@@ -134,7 +126,7 @@ def crew_init(
     the first workshop axis).
     """
     proj = as_project(project)
-    with _turn(proj):
+    with project_turn(proj):
         return _crew_init(proj, goal, scope, max_rounds, max_epics, bar, force, epic,
                           bar_timeout, clock)
 
@@ -161,7 +153,7 @@ def _crew_init(proj: Project, goal: str, scope: str, max_rounds: int, max_epics:
         story = opened[0].title if opened else WHOLE_EPIC
     else:
         backlog.promote(axis, first)
-    run = _run_id(proj.root / CREW_LEDGER, "crew")
+    run = next_run_id(proj.root / CREW_LEDGER, "crew")
     state = CrewState(run=run, config=config, epic=first, epic_axis=axis, story=story,
                       promoted=(axis,) if axis else ())
     with Ledger(proj.root / CREW_LEDGER, run=run) as ledger:
@@ -200,7 +192,7 @@ def crew_step(document: str | None = None, *, project: ProjectLike = None,
     (under the project, `{"prompt": ...}`). Does not advance the loop; at the qa step it
     measures the bar first when the cached facts are not those of the current version."""
     proj = as_project(project)
-    with _turn(proj):
+    with project_turn(proj):
         loop = open_crew(proj, clock=clock)
         if loop.bar_due():
             loop.measure_bar()
@@ -229,7 +221,7 @@ def crew_report(
     `Act.act`) makes a retry idempotent: an act already accepted is not logged again."""
     proj = as_project(project)
     data = load_payload(payload, payload_path, proj)
-    with _turn(proj):
+    with project_turn(proj):
         loop = open_crew(proj, clock=clock)
         following = loop.report(CrewReport(role, verdict, summary, data, duration_ms, tokens_in,
                                            tokens_out, cost, act))
@@ -243,67 +235,7 @@ def crew_status(full: bool = False, *, project: ProjectLike = None,
     return open_crew(project).status(full=full, last=last)
 
 
-# ---------------------------------------------------------------------- autonomous loop
-def open_autonomous(project: ProjectLike = None, *,
-                    clock: Callable[[], datetime] = utc_now) -> AutonomousLoop:
-    """The project's autonomous loop from `_codev/crew/loop.json` (each step saves it)."""
-    proj = as_project(project)
-    store = _loop_store(proj)
-    state = store.load()
-    return AutonomousLoop(state, project=proj,
-                          ledger=Ledger(proj.root / LOOP_LEDGER, run=state.run), clock=clock,
-                          store=store)
-
-
-def loop_init(goal: str, force: bool = False, *, project: ProjectLike = None,
-              max_recettes: int = DEFAULT_MAX_RECETTES, test_timeout: float = DEFAULT_TIMEOUT,
-              clock: Callable[[], datetime] = utc_now) -> Status:
-    """Start the autonomous loop (D6) at Plan; an existing one only with `force`."""
-    proj = as_project(project)
-    with _turn(proj):
-        return _loop_init(proj, goal, force, max_recettes, test_timeout, clock)
-
-
-def _loop_init(proj: Project, goal: str, force: bool, max_recettes: int, test_timeout: float,
-               clock: Callable[[], datetime]) -> Status:
-    store = _loop_store(proj)
-    store.recover()
-    if store.exists() and not force:
-        raise AlreadyExistsError(f"an autonomous loop already exists ({LOOP_STATE_FILE}); "
-                                 "pass force=True (--force) to start a new one", store.path)
-    run = _run_id(proj.root / LOOP_LEDGER, "loop")
-    try:
-        state = LoopState(run=run, goal=goal.strip(), max_recettes=max_recettes,
-                          test_timeout=test_timeout)
-    except ValidationError as exc:
-        raise CrewError("cannot start the autonomous loop", pydantic_problems(exc)) from None
-    with Ledger(proj.root / LOOP_LEDGER, run=run) as ledger:
-        store.commit(ledger, [{"kind": "init", "loop": "autonomous", "ts": clock().isoformat(),
-                               "run": run, "summary": f"autonomous loop: {state.goal}",
-                               "payload": {"goal": state.goal, "max_recettes": max_recettes,
-                                           "test_timeout": test_timeout}}], state)
-    loop = open_autonomous(proj, clock=clock)
-    act = loop.contract()  # the first phase's prompt, as every step's
-    if act.prompt_path is not None:
-        write_prompt(proj.root, act.prompt_path, loop_prompt(act))
-    return loop.status()
-
-
-def loop_step(test_command: str | None = None, *, project: ProjectLike = None,
-              summary: str = "", clock: Callable[[], datetime] = utc_now,
-              act: int | None = None) -> Act:
-    """Advance the autonomous loop one phase (D6) with a `summary` of it; returns the next
-    contract, its prompt written to ``act.prompt_path`` (`{"prompt": ...}`). `act` (the
-    contract's `Act.act`) makes a retry idempotent: a step already taken is not redone."""
-    proj = as_project(project)
-    with _turn(proj):
-        following = open_autonomous(proj, clock=clock).step(test_command, summary, act=act)
-        if following.prompt_path is not None:
-            write_prompt(proj.root, following.prompt_path, loop_prompt(following))
-    return following
-
-
 __all__ = [
-    "crew_init", "crew_report", "crew_status", "crew_step", "load_payload", "loop_init",
-    "loop_step", "normalise_bar", "open_autonomous", "open_crew", "slug",
+    "crew_init", "crew_report", "crew_status", "crew_step", "load_payload", "next_run_id",
+    "normalise_bar", "open_crew", "project_turn", "slug", "state_store",
 ]

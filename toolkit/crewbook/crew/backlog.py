@@ -59,6 +59,11 @@ from .model import (
     StackDecl,
 )
 
+#: Per project folder: a change's name → (change.yaml's stamp, its name, its schema), read
+#: once while change.yaml is unchanged (every loop a CLI or MCP call opens reads its
+#: backlog); the stamp check makes it safe to share between `Project`s of one folder.
+_CHANGES: dict[str, dict[str, tuple[tuple[int, int, int], str, str]]] = {}
+
 
 @dataclass(frozen=True, eq=False)
 class Story:
@@ -167,8 +172,7 @@ class Backlog:
             return Epic(name, stories_of(name, ()), exists=False)
         # the change's name and schema, read once per project while change.yaml is unchanged
         # (every loop a CLI or MCP call opens reads its backlog again)
-        opened: dict[str, tuple[tuple[int, int, int], str, str]] = \
-            self.project.__dict__.setdefault("_crew_changes", {})
+        opened = _CHANGES.setdefault(str(self.project.root), {})
         known = opened.get(name)
         if known is None or known[0] != stamp:
             change = open_change(name, self.project)

@@ -7,8 +7,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ..core.form import refuse_unknown_keys
 from ..core.measures import MEASURES, measures_of
-from ..errors import LoopRefused, did_you_mean
+from ..errors import LoopRefused
 from .engine import CrewReport
 
 if TYPE_CHECKING:
@@ -24,11 +25,7 @@ def parse_report(data: Mapping[str, Any]) -> CrewReport:
     `LoopRefused` (``bad_report``) naming the bad key."""
     if not isinstance(data, Mapping):
         raise LoopRefused("a crew report is a JSON object", code="bad_report")
-    unknown = sorted(set(data) - set(_KEYS))
-    if unknown:
-        raise LoopRefused(f"a crew report has no key {unknown[0]!r}"
-                          + (did_you_mean(unknown[0], _KEYS) or f"; keys: {', '.join(_KEYS)}"),
-                          code="bad_report")
+    refuse_unknown_keys(data, _KEYS, "a crew report")
     for key in ("role", "verdict", "summary"):
         if not isinstance(data.get(key), str):
             raise LoopRefused(f"a crew report needs {key!r} (text)", code="bad_report")

@@ -2,8 +2,8 @@
 route's one-line form (`route_line`).
 
 Routes (D4, D9) come from the one router, `crewbook.routing.router.Router("crew",
-project)`: a role's default tier and effort, or the current task's class when the task
-was classified. `RouteResolver` is its old name here.
+project, by_task=True)`: a role's default tier and effort, or the current task's class
+when the task was classified.
 """
 
 from __future__ import annotations
@@ -12,21 +12,11 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..artifacts.project import Project
 from ..core.atomic import write_atomic
 from ..core.paths import inside
-from ..routing.router import Router
 
 if TYPE_CHECKING:
     from ..core.loop import Act
-
-
-class RouteResolver(Router):
-    """Deprecated name: the crew loops' router is `crewbook.routing.router.Router("crew",
-    project)`; this keeps ``RouteResolver(project)`` working."""
-
-    def __init__(self, project: Project | None) -> None:
-        super().__init__("crew", project)
 
 
 def route_line(route: dict[str, Any] | None) -> str:
@@ -112,4 +102,4 @@ def write_prompt(root: Path, rel: str, text: str) -> bool:
     return True
 
 
-__all__ = ["RouteResolver", "crew_prompt", "loop_prompt", "route_line", "write_prompt"]
+__all__ = ["crew_prompt", "loop_prompt", "route_line", "write_prompt"]

@@ -44,6 +44,7 @@ from ..core.loop import (
     EventSink,
     JournalEntry,
     Loop,
+    Snapshot,
     Status,
     Transition,
     append_events,
@@ -120,7 +121,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
     ) -> None:
         self.project = project
         self.backlog = Backlog(project)
-        self.routes = Router("crew", project)
+        self.routes = Router("crew", project, by_task=True)
         self.run_bar = run_bar
         self._store = store
         self._memo: tuple[int, str | None, Act] | None = None
@@ -188,12 +189,18 @@ class CrewLoop(Loop[CrewState, CrewReport]):
             with nullcontext():
                 yield
             return
-        with self._store.turn():
-            if not self._store.fresh():
-                raise LoopRefused("the loop's state file changed since this loop was opened "
-                                  "(the CLI, the MCP server or another notebook acted); open "
-                                  "it again with open_crew()", code="stale")
+        with self._store.fresh_turn("open_crew()"):
             yield
+
+    def restore_kept(self, snapshot: Snapshot[CrewState]) -> Act:
+        """Rewind to `snapshot` and save the restored state in the crew's state file, under
+        its lock and refused as stale when another caller moved the loop, as each act is
+        (the Stepper's Rewind): `crew_status` and the next `crew_step` see the rewind."""
+        with self._turn():
+            act = self.restore(snapshot)
+            if self._store is not None:
+                self._store.save(self.view)
+        return act
 
     def report(self, report: CrewReport) -> Act:
         """Apply a role's report (refusals change and log nothing) as one commit of the

@@ -6,23 +6,31 @@ Kinds: ``crew``. The loop lives in a project (``_codev/crew/``): its store opens
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..core.family import Declined, LoopFamily
+from ..core.family import Declined, LoopFamily, StoreBase
 from .codec import CrewCodec
+from .engine import CrewReport
 from .form import CrewForm
+from .model import CrewState
 from .players import CrewPlayers
 
 
-class _Store:
+class _Store(StoreBase[CrewState, CrewReport]):
     """The project's crew loop (`open_crew`); every accepted act saves it."""
 
-    def load(self, folder: Path, source: Any = None) -> Any:
+    def load(self, folder: Path, source: object = None,
+             settings: Mapping[str, str] | None = None) -> Any:
         """The crew loop of the project at `folder`."""
         from .api import open_crew
 
         return open_crew(folder)
+
+    def sample_source(self, folder: Path, kind: str) -> object:
+        """Declined: a run is set up in a project by `crew_init` (tests/crew cover it)."""
+        return Declined("its run is kept by the project's own files, set up by crew_init")
 
     def save(self, loop: Any, folder: Path) -> None:
         """Nothing to do: the loop saves itself after each accepted act."""
@@ -32,16 +40,6 @@ def _rules() -> tuple[Any, ...]:
     from .checks import CREW_RULES
 
     return CREW_RULES
-
-
-def _graph(loop: Any) -> Any:
-    from .graph import crew_graph
-
-    return crew_graph(loop)
-
-
-def _frames(loop: Any) -> Any:
-    return loop.frame()
 
 
 def _crew_loop(root: str) -> Any:
@@ -62,11 +60,17 @@ def _sample(folder: Path, kind: str = "crew") -> Any:
     return functools.partial(_crew_loop, str(storied_tour(folder / "tour")))
 
 
-FAMILY = LoopFamily(
+def _formats() -> Any:
+    from .model import format_models
+
+    return format_models()
+
+
+FAMILY: LoopFamily[CrewState, CrewReport] = LoopFamily(
     name="crew", kinds=("crew",),
     summary="the crew loop: analyst, developer and qa take turns over a backlog (SPEC D1-D5)",
     engine=Declined("a crew loop lives in a project; simulate it with a factory of your own "
                     "(functools.partial of a function building a CrewLoop)"),
     codec=CrewCodec(), players=CrewPlayers(), form=CrewForm(), rules=_rules, store=_Store(),
-    graph=_graph, frames=_frames, sample=_sample,
+    sample=_sample, formats=_formats,
 )

@@ -3,10 +3,9 @@ role's, summary, payload, measures) as a `Draft` and back."""
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from typing import Any
 
-from ..core.form import Draft, as_mapping
+from ..core.form import Draft, FormBase, as_mapping
 from ..core.loop import Act, Snapshot
 from ..core.measures import MEASURES
 from ..errors import InvalidInputError
@@ -16,7 +15,7 @@ from .model import VERDICTS
 __all__ = ["CrewForm"]
 
 
-class CrewForm:
+class CrewForm(FormBase):
     """The crew loop: a `CrewReport` (role, verdict among the role's, summary, payload)."""
 
     def verdicts(self, loop: Any, act: Act) -> tuple[str, ...]:
@@ -56,10 +55,5 @@ class CrewForm:
         """Rewind to `snapshot` (the Stepper's Rewind) and save the restored state in the
         crew's state file, under its lock and refused as stale when another caller moved
         the loop, as each act is: `crew_status` and the next `crew_step` see the rewind."""
-        turn = getattr(loop, "_turn", None)
-        with turn() if callable(turn) else nullcontext():
-            act: Act = loop.restore(snapshot)
-            store = getattr(loop, "_store", None)
-            if store is not None:
-                store.save(loop.view)
+        act: Act = loop.restore_kept(snapshot)
         return act

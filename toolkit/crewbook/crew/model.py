@@ -69,12 +69,6 @@ WHOLE_EPIC: Final = "(whole epic)"
 #: Story of checkboxes that come before any heading.
 NO_SECTION: Final = "(no section)"
 
-Phase = Literal["plan", "implementation", "recette", "delivery"]
-PHASES: Final[tuple[Phase, ...]] = ("plan", "implementation", "recette", "delivery")
-#: The crew role whose route an autonomous-loop phase gets.
-PHASE_ROLES: Final[dict[str, str]] = {
-    "plan": "analyst", "implementation": "developer", "recette": "qa", "delivery": "developer"}
-DEFAULT_MAX_RECETTES: Final = 3
 
 #: Built-in stack models: the commands of each cycle (a declared stack may override any).
 STACK_MODELS: Final[dict[str, dict[str, str]]] = {
@@ -90,7 +84,7 @@ STACK_MODELS: Final[dict[str, dict[str, str]]] = {
 }
 
 
-_FROZEN = ConfigDict(extra="forbid", frozen=True)
+FROZEN = ConfigDict(extra="forbid", frozen=True)
 
 #: A run id or a change name that becomes part of a path (a prompt file, a change
 #: folder): one file name, no folder separator, no leading dot, at most 128 characters.
@@ -112,7 +106,7 @@ def safe_name(value: str | None, what: str) -> str | None:
 class BarCommand(BaseModel):
     """One command of the bar: a shell string, where it runs, which stack it belongs to."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     command: str = Field(min_length=1, description="The shell command.")
     cwd: str | None = Field(None, description="Folder it runs in, relative to the project.")
@@ -134,7 +128,7 @@ class BarCommand(BaseModel):
 class CrewConfig(BaseModel):
     """What `crew_init` was given (D1), checked."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     goal: str = Field(min_length=1)
     scope: Scope = "epic"
@@ -162,7 +156,7 @@ class StackDecl(BaseModel):
     """A stack declared in `_codev/crew.yaml`: a name (a built-in model such as `python`,
     or your own), where it lives, and its cycle commands (defaults from the model)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     name: str = Field(min_length=1)
     cwd: str | None = None
@@ -190,7 +184,7 @@ class CrewFile(BaseModel):
 class BarRun(BaseModel):
     """What one bar command did: exit code, time, whether it passed, its output's end."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     name: str
     command: str
@@ -219,7 +213,7 @@ class BarRun(BaseModel):
 class BarFacts(BaseModel):
     """The bar measured on one version of the work (cached per act, D4)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     act: int = Field(description="The developer act whose version was measured.")
     version: int
@@ -234,7 +228,7 @@ class BarFacts(BaseModel):
 class ActRecord(BaseModel):
     """One accepted act, as `crew_status` lists it."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     act: int
     ts: str
@@ -248,7 +242,7 @@ class ActRecord(BaseModel):
 class CrewState(BaseModel):
     """The crew loop's persisted state (`_codev/crew/state.json`)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     format: Literal[1] = 1
     run: str
@@ -288,35 +282,11 @@ class CrewState(BaseModel):
         return (epic, story) in self.stories_covered
 
 
-class LoopState(BaseModel):
-    """The autonomous loop's persisted state (`_codev/crew/loop.json`, D6)."""
-
-    model_config = _FROZEN
-
-    format: Literal[1] = 1
-    run: str
-    goal: str = Field(min_length=1)
-    phase: Phase = "plan"
-    previous: Phase | None = None
-    steps: int = 0
-    recettes: int = 0
-    max_recettes: int = Field(DEFAULT_MAX_RECETTES, ge=0)
-    test_timeout: float = Field(DEFAULT_TIMEOUT, gt=0)
-    last_test: BarRun | None = None
-    finished_reason: Literal["delivered", "recette_exhausted"] | None = None
-
-    @field_validator("run")
-    @classmethod
-    def _run_is_a_name(cls, value: str) -> str:
-        return safe_name(value, "run") or value
-
-
 def format_models() -> dict[str, type[BaseModel]]:
     """File name in `schemas/` → the model it describes (for `crewbook.formats`)."""
     return {
         "crew-file.json": CrewFile,
         "crew-state.json": CrewState,
-        "crew-loop-state.json": LoopState,
     }
 
 

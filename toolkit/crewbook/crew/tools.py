@@ -104,13 +104,13 @@ def _crew_step(a: JSON, project: ProjectLike) -> JSON:
 
 
 def _loop_init(a: JSON, project: ProjectLike) -> JSON:
-    from .api import loop_init
+    from ..autonomous.api import loop_init
 
     return loop_init(a["goal"], bool(a.get("force", False)), project=project).to_dict()
 
 
 def _loop_step(a: JSON, project: ProjectLike) -> JSON:
-    from .api import loop_step
+    from ..autonomous.api import loop_step
 
     return loop_step(a.get("test_command"), project=project, summary=a.get("summary", ""),
                      act=a.get("act")).to_dict()

@@ -24,6 +24,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..core.form import refuse_unknown_keys
 from ..core.measures import measures_of
 from ..errors import LoopRefused, did_you_mean
 from .diffstat import ChangeSummary
@@ -199,12 +200,7 @@ def parse_report(data: Mapping[str, Any]) -> DeliveryReport:
     if cls is None:
         raise LoopRefused(f"unknown {key} {name!r}{did_you_mean(str(name), table)}; "
                           f"{key}s: {', '.join(table)}", code="bad_report")
-    allowed = {f.name for f in fields(cls)}
-    unknown = sorted(set(values) - allowed)
-    if unknown:
-        raise LoopRefused(f"{key} {name!r} has no key {unknown[0]!r}"
-                          + (did_you_mean(unknown[0], allowed)
-                             or f"; keys: {', '.join(sorted(allowed))}"), code="bad_report")
+    refuse_unknown_keys(values, (f.name for f in fields(cls)), f"{key} {name!r}")
     for f in ("criteria", "files", "fixes", "findings"):
         if f in values and values[f] is not None:
             if not isinstance(values[f], list | tuple) or not all(

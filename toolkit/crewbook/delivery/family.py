@@ -21,6 +21,8 @@ from .store import DeliveryStore
 class _Engine:
     """Loop factories for delivery tasks."""
 
+    sources = "a task (.yaml) or a Task"
+
     def factory_for(self, source: Any) -> Any:
         """A `TaskFactory` for a `Task` or a ``.yaml`` path, else None."""
         return factory_for(source)
@@ -32,21 +34,27 @@ def _rules() -> tuple[Any, ...]:
     return DELIVERY_RULES
 
 
-def _graph(loop: Any) -> Any:
-    from .graph import path_graph
-
-    return path_graph(loop)
-
-
-def _frames(loop: Any) -> Any:
-    return loop.path_frame()
-
-
 def _sample(folder: Path, kind: str = "standard") -> Any:
     """Loops of one small task, in `kind`'s mode (standard or coordinator)."""
     from .factory import TaskFactory
 
     return TaskFactory({"id": "csv", "mode": kind, "description": "Export as CSV"})
+
+
+def _formats() -> Any:
+    from .model import format_models
+
+    return format_models()
+
+
+class _FastSimulator:
+    """Runs of a fresh coordinator task on plain data (`crewbook.delivery.fastsim`)."""
+
+    def runner(self, spec: Any, loop: Any, max_acts: int, max_refusals: int) -> Any:
+        """`fastsim.fast_runner`: None for a loop other than a fresh coordinator task."""
+        from .fastsim import fast_runner
+
+        return fast_runner(spec, loop, max_acts, max_refusals)
 
 
 FAMILY = LoopFamily(
@@ -55,5 +63,6 @@ FAMILY = LoopFamily(
     engine=_Engine(), codec=DeliveryCodec(), players=DeliveryPlayers(), form=DeliveryForm(),
     rules=_rules,
     store=DeliveryStore(),
-    graph=_graph, frames=_frames, sample=_sample,
+    sample=_sample, formats=_formats,
+    fast_simulator=_FastSimulator(),
 )

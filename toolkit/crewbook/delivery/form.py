@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import MISSING, fields
 from typing import Any
 
-from ..core.form import Draft, GenericForm, as_mapping, defaults_of, field_kind, jsonable
+from ..core.form import Draft, FormBase, GenericForm, as_mapping, defaults_of, field_kind, jsonable
 from ..core.loop import Act
 from .codec import _AGENT_TYPES, _MOVE_TYPES, MOVES, move_name, parse_report
 from .players import happy_report, role_verdicts
@@ -17,7 +17,7 @@ __all__ = ["DeliveryForm"]
 _VERDICT_REPORTS = ("judgement",)
 
 
-class DeliveryForm:
+class DeliveryForm(FormBase):
     """The standard and coordinator loops: moves (``plan``, ``delegate:qa``…) and agent
     reports (``built``, ``judgement``…), built with `crewbook.delivery.parse_report`."""
 

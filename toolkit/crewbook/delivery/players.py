@@ -46,13 +46,6 @@ class DeliveryPlayers:
         """How many times work was sent back (the status's ``sent_back`` counter)."""
         return default_rounds(loop)
 
-    def fast_runner(self, spec: RandomPolicyFile, loop: Loop[Any, Any], max_acts: int,
-                    max_refusals: int) -> Any:
-        """Runs of a fresh coordinator task on plain data, with the same outcomes as this
-        random player on the engine (`crewbook.delivery.fastsim`); None for other loops."""
-        from .fastsim import fast_runner
-
-        return fast_runner(spec, loop, max_acts, max_refusals)
 
 
 def role_verdicts(loop: Any, act: Act) -> tuple[str, ...]:

@@ -9,11 +9,13 @@ the state is never written twice and always agrees with the events.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ..core.atomic import write_atomic
 from ..core.clock import ManualClock
+from ..core.family import StoreBase
 from ..core.loop import Loop
 from ..core.sinks import MemoryLedger
 from ..errors import InvalidInputError, UsageError
@@ -24,10 +26,11 @@ RUN_FILE = "run.json"
 FORMAT = "crewbook-delivery-run/1"
 
 
-class DeliveryStore:
+class DeliveryStore(StoreBase[Any, Any]):
     """Load and save a delivery run in a folder (see the module docstring)."""
 
-    def load(self, folder: Path, source: Any = None) -> Loop[Any, Any]:
+    def load(self, folder: Path, source: object = None,
+             settings: Mapping[str, str] | None = None) -> Loop[Any, Any]:
         """The run in `folder`; a new one of the task `source` (a ``.yaml`` path or a
         `Task`) when the folder holds none yet."""
         from .codec import DeliveryCodec
@@ -45,7 +48,7 @@ class DeliveryStore:
         elif isinstance(source, Task):
             task = source
         elif source is not None:
-            task = load_task(Path(source))
+            task = load_task(Path(str(source)))
         else:
             raise UsageError(f"{folder} holds no delivery run yet: name the task file "
                              "(crewbook step delivery TASK.yaml --run DIR)")
@@ -54,6 +57,12 @@ class DeliveryStore:
         for report in reports:
             loop.report(report)
         return loop
+
+    def sample_source(self, folder: Path, kind: str) -> object:
+        """A small task in `kind`'s mode (standard or coordinator)."""
+        from .model import Task
+
+        return Task.model_validate({"id": "csv", "mode": kind, "description": "Export as CSV"})
 
     def save(self, loop: Loop[Any, Any], folder: Path) -> None:
         """Write the task and every event of `loop`'s run to ``run.json``."""

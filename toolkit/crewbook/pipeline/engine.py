@@ -50,7 +50,7 @@ from ..core.loop import (
     utc_now,
 )
 from ..core.measures import copy_measures
-from ..errors import ArtifactNotFoundError, LoopRefused, UsageError
+from ..errors import ArtifactNotFoundError, LoopRefused, Problem, UsageError
 from ..routing.router import Router
 from .model import DONE, ESCALATED, TransitionSpec
 from .plan import DEFAULT_MAX_RETRIES, StagePlan, effective_retries, json_copy
@@ -415,6 +415,10 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
         from .frames import acts, ledger_frame
 
         return acts(ledger_frame(self.ledger))
+
+    def warnings(self) -> Sequence[Problem]:
+        """The pipeline file's validation warnings (`Pipeline.warnings`)."""
+        return self.pipeline.warnings
 
     def graph_model(self) -> GraphModel:
         """The pipeline's state diagram with this run on it (current stage, rounds...)."""

@@ -8,15 +8,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..core.family import Declined, LoopFamily
+from ..core.family import LoopFamily
 from .codec import PipelineCodec
+from .engine import PipelineReport, PipelineState
 from .factory import factory_for
 from .form import PipelineForm
 from .players import PipelinePlayers
+from .store import PipelineStore
 
 
 class _Engine:
     """Loop factories for pipeline files."""
+
+    sources = "a pipeline (.toml) or a Pipeline"
 
     def factory_for(self, source: Any) -> Any:
         """A `PipelineFactory` for a `Pipeline` or a ``.toml`` path, else None."""
@@ -29,16 +33,6 @@ def _rules() -> tuple[Any, ...]:
     return PIPELINE_RULES
 
 
-def _graph(loop: Any) -> Any:
-    from .graph import state_graph
-
-    return state_graph(loop.pipeline, loop)
-
-
-def _frames(loop: Any) -> Any:
-    return loop.acts_frame()
-
-
 def _sample(folder: Path, kind: str = "pipeline") -> Any:
     """Runs of the seed's role pipeline, as the tour project ships it."""
     from ..examples import example_project
@@ -48,12 +42,17 @@ def _sample(folder: Path, kind: str = "pipeline") -> Any:
     return PipelineFactory(root / "role_pipeline.toml", workspace=root / "workspace")
 
 
-FAMILY = LoopFamily(
+def _formats() -> Any:
+    from .model import format_models
+
+    return format_models()
+
+
+FAMILY: LoopFamily[PipelineState, PipelineReport] = LoopFamily(
     name="pipeline", kinds=("pipeline",),
     summary="a role pipeline: stages hand artifacts on along transitions (SPEC B)",
     engine=_Engine(), codec=PipelineCodec(), players=PipelinePlayers(), form=PipelineForm(),
     rules=_rules,
-    store=Declined("a pipeline run is kept by `crewbook step PIPELINE.toml --run DIR` "
-                   "(state.json beside its ledger), which also checks the file's hash"),
-    graph=_graph, frames=_frames, sample=_sample,
+    store=PipelineStore(),
+    sample=_sample, formats=_formats,
 )

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from ..core.examples import example_of
-from ..core.form import Draft, as_mapping
+from ..core.form import Draft, FormBase, as_mapping
 from ..core.loop import Act
 from ..core.paths import path_in
 from ..errors import InvalidInputError
@@ -15,7 +15,7 @@ from ..errors import InvalidInputError
 __all__ = ["PipelineForm"]
 
 
-class PipelineForm:
+class PipelineForm(FormBase):
     """The pipeline loop: a stage report (artifacts, writes, summary); the verdict is the
     field an ``artifact_field_equals`` transition of the stage reads."""
 

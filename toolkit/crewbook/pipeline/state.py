@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from ..core.form import refuse_unknown_keys
 from ..core.loop import JournalEntry, Verdict
 from ..core.measures import MEASURES
-from ..errors import LoopRefused, did_you_mean
+from ..errors import LoopRefused
 
 InvalidPolicy = Literal["retry", "refuse"]
 
@@ -84,12 +85,8 @@ def parse_report(data: Mapping[str, Any]) -> PipelineReport:
         raise LoopRefused("a report is a JSON object", code="bad_report")
     if "steer" in data:
         return _steer(data)
-    allowed = {"stage", "artifacts", "writes", "summary", *MEASURES}
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise LoopRefused(f"unknown report key {unknown[0]!r}"
-                          + (did_you_mean(unknown[0], allowed) or
-                             f"; keys: {', '.join(sorted(allowed))}"), code="bad_report")
+    refuse_unknown_keys(data, {"stage", "artifacts", "writes", "summary", *MEASURES},
+                        "a stage report")
     stage, artifacts, writes = data.get("stage"), data.get("artifacts", {}), data.get("writes", [])
     if not isinstance(stage, str) or not stage:
         raise LoopRefused("a report needs 'stage': the stage it reports for", code="bad_report")

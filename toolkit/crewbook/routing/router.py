@@ -4,9 +4,10 @@ A loop asks its router for the route of the role that acts next: the tier and ef
 of that role (role defaults of the loop family, project profile before global, then
 crewbook's defaults), and the concrete capability of that cell (model and native
 effort) when a profile exists. A role routing does not know (a pipeline stage) gets the
-route of an unclassified task. For the crew and autonomous loops (family ``crew``) a
-route may follow the class of the current task (`route(role, change, task)`, as
-routing's own `task_route_show` says). Routes are a suggestion, never imposed (D9).
+route of an unclassified task. A router built ``by_task`` (the crew and autonomous
+loops' own) gives `TaskRoute`s, which may follow the class of the current task
+(`route(role, change, task)`, as routing's own `task_route_show` says). Routes are a
+suggestion, never imposed (D9).
 
 Each route is resolved once and remembered until one of the routing files changes: the
 global profile, and for a project its profile and task classes (their size and
@@ -28,15 +29,13 @@ from .home import global_profile_path
 from .profiles import project_profile_path
 from .task_classes import tasks_path
 
-__all__ = ["Route", "Router"]
+__all__ = ["Route", "Router", "TaskRoute"]
 
 
 class Route(TypedDict, total=False):
     """What a contract's route says: ``role``, ``tier``, ``effort``, ``model`` (None
     without a profile), ``native`` and ``native_text`` (the model's own effort setting),
-    ``source`` (where the tier and effort came from). Crew routes also carry ``via``
-    (``role default`` or ``task class``), ``task``, ``setting``, ``source_path``,
-    ``family``, ``hint`` (why there is no model) and ``suggestion`` (always True: D9)."""
+    ``source`` (where the tier and effort came from)."""
 
     role: str
     tier: str
@@ -45,6 +44,13 @@ class Route(TypedDict, total=False):
     native: Any
     native_text: str | None
     source: str | None
+
+
+class TaskRoute(Route, total=False):
+    """A route of a router built ``by_task``: also ``via`` (``role default`` or ``task
+    class``), ``task``, ``setting``, ``source_path``, ``family`` (the provider family),
+    ``hint`` (why there is no model) and ``suggestion`` (always True: D9)."""
+
     via: str
     task: str | None
     setting: Any
@@ -55,21 +61,24 @@ class Route(TypedDict, total=False):
 
 
 class Router:
-    """Role → `Route` for the loops of one family (``crew``, ``delivery``, ``pipeline``...).
+    """Role → `Route` for the loops of one routing loop (``LOOP_ROLES``: whose role
+    defaults apply; any other name routes every role as an unclassified task).
 
-    ``Router("delivery")`` reads the profiles of the project found from the current
-    folder (or `project`) on first use; `profile` pins an `ActiveProfile` instead (then
-    nothing is re-read). Calling it returns the role's route, or None for no role.
+    ``Router(name)`` reads the profiles of the project found from the current folder (or
+    `project`) on first use; `profile` pins an `ActiveProfile` instead (then nothing is
+    re-read). Calling it returns the role's route, or None for no role. `by_task`: every
+    route is a `TaskRoute` (`route`), which may follow the class of the current task.
     """
 
     def __init__(self, family: str, project: ProjectLike = None, *,
-                 profile: ActiveProfile | None = None) -> None:
+                 profile: ActiveProfile | None = None, by_task: bool = False) -> None:
         self.family = family
+        self.by_task = by_task
         self._project = project
         self._pinned = profile is not None
         self._profile = profile
         self._routes: dict[str, Route] = {}
-        self._memo: dict[tuple[Any, ...], Route] = {}
+        self._memo: dict[tuple[Any, ...], TaskRoute] = {}
         self._classes: Any = None
         self._key: tuple[Any, ...] | None = None
         self._paths: tuple[str, ...] | None = None  # found on first use: building is free
@@ -114,7 +123,7 @@ class Router:
     def __call__(self, role: str | None) -> Route | None:
         if role is None:
             return None
-        if self.family == "crew":
+        if self.by_task:
             return self.route(role)
         self._fresh()
         route = self._routes.get(role)
@@ -123,9 +132,9 @@ class Router:
         return route
 
     def route(self, role: str, change: str | None = None, task: TaskItem | None = None,
-              *, classified: bool = True) -> Route:
+              *, classified: bool = True) -> TaskRoute:
         """The route of `role` on `task` of `change`: the task's class when it was
-        classified (and `classified`), else the role's default (crew routes)."""
+        classified (and `classified`), else the role's default."""
         self._fresh()
         use_class = classified and task is not None and change is not None \
             and self.project is not None
@@ -156,7 +165,7 @@ class Router:
         }
 
     def _resolve(self, role: str, change: str | None, task: TaskItem | None,
-                 use_class: bool) -> Route:
+                 use_class: bool) -> TaskRoute:
         profile = self.profile
         if use_class and task is not None and change is not None and self.project is not None:
             from .routes import route_for
@@ -178,12 +187,12 @@ class Router:
                     "source": r.source, "source_path": r.source_path,
                     "family": profile.family, "hint": r.hint, "suggestion": True,
                 }
-        default = self._memo.get((role, None, None, False))
-        if default is not None:
-            return {**default, "task": task.id if task else None}
-        rr = profile.role(role, "crew")
+        cached = self._memo.get((role, None, None, False))
+        if cached is not None:
+            return {**cached, "task": task.id if task else None}
+        rr = profile.role(role, self.family)
         cap = rr.capability
-        default = {
+        default: TaskRoute = {
             "role": role, "via": "role default", "task": None,
             "tier": rr.tier, "effort": rr.effort, "model": cap.model if cap else None,
             "setting": cap.setting if cap else None, "native": cap.native if cap else None,

@@ -34,7 +34,6 @@ from .policies import (
     RandomPolicy,
     ReplayPolicy,
     ScriptedPolicy,
-    SimClock,
     as_policy,
     load_policy,
 )
@@ -53,7 +52,6 @@ __all__ = [
     "RoleBehaviour",
     "ScriptedPolicy",
     "ScriptedPolicyFile",
-    "SimClock",
     "Simulated",
     "TaskFactory",
     "as_policy",

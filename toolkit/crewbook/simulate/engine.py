@@ -2,7 +2,7 @@
 of every setting of a grid), offline, with no model calls.
 
 Each run builds a fresh loop (``loop_factory(**settings)``), gives it a simulated
-clock (`SimClock`: starts at 2025-03-01 09:00 UTC and moves by the reported
+clock (a `ManualClock`: starts at 2025-03-01 09:00 UTC and moves by the reported
 durations) and asks the policy for a player; then, until the loop finishes, the
 player reports on each contract and the loop's own rules accept or refuse. A
 refusal changes nothing and is *counted* (per code); after `max_refusals` refusals in
@@ -33,11 +33,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, overload
 
+from ..core.clock import ManualClock
 from ..core.loop import Loop
 from ..errors import LoopRefused, SimulationError
 from .executors import ExecutorOption, chunks, opened, progress_bar, workers_of
 from .factories import as_factory
-from .policies import Policy, SimClock, as_policy
+from .policies import Policy, as_policy
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -142,7 +143,7 @@ def play(spec: RunSpec, index: int, loop: Loop[Any, Any] | None = None) -> RunRe
 
     if loop is None:
         loop = spec.factory(**dict(spec.settings))
-    clock = SimClock()
+    clock = ManualClock()
     loop.clock = clock
     sink = _Collect() if spec.ledger else _Discard()
     loop.ledger = sink
@@ -206,21 +207,21 @@ def play(spec: RunSpec, index: int, loop: Loop[Any, Any] | None = None) -> RunRe
 
 
 def fast_runner(spec: RunSpec) -> Callable[[Any], tuple[Any, ...]] | None:
-    """The family's plain-data runner for `spec` (its ``players.fast_runner``), or None
+    """The plain-data runner of `spec`'s loop (its family's ``fast_simulator``), or None
     when the runs need the full engine: events or reports to keep, a policy other than
-    `RandomPolicy`, a loop the family does not play on plain data."""
-    from .lookup import players_of
+    `RandomPolicy`, a loop its family does not play on plain data."""
+    from ..core.family import Declined
+    from ..families import family_of
     from .policies import RandomPolicy
 
     if not spec.fast or spec.ledger or spec.record or type(spec.policy) is not RandomPolicy:
         return None
     loop = spec.factory(**dict(spec.settings))
-    make = getattr(players_of(loop), "fast_runner", None)
-    if make is None:
+    family = family_of(loop)
+    if family is None or isinstance(family.fast_simulator, Declined):
         return None
-    runner: Callable[[Any], tuple[Any, ...]] | None = make(spec.policy.spec, loop,
-                                                            spec.max_acts, spec.max_refusals)
-    return runner
+    return family.fast_simulator.runner(spec.policy.spec, loop, spec.max_acts,
+                                        spec.max_refusals)
 
 
 def run_chunk(spec: RunSpec, start: int, stop: int) -> list[RunResult]:
@@ -515,7 +516,7 @@ def replay_run(loop_factory: Any, policy: Any, index: int, *, seed: int,
     loop_settings = {k: v for k, v in (settings or {}).items() if not k.startswith("policy.")}
     pairs = run_reports(loop_factory, policy, index, seed=seed, settings=settings, times=True)
     loop = factory(**loop_settings)
-    clock = SimClock()
+    clock = ManualClock()
     loop.clock = clock
     loop.run = run_name("sim", index)
     for report, at in pairs:

@@ -39,15 +39,16 @@ def as_factory(source: Any) -> LoopFactory:
     family registry."""
     from ..families import families
 
+    engines = [f.engine for f in families() if not isinstance(f.engine, Declined)]
     if not callable(source) or isinstance(source, type):
-        for family in families():
-            if not isinstance(family.engine, Declined):
-                made = family.engine.factory_for(source)
-                if made is not None:
-                    return made
+        for engine in engines:
+            made = engine.factory_for(source)
+            if made is not None:
+                return made
+    sources = "; ".join(e.sources for e in engines)
     if isinstance(source, str | os.PathLike):
-        raise SimulationError(f"{source}: simulate a pipeline (.toml) or a task (.yaml)")
+        raise SimulationError(f"{source}: simulate one of: {sources}")
     if callable(source):
         return source  # type: ignore[no-any-return]
-    raise SimulationError(f"a loop factory is a callable returning a Loop, a Pipeline, a Task "
-                          f"or a file path, not {type(source).__name__}")
+    raise SimulationError(f"a loop factory is a callable returning a Loop, or one of: "
+                          f"{sources}; not {type(source).__name__}")

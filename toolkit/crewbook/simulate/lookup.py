@@ -66,7 +66,7 @@ class Fallback:
 _FALLBACK = Fallback()
 
 
-def codec_of(loop: Loop[Any, Any]) -> Codec:
+def codec_of(loop: Loop[Any, Any]) -> Codec[Any, Any]:
     """The codec of `loop`'s family (`Fallback` when it has none)."""
     family = family_of(loop)
     if family is None or isinstance(family.codec, Declined):
@@ -74,7 +74,7 @@ def codec_of(loop: Loop[Any, Any]) -> Codec:
     return family.codec
 
 
-def players_of(loop: Loop[Any, Any]) -> Players:
+def players_of(loop: Loop[Any, Any]) -> Players[Any, Any]:
     """The players of `loop`'s family (`Fallback` when it has none)."""
     family = family_of(loop)
     if family is None or isinstance(family.players, Declined):

@@ -43,13 +43,9 @@ if TYPE_CHECKING:
     from ..sources import SourceDoc
 
 #: When every simulated run starts: 2025-03-01 09:00 UTC (the one clock's `EPOCH`).
+#: A simulated run's clock is the one clock, `ManualClock`, moved by the accepted
+#: reports' durations (the engine advances it) or when a player catches it up (a timer).
 EPOCH = CLOCK_EPOCH
-
-
-#: The clock of a simulated run is the one clock, `ManualClock` (this name is kept for
-#: code that imported it): it starts at `EPOCH` and moves by the accepted reports'
-#: durations (the engine advances it) or when a player catches it up (a timer).
-SimClock = ManualClock
 
 
 class Policy:
@@ -57,7 +53,7 @@ class Policy:
 
     name = "policy"
 
-    def start(self, loop: Loop[Any, Any], rng: np.random.Generator, clock: SimClock,
+    def start(self, loop: Loop[Any, Any], rng: np.random.Generator, clock: ManualClock,
               index: int = 0) -> Player:
         """The player of run `index` of `loop`, drawing from `rng` (that run's own)."""
         raise NotImplementedError
@@ -82,7 +78,7 @@ def parse_for(loop: Loop[Any, Any], data: Mapping[str, Any]) -> Any:
 
 class _ListPlayer(Player):
     def __init__(self, reports: Sequence[Any], loop: Loop[Any, Any],
-                 clock: SimClock | None = None, times: Sequence[datetime | None] = ()) -> None:
+                 clock: ManualClock | None = None, times: Sequence[datetime | None] = ()) -> None:
         self.reports = [parse_for(loop, r) if isinstance(r, Mapping) else r for r in reports]
         self.times = list(times)
         self.clock = clock
@@ -115,7 +111,7 @@ class ScriptedPolicy(Policy):
             raise SimulationError("a scripted policy needs at least one report")
         self.reports = list(reports)
 
-    def start(self, loop: Loop[Any, Any], rng: np.random.Generator, clock: SimClock,
+    def start(self, loop: Loop[Any, Any], rng: np.random.Generator, clock: ManualClock,
               index: int = 0) -> Player:
         return _ListPlayer(self.reports, loop)
 
@@ -185,7 +181,7 @@ class ReplayPolicy(Policy):
             recordings.append(events)
         return cls(recordings, events=True, names=names)
 
-    def start(self, loop: Loop[Any, Any], rng: np.random.Generator, clock: SimClock,
+    def start(self, loop: Loop[Any, Any], rng: np.random.Generator, clock: ManualClock,
               index: int = 0) -> Player:
         recording = self.recordings[index % len(self.recordings)]
         if not self.events:
@@ -246,7 +242,7 @@ class CallablePolicy(Policy):
             params = []
         self.with_rng = len(params) >= 2
 
-    def start(self, loop: Loop[Any, Any], rng: np.random.Generator, clock: SimClock,
+    def start(self, loop: Loop[Any, Any], rng: np.random.Generator, clock: ManualClock,
               index: int = 0) -> Player:
         return _CallPlayer(self.fn, rng, self.with_rng)
 
@@ -276,7 +272,7 @@ class RandomPolicy(Policy):
             self.spec = _validated(data)
         self.source = source
 
-    def start(self, loop: Loop[Any, Any], rng: np.random.Generator, clock: SimClock,
+    def start(self, loop: Loop[Any, Any], rng: np.random.Generator, clock: ManualClock,
               index: int = 0) -> Player:
         return players_of(loop).random_player(self.spec, loop, rng, clock)
 

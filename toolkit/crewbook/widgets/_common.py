@@ -155,16 +155,16 @@ def last_events(ledger: Any, n: int) -> list[dict[str, Any]]:
 
 
 def problems_html_of(loop: Any) -> str:
-    """The validation problems of what `loop` runs (a pipeline's warnings: a stage that
-    can only escalate, an uncapped loop...), shown above the Stepper's buttons; empty
-    when there are none."""
-    problems = getattr(getattr(loop, "pipeline", None), "warnings", None)
+    """The validation problems of what `loop` runs (`Loop.warnings`: a pipeline stage
+    that can only escalate, an uncapped loop...), shown above the Stepper's buttons;
+    empty when there are none."""
+    problems = loop.warnings()
     if not problems:
         return ""
     from ..errors import plural, problems_html
 
     return ("<details class='crewbook-validation'><summary style='color:#e65100'>⚠ "
-            f"the pipeline has {plural(len(problems), 'validation warning')}</summary>"
+            f"the {loop.kind} loop has {plural(len(problems), 'validation warning')}</summary>"
             f"{problems_html(problems)}</details>")
 
 

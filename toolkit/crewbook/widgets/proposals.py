@@ -103,10 +103,7 @@ def draft_for_move(loop: Any, act: Act, move: str, policy: Policy | None = None)
     proposed = propose(loop, act, policy)
     if proposed.move == move:
         return proposed
-    for_move = getattr(adapter, "for_move", None)
-    if callable(for_move):
-        draft: Draft = for_move(loop, act, move)
-    else:
-        draft = Draft(move=move, role=proposed.role, verdict=proposed.verdict)
+    draft = adapter.for_move(loop, act, move) or Draft(move=move, role=proposed.role,
+                                                         verdict=proposed.verdict)
     return replace(draft, move=move, moves=proposed.moves or act.moves,
                    verdicts=draft.verdicts or proposed.verdicts)

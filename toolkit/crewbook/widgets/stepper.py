@@ -4,7 +4,7 @@ The widget shows, top to bottom: where the loop is (its status); the buttons **S
 (apply the report in the form), **Run N** (apply N reports the policy proposes, stopping
 at a refusal or the end), **Rewind** (to a snapshot taken after any earlier step) and
 **Reset** (to the loop as the Stepper found it); the report form built from the contract
-(move, role, verdict choices, fields: see `crewbook.widgets.reports`); a refusal or error
+(move, role, verdict choices, fields: see `crewbook.core.form`); a refusal or error
 line; the live drawing (``loop.graph_model()``, current node highlighted by the engine)
 with a zoom slider; the last ledger events as a table.
 
@@ -172,9 +172,7 @@ class Stepper(w.VBox):  # type: ignore[misc]
         if index is None:
             raise LoopRefused("pick a snapshot to rewind to", code="no_snapshot")
         label, snap = self.snapshots[int(index)]
-        restore = getattr(self.adapter, "restore", None)
-        act: Act = (restore(self.loop, snap) if callable(restore)
-                    else self.loop.restore(snap))
+        act: Act = self.adapter.restore(self.loop, snap)
         self.at = int(index)
         self.line = self._lines[self.at]
         abandoned = len(self.abandoned())
@@ -276,10 +274,8 @@ class Stepper(w.VBox):  # type: ignore[misc]
     # ------------------------------------------------------------------ display
     def _apply(self, report: Any) -> bool:
         before = ledger_size(self.loop.ledger)
-        apply = getattr(self.adapter, "apply", None)
         try:
-            act = (apply(self.loop, self.loop.contract(), report) if callable(apply)
-                   else self.loop.report(report))
+            act = self.adapter.apply(self.loop, self.loop.contract(), report)
         except LoopRefused as refused:
             return self._refused(refused)
         after = ledger_size(self.loop.ledger)

@@ -1,0 +1,153 @@
+"""A family is its folder plus one registry line: the toy family of `toy.py`, which
+crewbook's code never names, is added through `crewbook.families.register` alone and
+then works with every front end: ``crewbook step``, the Stepper, simulate and ledger
+conformance (the protocol suite runs over it too: `conftest.SAMPLES`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from crewbook.commands import main
+from crewbook.core.sinks import MemoryLedger
+from crewbook.errors import NotFoundError, UsageError
+from crewbook.families import family, family_of, register, unregister
+
+from . import toy
+from .conftest import toy_registered
+
+
+@pytest.fixture(autouse=True)
+def registered() -> Iterator[None]:
+    with toy_registered():
+        yield
+
+
+def step(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, Any]:
+    code = main(["step", *(str(a) for a in argv), "--json"])
+    out = capsys.readouterr().out
+    return code, json.loads(out) if out.strip() else None
+
+
+def report_file(folder: Path, name: str, data: Any) -> Path:
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps(data), "utf-8")
+    return path
+
+
+def test_the_registry_finds_it_by_name_and_kind() -> None:
+    assert family(toy.NAME).kinds == (toy.KIND,)
+    assert family_of(toy.ToyLoop()) is family(toy.NAME)
+
+
+def test_registering_a_taken_name_is_refused() -> None:
+    with pytest.raises(UsageError, match="registered already"):
+        register(toy.NAME, toy.DOTTED)
+
+
+def test_a_registry_line_naming_something_else_is_refused() -> None:
+    register("not-a-family", f"{toy.__name__}:NAME")
+    try:
+        with pytest.raises(UsageError, match="is a str, not a LoopFamily"):
+            family("not-a-family")
+    finally:
+        unregister("not-a-family")
+
+
+def test_it_is_gone_once_unregistered() -> None:
+    unregister(toy.NAME)
+    try:
+        assert family_of(toy.ToyLoop()) is None
+        with pytest.raises(NotFoundError, match="no loop family 'toy'"):
+            family(toy.NAME)
+    finally:
+        register(toy.NAME, toy.DOTTED)
+
+
+def test_the_step_command_steps_it_across_calls(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    code, shown = step(capsys, toy.NAME, "--run", run)
+    assert code == 0
+    assert (shown["contract"]["role"], shown["contract"]["moves"]) == ("writer", ["submit"])
+    assert not run.exists()  # showing the contract writes nothing
+    code, shown = step(capsys, toy.NAME, "--run", run, "--report",
+                       report_file(tmp_path, "submit", {"move": "submit"}))
+    assert (code, shown["accepted"], shown["contract"]["role"]) == (0, True, "checker")
+    before = (run / toy.STATE_FILE).read_bytes()
+    code, shown = step(capsys, toy.NAME, "--run", run, "--report",
+                       report_file(tmp_path, "bad", {"move": "submit"}))
+    assert (code, shown["refused"], shown["code"]) == (1, True, "bad_move")
+    assert (run / toy.STATE_FILE).read_bytes() == before  # a refusal changes nothing
+    code, shown = step(capsys, toy.NAME, "--run", run, "--report",
+                       report_file(tmp_path, "pass", {"move": "pass"}))
+    assert code == 0
+    assert shown["status"]["finished_reason"] == "approved"
+
+
+def test_the_stepper_drives_it_with_its_form() -> None:
+    pytest.importorskip("ipywidgets")
+    from crewbook.widgets import Stepper
+
+    form = toy.FAMILY.form
+    assert isinstance(form, toy.ToyForm)
+    form.applied.clear()
+    loop = toy.ToyLoop()
+    ledger = cast(MemoryLedger, loop.ledger)
+    stepper = Stepper(loop)
+    assert stepper.read_form().fields == {"note": "proposed"}
+    assert stepper.run(10) == 2
+    assert loop.status().finished_reason == "approved"
+    assert [e["kind"] for e in ledger.events] == ["report", "verdict", "finish"]
+    assert form.applied == [1, 2]  # the form's own apply, found on the form spec
+
+
+def test_simulate_plays_it_with_a_random_policy() -> None:
+    from crewbook.simulate import simulate
+
+    outcomes = simulate(toy.ToyLoop, {"roles": {"checker": {"fail": 1.0}}}, n=3, seed=1)
+    assert list(outcomes["finished_reason"].astype(str)) == ["rounds_exhausted"] * 3
+    outcomes = simulate(toy.ToyLoop, {"roles": {"checker": {"fail": 0.0}}}, n=3, seed=1)
+    assert list(outcomes["finished_reason"].astype(str)) == ["approved"] * 3
+
+
+def test_simulate_asks_its_fast_simulator() -> None:
+    """An optional part declared on the family is found through the registry."""
+    from crewbook.simulate import simulate
+
+    fast = toy.FAMILY.fast_simulator
+    assert isinstance(fast, toy.ToyFastSimulator)
+    fast.asked.clear()
+    outcomes = simulate(toy.ToyLoop, {"roles": {"checker": {"fail": 0.0}}}, n=2, seed=1)
+    assert len(outcomes) == 2
+    assert fast.asked
+    assert set(fast.asked) == {toy.KIND}
+
+
+def test_simulate_finds_its_engine_and_names_its_sources(tmp_path: Path) -> None:
+    from crewbook.errors import SimulationError
+    from crewbook.simulate import simulate
+
+    outcomes = simulate(tmp_path / "x.toy", {"roles": {"checker": {"fail": 0.0}}}, n=2, seed=1)
+    assert list(outcomes["finished_reason"].astype(str)) == ["approved"] * 2
+    with pytest.raises(SimulationError, match=r"a toy file \(\.toy\)"):
+        simulate(tmp_path / "x.txt", {}, n=1)
+
+
+def test_conformance_applies_its_rules() -> None:
+    """The family's rules are found through the registry: a verdict from the writer is
+    flagged, which the generic rules alone would let pass."""
+    from crewbook.ledger import check_conformance
+
+    loop = toy.ToyLoop()
+    loop.report(toy.ToyReport("submit"))
+    loop.report(toy.ToyReport("pass"))
+    frame = cast(MemoryLedger, loop.ledger).frame()
+    assert check_conformance(frame).empty
+    frame.loc[frame["kind"] == "verdict", "role"] = "writer"
+    problems = check_conformance(frame)
+    assert list(problems["code"].astype(str)) == ["verdict_not_allowed"]

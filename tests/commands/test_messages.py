@@ -33,4 +33,4 @@ def test_step_with_a_report_names_the_files_it_wrote(tmp_path: Path, cli) -> Non
     state, ledger = run / "state.json", run / "ledger.jsonl"
     assert state.is_file()
     assert ledger.is_file()
-    assert result.out.splitlines()[-1] == f"wrote {state} and {ledger}"
+    assert result.out.splitlines()[-1] == f"wrote {ledger} and {state}"

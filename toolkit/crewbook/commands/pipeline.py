@@ -90,11 +90,11 @@ def cmd_step(args: argparse.Namespace) -> int:
         return out.show(store, loop, accepted=None,
                         note=f"nothing written: {folder} keeps the run once a report is "
                         "applied (--report FILE, or - for stdin)")
+    before = _files(folder)
     try:
         loop.report(codec.parse(_read_report(args.report)))
     except LoopRefused as exc:
         return out.fail(exc.code, exc.message)
-    before = _files(folder)
     store.save(loop, folder)
     written = [path for path, stamp in _files(folder).items() if before.get(path) != stamp]
     return out.show(store, loop, accepted=True,

@@ -350,9 +350,9 @@ def _usage_by_response(stats: Any) -> tuple[dict[str, dict[str, Any]], list[dict
 
 
 def _totals(run: RunBuilder, blocks: list[dict[str, Any]], *, line: int | None = None,
-            record: str, skip: set[str] | None = None) -> None:
-    """A ``note`` carrying what the metrics count beyond the calls already given
-    their usage: the run's totals when no call could be tied to its usage."""
+            record: str) -> None:
+    """A ``note`` carrying the run's total usage when no call could be tied to its own
+    (dated like the run's last event: the totals are known at its end)."""
     cost = sum(float(b["accumulated_cost"]) for b in blocks
                if isinstance(b.get("accumulated_cost"), int | float)
                and b["accumulated_cost"] >= 0)
@@ -363,7 +363,8 @@ def _totals(run: RunBuilder, blocks: list[dict[str, Any]], *, line: int | None =
     if not (cost or tokens_in or tokens_out):
         return
     models = sorted({str(b.get("model_name")) for b in blocks if b.get("model_name")})
-    run.add("note", None, line=line, record=record, stage="usage",
+    last = run.events[-1].ts if run.events else None
+    run.add("note", last, line=line, record=record, stage="usage",
             summary="the run's total usage (its calls are not itemised)",
             tokens_in=tokens_in, tokens_out=tokens_out, cost=cost,
             payload={"model": models[0] if len(models) == 1 else models})
@@ -379,13 +380,9 @@ def _sdk(events: list[Any], run: RunBuilder, state: dict[str, Any] | None,
                 and event.get("key") == "stats":
             stats = event.get("value")
     by_id, blocks = _usage_by_response(stats)
-    observations: dict[str, tuple[datetime | None, dict[str, Any]]] = {}
-    for event in events:
-        if isinstance(event, dict) and event.get("action_id") is not None:
-            observations.setdefault(str(event["action_id"]), (utc(event.get("timestamp")),
-                                                               event))
-    actions = {str(e.get("id")) for e in events
-               if isinstance(e, dict) and e.get("kind") == "ActionEvent"}
+    observed = {str(e["action_id"]) for e in events
+                if isinstance(e, dict) and e.get("action_id") is not None}
+    pending: dict[str, dict[str, Any]] = {}
     calls_done: set[str] = set()
     used: set[str] = set()
     finished: str | None = None
@@ -416,26 +413,31 @@ def _sdk(events: list[Any], run: RunBuilder, state: dict[str, Any] | None,
                     payload={**base, "llm_response_id": rid, **usage.get("payload", {})})
         if kind == "ActionEvent":
             tool = stage_name(event.get("tool_name")) or _action_kind(event) or "action"
-            seen = observations.get(str(event.get("id")))
-            verdict = None
-            if seen is not None:
-                verdict = "failed" if _failed(seen[1]) else "done"
             if tool == "finish":
                 finished = "finished"
-            run.add("report", ts, **where, role="agent", stage=tool, verdict=verdict,
-                    summary=short(event.get("summary")) or _text(event),
-                    duration_ms=_ms(ts, seen[0]) if seen else None,
-                    payload={**base, "tool_call_id": event.get("tool_call_id"),
-                             "llm_response_id": rid,
-                             "observation": seen[1].get("id") if seen else None})
+            call = {"role": "agent", "stage": tool, "ts": ts,
+                    "summary": short(event.get("summary")) or _text(event),
+                    "payload": {**base, "tool_call_id": event.get("tool_call_id"),
+                                "llm_response_id": rid}}
+            if str(event.get("id")) in observed:  # reported when its result comes
+                pending[str(event.get("id"))] = call
+            else:  # never observed: reported now, with no verdict nor duration
+                run.add("report", ts, **where, role="agent", stage=tool,
+                        summary=call["summary"], payload=call["payload"])
         elif kind in ("ObservationEvent", "UserRejectObservation") \
                 or (kind == "AgentErrorEvent" and event.get("action_id") is not None):
-            if str(event.get("action_id")) not in actions:  # its action is not in the log
+            verdict = "failed" if _failed(event) else "done"
+            call = pending.pop(str(event.get("action_id")), None)
+            if call is not None:  # the tool call's report: at its result, timed from its call
+                run.add("report", ts, **where, role="agent", stage=call["stage"],
+                        verdict=verdict, summary=call["summary"],
+                        duration_ms=_ms(call["ts"], ts),
+                        payload={**call["payload"], "observation": event.get("id"),
+                                 "observation_kind": kind})
+            else:  # its action is not in the log (or was reported already)
                 run.add("report", ts, **where, role="agent",
                         stage=stage_name(event.get("tool_name")) or "observation",
-                        verdict="failed" if _failed(event) else "done",
-                        payload={**base, "action_id": event.get("action_id")})
-            # else folded into its action's report (duration, verdict)
+                        verdict=verdict, payload={**base, "action_id": event.get("action_id")})
         elif kind == "MessageEvent":
             if role != "agent" or rid is None:
                 run.add("note", ts, **where, role=role, stage="message",
@@ -456,6 +458,9 @@ def _sdk(events: list[Any], run: RunBuilder, state: dict[str, Any] | None,
             run.add("note", ts, **where, role=role, stage=NOTES[kind], payload=base)
         elif rid is None or str(rid) not in calls_done:
             run.add("note", ts, **where, role=role, payload={**base, "unknown_type": kind})
+    for call in pending.values():  # its result came before it: reported at its call
+        run.add("report", call["ts"], record="(unmatched action)", role="agent",
+                stage=call["stage"], summary=call["summary"], payload=call["payload"])
     leftover = [u for r, u in by_id.items() if r not in used]
     if leftover and not used:
         _totals(run, blocks, line=line, record="stats")

@@ -1,0 +1,94 @@
+"""Real agent logs (tests/data/agent_logs/, PROVENANCE in its README) import with the
+facts computed independently from the raw files (`real_facts`): model calls, tokens
+counted once, cost, tool calls, first and last time, model and outcome."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from crewbook import import_runs
+from crewbook.ledger.analyses import run_outcomes
+from crewbook.ledger.importers import detect
+
+from .real_facts import mini_facts, sdk_facts
+from .test_importers import LOGS
+
+MINI = sorted((LOGS / "mini-swe-agent").glob("*.traj.json"))
+SDK = sorted(p for p in (LOGS / "openhands-sdk").iterdir())
+
+
+def _calls(df: pd.DataFrame) -> pd.DataFrame:
+    return df[(df["kind"] == "act") & (df["stage"] == "model")]
+
+
+@pytest.mark.parametrize("path", MINI, ids=lambda p: p.name.split(".")[0])
+def test_mini_swe_agent_facts(path: Path) -> None:
+    facts = mini_facts(path)
+    assert detect(path) == "mini-swe-agent"
+    df = import_runs(path)
+    out = run_outcomes(df).loc[facts["run"]]
+    calls = _calls(df)
+    assert len(calls) == facts["calls"]
+    assert (df["kind"] == "report").sum() == facts["tools"]
+    if facts["tokens_in"] is None:
+        assert pd.isna(out["tokens_in"])
+    else:
+        assert (out["tokens_in"], out["tokens_out"]) == (facts["tokens_in"],
+                                                         facts["tokens_out"])
+    assert out["cost"] == pytest.approx(facts["cost"], abs=1e-12)
+    assert out["finished_reason"] == facts["outcome"]
+    if facts["first"] is None:
+        assert pd.isna(out["started"])
+    else:
+        assert (out["started"], out["ended"]) == (facts["first"], facts["last"])
+    init = df[df["kind"] == "init"].iloc[0]
+    assert init["payload"]["model"] == facts["model"]
+
+
+@pytest.mark.parametrize("path", SDK, ids=lambda p: p.name)
+def test_openhands_sdk_facts(path: Path) -> None:
+    facts = sdk_facts(path)
+    assert detect(path) == "openhands"
+    df = import_runs(path)
+    (run,) = df["run"].unique()
+    out = run_outcomes(df).loc[run]
+    assert len(_calls(df)) == facts["calls"]
+    tools = df[df["kind"] == "report"]
+    assert list(tools["stage"]) == facts["tool_names"]
+    assert (out["tokens_in"], out["tokens_out"]) == (facts["tokens_in"], facts["tokens_out"])
+    assert out["cost"] == pytest.approx(facts["cost"], abs=1e-12)
+    assert (out["started"], out["ended"]) == (facts["first"], facts["last"])
+    assert out["finished_reason"] == facts["outcome"] or (
+        facts["outcome"] is None and pd.isna(out["finished_reason"]))
+    models = {p.get("model") for p in df["payload"]} - {None}
+    assert models and {m for m in models if isinstance(m, str)} <= set(facts["model"])
+
+
+def test_openhands_sdk_tool_durations_are_observation_minus_action() -> None:
+    path = LOGS / "openhands-sdk" / "cd94562403b9487ebdd4018e3f531dfd"
+    import json
+
+    events = [json.loads(p.read_text(encoding="utf-8"))
+              for p in sorted((path / "events").glob("event-*.json"))]
+    at = {e["id"]: pd.Timestamp(e["timestamp"]) for e in events}
+    expected = [int((pd.Timestamp(e["timestamp"]) - at[e["action_id"]]).total_seconds()
+                    * 1000) for e in events if e["kind"] == "ObservationEvent"]
+    df = import_runs(path)
+    assert list(df[df["kind"] == "report"]["duration_ms"]) == expected
+
+
+def test_swe_agent_history_only_trajectory() -> None:
+    """The ``function_calling_simple`` template writes only ``history``: each assistant
+    message is a step, stage = its command."""
+    import json
+
+    path = LOGS / "swe-agent" / "function_calling_simple.traj"
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    steps = [m for m in raw["history"] if m["role"] == "assistant"]
+    df = import_runs(path)
+    reports = df[df["kind"] == "report"]
+    assert list(reports["stage"]) == [m["action"].split()[0] for m in steps]
+    assert pd.isna(run_outcomes(df).loc[path.stem, "cost"])

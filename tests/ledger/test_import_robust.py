@@ -20,10 +20,11 @@ from crewbook.ledger.importers import (
     REGISTRY,
     SOURCES,
     Sniff,
+    _common,
+    _load,
     skipped_files,
     unknown_types,
 )
-from crewbook.ledger.importers import _common, _load
 
 from .test_importers import LOGS
 
@@ -205,7 +206,7 @@ def test_a_whole_json_file_over_the_cap_is_a_clear_error(
 
 
 def test_the_registry_names_every_source_and_each_part_loads(tmp_path: Path) -> None:
-    assert SOURCES == tuple(s.name for s in REGISTRY)
+    assert tuple(s.name for s in REGISTRY) == SOURCES
     assert len(set(SOURCES)) == len(SOURCES)
     sniff = Sniff.of(_write(tmp_path / "x.txt", "nothing\n"))
     for entry in REGISTRY:

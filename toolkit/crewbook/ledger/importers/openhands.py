@@ -415,7 +415,7 @@ def _sdk(events: list[Any], run: RunBuilder, state: dict[str, Any] | None,
             tool = stage_name(event.get("tool_name")) or _action_kind(event) or "action"
             if tool == "finish":
                 finished = "finished"
-            call = {"role": "agent", "stage": tool, "ts": ts,
+            call: dict[str, Any] = {"role": "agent", "stage": tool, "ts": ts,
                     "summary": short(event.get("summary")) or _text(event),
                     "payload": {**base, "tool_call_id": event.get("tool_call_id"),
                                 "llm_response_id": rid}}
@@ -427,12 +427,12 @@ def _sdk(events: list[Any], run: RunBuilder, state: dict[str, Any] | None,
         elif kind in ("ObservationEvent", "UserRejectObservation") \
                 or (kind == "AgentErrorEvent" and event.get("action_id") is not None):
             verdict = "failed" if _failed(event) else "done"
-            call = pending.pop(str(event.get("action_id")), None)
-            if call is not None:  # the tool call's report: at its result, timed from its call
-                run.add("report", ts, **where, role="agent", stage=call["stage"],
-                        verdict=verdict, summary=call["summary"],
-                        duration_ms=_ms(call["ts"], ts),
-                        payload={**call["payload"], "observation": event.get("id"),
+            done = pending.pop(str(event.get("action_id")), None)
+            if done is not None:  # the tool call's report: at its result, timed from its call
+                run.add("report", ts, **where, role="agent", stage=done["stage"],
+                        verdict=verdict, summary=done["summary"],
+                        duration_ms=_ms(done["ts"], ts),
+                        payload={**done["payload"], "observation": event.get("id"),
                                  "observation_kind": kind})
             else:  # its action is not in the log (or was reported already)
                 run.add("report", ts, **where, role="agent",
@@ -458,9 +458,9 @@ def _sdk(events: list[Any], run: RunBuilder, state: dict[str, Any] | None,
             run.add("note", ts, **where, role=role, stage=NOTES[kind], payload=base)
         elif rid is None or str(rid) not in calls_done:
             run.add("note", ts, **where, role=role, payload={**base, "unknown_type": kind})
-    for call in pending.values():  # its result came before it: reported at its call
-        run.add("report", call["ts"], record="(unmatched action)", role="agent",
-                stage=call["stage"], summary=call["summary"], payload=call["payload"])
+    for left in pending.values():  # its result came before it: reported at its call
+        run.add("report", left["ts"], record="(unmatched action)", role="agent",
+                stage=left["stage"], summary=left["summary"], payload=left["payload"])
     leftover = [u for r, u in by_id.items() if r not in used]
     if leftover and not used:
         _totals(run, blocks, line=line, record="stats")

@@ -12,6 +12,8 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from crewbook import import_runs, read_ledger
 from crewbook.commands import main
@@ -26,7 +28,7 @@ from crewbook.ledger.importers import (
     unknown_types,
 )
 
-from .test_importers import LOGS
+from .test_importers import LOGS, attempt, leaves
 
 SDK = LOGS / "openhands-sdk"
 MINI = LOGS / "mini-swe-agent"
@@ -213,3 +215,60 @@ def test_the_registry_names_every_source_and_each_part_loads(tmp_path: Path) -> 
         assert entry.detects(sniff) is False, entry.name
         assert callable(_load(entry.importer)), entry.name
         assert entry.runs_under(tmp_path) == []
+
+
+# -- hostile logs in the new shapes: a clean LedgerError or a frame, never a crash ------
+
+sdk_streams = st.lists(st.fixed_dictionaries(
+    {"id": leaves, "timestamp": st.one_of(leaves, st.just("2026-01-01T00:00:00")),
+     "kind": st.sampled_from(["ActionEvent", "ObservationEvent", "MessageEvent",
+                              "ConversationStateUpdateEvent", "AgentErrorEvent",
+                              "PauseEvent", "Condensation", "SomethingNewEvent"])},
+    optional={"source": st.sampled_from(["agent", "user", "environment"]) | leaves,
+              "tool_name": leaves, "action_id": leaves, "llm_response_id": leaves,
+              "action": leaves, "observation": leaves, "llm_message": leaves,
+              "key": st.sampled_from(["stats", "execution_status"]) | leaves,
+              "value": leaves | st.fixed_dictionaries({"usage_to_metrics": st.dictionaries(
+                  st.text(max_size=3), st.fixed_dictionaries({}, optional={
+                      "token_usages": st.lists(leaves, max_size=2), "costs": leaves,
+                      "accumulated_cost": leaves, "model_name": leaves,
+                      "accumulated_token_usage": leaves}), max_size=2)})}),
+    min_size=1, max_size=6)
+mini_trajectories = st.fixed_dictionaries(
+    {"trajectory_format": st.just("mini-swe-agent-1"),
+     "messages": st.lists(st.fixed_dictionaries(
+         {"role": st.sampled_from(["system", "user", "assistant", "tool"]) | leaves},
+         optional={"content": leaves | st.just("```bash\nls\n```"), "extra": leaves,
+                   "tool_call_id": leaves, "tool_calls": leaves}), max_size=5)},
+    optional={"info": st.dictionaries(st.sampled_from(
+        ["exit_status", "model_stats", "config", "mini_version"]), leaves),
+        "instance_id": leaves})
+eval_lines = st.lists(st.fixed_dictionaries(
+    {"instance_id": leaves, "history": st.lists(leaves, max_size=3)},
+    optional={"metrics": leaves}), min_size=1, max_size=3)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=st.one_of(sdk_streams, mini_trajectories), lines=st.booleans())
+def test_hostile_sdk_and_mini_logs_give_a_clean_error(tmp_path: Path, value: Any,
+                                                      lines: bool) -> None:
+    path = tmp_path / "log.json"
+    if lines and isinstance(value, list):
+        path.write_text("\n".join(json.dumps(v) for v in value), encoding="utf-8")
+    else:
+        path.write_text(json.dumps(value), encoding="utf-8")
+    df, problems = attempt(path)
+    assert all(p.path for p in problems)
+    assert (df is None) == bool(problems)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=eval_lines)
+def test_hostile_evaluation_outputs_give_a_clean_error(tmp_path: Path, value: Any) -> None:
+    path = tmp_path / "output.jsonl"
+    path.write_text("\n".join(json.dumps(v) for v in value), encoding="utf-8")
+    df, problems = attempt(path)
+    assert all(p.path for p in problems)
+    assert (df is None) == bool(problems)

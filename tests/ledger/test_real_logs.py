@@ -124,3 +124,29 @@ def test_openhands_evaluation_output_jsonl(tmp_path: Path) -> None:
         assert out.loc[instance, "cost"] == pytest.approx(cost)
         lines_seen = {p["origin"]["line"] for p in run["payload"]}
         assert lines_seen == {sorted(expected).index(instance) + 1}
+
+
+def test_a_v0_list_with_an_event_of_neither_kind_imports_it_as_a_note(
+        tmp_path: Path) -> None:
+    import json
+
+    raw = json.loads((LOGS / "openhands" / "wrong_initial_state.json").read_text(
+        encoding="utf-8"))
+    odd = {"id": 999, "timestamp": raw[0]["timestamp"], "source": "agent",
+           "message": "a message event"}
+    path = tmp_path / "list.json"
+    path.write_text(json.dumps([raw[0], odd, *raw[1:]]), encoding="utf-8")
+    df = import_runs(path)
+    kept = df[df["payload"].map(lambda p: p["origin"].get("record") == "id 999")]
+    assert list(kept["kind"]) == ["note"]
+    assert kept["payload"].iloc[0]["unknown_type"] == "event without action or observation"
+
+
+def test_a_folder_of_sdk_conversations_and_streams_imports_each_as_one_run(
+        recwarn: pytest.WarningsRecorder) -> None:
+    df = import_runs(LOGS / "openhands-sdk")
+    assert df["run"].nunique() == len(SDK)
+    assert set(df["source"]) == {"openhands"}
+    origins = {p["origin"]["file"] for p in df["payload"]}
+    assert origins == {str(p) for p in SDK}
+    assert not [w for w in recwarn if issubclass(w.category, ImportWarning)]

@@ -65,13 +65,16 @@ def looks_like(value: Any) -> bool:
     """Whether a parsed JSON value is a V0 OpenHands event list."""
     if isinstance(value, dict) and isinstance(value.get("events"), list):
         value = value["events"]
-    return (isinstance(value, list) and bool(value) and all(
-        _v0_event(e) for e in value[:20]))
+    head = value[:20] if isinstance(value, list) else []
+    return (bool(head) and all(_v0_event(e) for e in head)
+            and any("action" in e or "observation" in e for e in head))
 
 
 def _v0_event(e: Any) -> bool:
+    """Whether a value is shaped like a V0 event (an event with neither action nor
+    observation is still one: it is kept as a note)."""
     return (isinstance(e, dict) and "id" in e and "timestamp" in e and "source" in e
-            and not _sdk_event(e) and ("action" in e or "observation" in e))
+            and not _sdk_event(e))
 
 
 def _sdk_event(e: Any) -> bool:

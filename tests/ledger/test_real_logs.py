@@ -87,7 +87,7 @@ def test_swe_agent_history_only_trajectory() -> None:
     message is a step, stage = its command."""
     import json
 
-    path = LOGS / "swe-agent" / "function_calling_simple.traj"
+    path = LOGS / "swe-agent-templates" / "function_calling_simple.traj"
     raw = json.loads(path.read_text(encoding="utf-8"))
     steps = [m for m in raw["history"] if m["role"] == "assistant"]
     df = import_runs(path)

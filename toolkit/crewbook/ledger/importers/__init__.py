@@ -365,13 +365,17 @@ def gather(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
         source_named(source)  # a UsageError for an unknown name, before any work
     read: list[tuple[Path, str, list[LedgerEvent]]] = []
     skipped: list[tuple[Path, list[Problem]]] = []
+    errors: list[LedgerError] = []
     for path in find_sources(src):
         try:
             name, events = import_events(path, source)
         except LedgerError as exc:
             skipped.append((path, list(exc.problems)))
+            errors.append(exc)
             continue
         read.append((path, name, events))
+    if not read and len(errors) == 1:
+        raise errors[0]  # one file, which could not be imported: its own error
     if not read:
         problems = [p for _, found in skipped for p in found]
         if not problems:

@@ -108,9 +108,12 @@ def is_conversation(folder: Path) -> bool:
 
 
 def find_conversations(root: Path) -> list[Path]:
-    """The SDK conversation folders at or under `root`, sorted."""
+    """The SDK conversation folders at or under `root`, sorted (the ``events/`` folder of
+    a conversation designates its conversation)."""
     if is_conversation(root):
         return [root]
+    if root.name == "events" and is_conversation(root.parent):
+        return [root.parent]
     return sorted(p.parent for p in root.rglob("base_state.json") if is_conversation(p.parent))
 
 

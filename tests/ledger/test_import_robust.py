@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crewbook import import_runs, read_ledger
+from crewbook import import_runs
 from crewbook.commands import main
 from crewbook.errors import LedgerError
 from crewbook.ledger.importers import (
@@ -27,6 +27,7 @@ from crewbook.ledger.importers import (
     skipped_files,
     unknown_types,
 )
+from crewbook.ledger.reader import LedgerWarning, read_ledger
 
 from .test_importers import LOGS, attempt, leaves
 
@@ -52,7 +53,7 @@ def _folder(tmp_path: Path) -> Path:
 def test_a_folder_imports_every_file_it_can_and_names_the_ones_it_skipped(
         tmp_path: Path) -> None:
     folder = _folder(tmp_path)
-    with pytest.warns(ImportWarning, match="skipped 2 of 4 files"):
+    with pytest.warns(LedgerWarning, match="skipped 2 of 4 files"):
         df = import_runs(folder)
     assert set(df["source"]) == {"mini-swe-agent", "openhands"}
     skipped = skipped_files(df)
@@ -64,7 +65,7 @@ def test_a_folder_imports_every_file_it_can_and_names_the_ones_it_skipped(
 def test_nothing_skipped_means_an_empty_skip_list(recwarn: pytest.WarningsRecorder) -> None:
     df = import_runs(MINI)
     assert skipped_files(df).empty
-    assert not [w for w in recwarn if issubclass(w.category, ImportWarning)]
+    assert not [w for w in recwarn if issubclass(w.category, LedgerWarning)]
 
 
 def test_the_command_writes_what_it_could_and_exits_1_naming_the_skipped(
@@ -77,7 +78,7 @@ def test_the_command_writes_what_it_could_and_exits_1_naming_the_skipped(
     assert data["skipped"][0]["problems"][0]["line"] == 2
     assert {r["format"] for r in data["read"]} == {"mini-swe-agent", "openhands"}
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ImportWarning)
+        warnings.simplefilter("ignore", LedgerWarning)
         expected = import_runs(folder).drop(columns="source")
     pd.testing.assert_frame_equal(read_ledger(out), expected)
     assert main(["ledger", "import", str(folder), "-o", str(out)]) == 1

@@ -13,6 +13,7 @@ import pytest
 from crewbook import import_runs
 from crewbook.ledger.analyses import run_outcomes
 from crewbook.ledger.importers import detect
+from crewbook.ledger.reader import LedgerWarning
 
 from .real_facts import mini_facts, sdk_facts
 from .test_importers import LOGS
@@ -149,7 +150,7 @@ def test_a_folder_of_sdk_conversations_and_streams_imports_each_as_one_run(
     assert set(df["source"]) == {"openhands"}
     origins = {p["origin"]["file"] for p in df["payload"]}
     assert origins == {str(p) for p in SDK}
-    assert not [w for w in recwarn if issubclass(w.category, ImportWarning)]
+    assert not [w for w in recwarn if issubclass(w.category, LedgerWarning)]
 
 
 def test_pointing_at_a_conversation_events_folder_imports_the_conversation() -> None:

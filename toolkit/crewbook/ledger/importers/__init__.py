@@ -393,14 +393,14 @@ def import_runs(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     `src` is a file, a run folder, a folder of logs (walked), or a list of these.
     `source` is ``"auto"`` (detected from each file's content) or one of `SOURCES`.
     Every file that can be imported is; the ones that cannot are listed, with the
-    reason, by `skipped_files` (and an `ImportWarning` names them). `LedgerError` (naming
+    reason, by `skipped_files` (and a `LedgerWarning` names them). `LedgerError` (naming
     the file, and line or record, of each problem) only when nothing could be imported.
     Events of types a source's importer does not know are kept as ``note`` events
     (``payload.unknown_type``) and counted by `unknown_types`.
     """
     import pandas as pd
 
-    from ..reader import events_frame
+    from ..reader import LedgerWarning, events_frame
 
     result = gather(src, source)
     events = result.events
@@ -414,7 +414,7 @@ def import_runs(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
                           for p, found in result.skipped)
         warnings.warn(f"import_runs skipped {len(result.skipped)} of "
                       f"{len(result.skipped) + len(result.read)} files: {names}; "
-                      "skipped_files(frame) says why", ImportWarning, stacklevel=2)
+                      "skipped_files(frame) says why", LedgerWarning, stacklevel=2)
     return frame
 
 

@@ -6,6 +6,7 @@ Expected figures are computed from the raw files here, not by the importers."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -14,6 +15,7 @@ from crewbook import import_runs
 from crewbook.ledger.analyses import run_outcomes, timeline, usage_by_role
 from crewbook.ledger.importers import detect
 
+from .real_facts import mini_facts, sdk_facts
 from .test_importers import LOGS, _aider_sessions, _responses
 
 HELD = LOGS / "heldout"
@@ -21,7 +23,7 @@ HELD = LOGS / "heldout"
 
 @pytest.mark.parametrize(("folder", "source"), [
     ("openhands", "openhands"), ("swe-agent", "swe-agent"), ("aider", "aider"),
-    ("otlp", "otlp")])
+    ("otlp", "otlp"), ("openhands-sdk", "openhands"), ("mini-swe-agent", "mini-swe-agent")])
 def test_each_held_out_log_is_detected(folder: str, source: str) -> None:
     (path,) = sorted((HELD / folder).iterdir())
     assert detect(path) == source
@@ -78,8 +80,8 @@ def test_held_out_otlp() -> None:
     spans = [s for rs in json.loads(path.read_text(encoding="utf-8"))["resourceSpans"]
              for ss in rs["scopeSpans"] for s in ss["spans"]]
 
-    def attr(span: dict[str, object], key: str) -> int:
-        values = {a["key"]: a["value"] for a in span["attributes"]}  # type: ignore[union-attr]
+    def attr(span: dict[str, Any], key: str) -> int:
+        values = {a["key"]: a["value"] for a in span["attributes"]}
         value = values.get(key, {"intValue": "0"})
         return int(value["intValue"])
 
@@ -94,3 +96,31 @@ def test_held_out_otlp() -> None:
     assert list(timeline(df)["duration"]) == [
         pd.Timedelta(e - s, unit="ns") for s, e in zip(starts, ends, strict=True)]
     assert "get_weather" in usage_by_role(df).index.get_level_values("stage")
+
+
+def test_held_out_openhands_sdk_conversation() -> None:
+    (path,) = sorted((HELD / "openhands-sdk").iterdir())
+    facts = sdk_facts(path)
+    df = import_runs(path)
+    (run,) = df["run"].unique()
+    out = run_outcomes(df).loc[run]
+    calls = df[(df["kind"] == "act") & (df["stage"] == "model")]
+    assert len(calls) == facts["calls"]
+    assert list(df[df["kind"] == "report"]["stage"]) == facts["tool_names"]
+    assert (out["tokens_in"], out["tokens_out"]) == (facts["tokens_in"], facts["tokens_out"])
+    assert out["cost"] == pytest.approx(facts["cost"], abs=1e-12)
+    assert (out["started"], out["ended"]) == (facts["first"], facts["last"])
+    assert out["finished_reason"] == facts["outcome"]
+
+
+def test_held_out_mini_swe_agent() -> None:
+    (path,) = sorted((HELD / "mini-swe-agent").iterdir())
+    facts = mini_facts(path)
+    df = import_runs(path)
+    out = run_outcomes(df).loc[facts["run"]]
+    assert ((df["kind"] == "act") & (df["stage"] == "model")).sum() == facts["calls"]
+    assert (df["kind"] == "report").sum() == facts["tools"]
+    assert (out["tokens_in"], out["tokens_out"]) == (facts["tokens_in"], facts["tokens_out"])
+    assert out["cost"] == pytest.approx(facts["cost"], abs=1e-12)
+    assert out["finished_reason"] == facts["outcome"]
+    assert df[df["kind"] == "init"].iloc[0]["payload"]["model"] == facts["model"]

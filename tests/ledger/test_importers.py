@@ -28,7 +28,10 @@ from .conftest import SPECKIT_PROJECT
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "agent_logs"
 OPENHANDS = sorted((LOGS / "openhands").glob("*.json"))
-SWE = sorted((LOGS / "swe-agent").glob("*.traj"))
+SWE_ALL = sorted([*(LOGS / "swe-agent").glob("*.traj"),
+                  *(LOGS / "swe-agent-templates").glob("*.traj")])
+#: Trajectories with a ``trajectory`` list (the history-only template has none).
+SWE = [p for p in SWE_ALL if '"trajectory"' in p.read_text(encoding="utf-8")]
 AIDER = sorted((LOGS / "aider").glob("*.md"))
 
 
@@ -41,7 +44,7 @@ def origin(row: pd.Series) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("path", "source"), [
-    *((p, "openhands") for p in OPENHANDS), *((p, "swe-agent") for p in SWE),
+    *((p, "openhands") for p in OPENHANDS), *((p, "swe-agent") for p in SWE_ALL),
     *((p, "aider") for p in AIDER)])
 def test_each_sample_is_detected_from_its_content(path: Path, source: str,
                                                   tmp_path: Path) -> None:

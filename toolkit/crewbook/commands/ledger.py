@@ -275,30 +275,38 @@ def _counts(values: pd.Series) -> dict[str, int]:
 
 
 def import_command(args: argparse.Namespace) -> int:
-    """``crewbook ledger import``: one ledger from other tools' logs; 1 if any could not
-    be imported (nothing is written then)."""
+    """``crewbook ledger import``: one ledger from other tools' logs. Every file that can
+    be imported is written; 1 when any was skipped (each is listed with its reason) or
+    when nothing could be imported (nothing is written then)."""
     from ..core.atomic import write_atomic
-    from ..ledger.importers import find_sources, import_events
+    from ..ledger.importers import gather
 
     as_json = getattr(args, "json", False)
     try:
-        paths = find_sources(args.sources)
-        found = [(path, *import_events(path, args.source)) for path in paths]
+        result = gather(args.sources, args.source)
     except LedgerError as exc:
         return _fail(exc.problems, as_json)
-    lines = [event.to_line() for _, _, events in found for event in events]
+    lines = [event.to_line() for event in result.events]
     write_atomic(args.output, "".join(line + "\n" for line in lines))
     read: list[dict[str, Any]] = [
         {"source": str(path), "format": name, "events": len(events),
-         "runs": len({e.run for e in events})} for path, name, events in found]
+         "runs": len({e.run for e in events})} for path, name, events in result.read]
+    skipped, unknown = result.skipped_records(), result.unknown()
     if as_json:
-        emit_json({"output": str(args.output), "events": len(lines), "read": read})
+        emit_json({"output": str(args.output), "events": len(lines), "read": read,
+                   "skipped": skipped, "unknown_types": unknown})
     else:
         for item in read:
             print(f"{item['source']}: {item['format']}, {plural(item['runs'], 'run')}, "
                   f"{plural(item['events'], 'event')}")
-        print(f"wrote {args.output} ({plural(len(lines), 'event')})")
-    return 0
+        for kind, n in unknown.items():
+            print(f"kept {plural(n, 'event')} of unknown type {kind} as notes")
+        for item in skipped:
+            print(f"skipped {item['file']}: {item['reason']} [{item['code']}]",
+                  file=sys.stderr)
+        print(f"wrote {args.output} ({plural(len(lines), 'event')})"
+              + (f"; skipped {plural(len(skipped), 'file')}" if skipped else ""))
+    return 1 if skipped else 0
 
 
 def by_change_command(args: argparse.Namespace) -> int:

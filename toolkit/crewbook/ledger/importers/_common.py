@@ -150,3 +150,18 @@ class RunBuilder:
                 exc, path=where, line=line, code="import_bad_event")) from None
         self.events.append(event)
         return event
+
+
+#: Longest `stage` an importer writes: a tool or action name, never a dump of a record.
+STAGE_CHARS: Final = 64
+
+
+def stage_name(value: Any) -> str | None:
+    """A short stage name from a log's tool, action or state name: a text's first line,
+    cut to `STAGE_CHARS`; None for anything else (a dict, a number: never its dump)."""
+    if not isinstance(value, str):
+        return None
+    name = value.strip().split("\n", 1)[0].strip()
+    if not name:
+        return None
+    return name if len(name) <= STAGE_CHARS else name[:STAGE_CHARS - 1] + "…"

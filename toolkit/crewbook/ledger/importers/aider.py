@@ -33,11 +33,14 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ...errors import LedgerError, Problem
 from ..events import LedgerEvent
 from ._common import RunBuilder, read_text, short
+
+if TYPE_CHECKING:
+    from . import Sniff
 
 SOURCE: Final = "aider"
 STARTED: Final = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
@@ -51,6 +54,11 @@ COST: Final = re.compile(r"Cost: \$(?P<message>[\d.]+) (?:message|request), "
 def looks_like(text: str) -> bool:
     """Whether a text is an aider chat history."""
     return any(STARTED.match(line) for line in text.splitlines()[:200])
+
+
+def detects(sniff: Sniff) -> bool:
+    """Whether a sniffed file is an aider chat history (a session start in its head)."""
+    return not sniff.is_dir and looks_like(sniff.head)
 
 
 def import_file(path: Path, shown: str) -> list[LedgerEvent]:

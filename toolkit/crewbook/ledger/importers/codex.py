@@ -268,6 +268,7 @@ class _Rollout:
                 if ts is None and self.first is not None:  # untimed: the time before it
                     ts = next((e.ts for e in reversed(run.events) if e.ts), self.first[1])
                     extra["ts_inferred"] = True
+                extra["unknown_type"] = stage  # counted by import_runs' unknown_types
                 run.add(OTHER_KIND, ts, line=number, stage=stage, summary=text,
                         payload={k: v for k, v in extra.items() if v is not None})
         if self.last is not None:

@@ -5,9 +5,9 @@ SWE-agent                        crewbook event
 ===============================  ==============================================
 the file                         ``init`` (payload: the environment, the model
                                  stats' api_calls)
-``trajectory[i]``                ``report``: role ``agent``, stage = the
-                                 command (first word of ``action``), summary =
-                                 the thought, duration_ms = ``execution_time``
+``trajectory[i]`` (or, in a      ``report``: role ``agent``, stage = the
+history-only file, each          command (first word of ``action``), summary =
+``assistant`` message)           the thought, duration_ms = ``execution_time``
                                  when recorded
 ``info.exit_status``             ``finish``: verdict = the exit status (e.g.
                                  ``submitted``, ``exit_cost``), carrying the
@@ -23,27 +23,43 @@ totals, put on its ``finish`` event so per-run sums equal SWE-agent's own figure
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ...errors import LedgerError, Problem
 from ..events import LedgerEvent
-from ._common import RunBuilder, count, load_log, short
+from ._common import RunBuilder, count, load_log, short, stage_name
+
+if TYPE_CHECKING:
+    from . import Sniff
 
 SOURCE: Final = "swe-agent"
 ROLE: Final = "agent"
 
 
 def looks_like(value: Any) -> bool:
-    """Whether a parsed JSON value is a SWE-agent trajectory."""
-    return isinstance(value, dict) and isinstance(value.get("trajectory"), list) and (
-        "info" in value or "history" in value)
+    """Whether a parsed JSON value is a SWE-agent trajectory: a ``trajectory`` list with
+    ``info`` or ``history``, or (the ``function_calling_simple`` demonstrations) only a
+    ``history`` of messages with ``role`` and ``agent``."""
+    if not isinstance(value, dict):
+        return False
+    if isinstance(value.get("trajectory"), list):
+        return "info" in value or "history" in value
+    history = value.get("history")
+    return (isinstance(history, list) and bool(history) and "messages" not in value
+            and all(isinstance(m, dict) and "role" in m and "agent" in m
+                    for m in history[:20]))
+
+
+def detects(sniff: Sniff) -> bool:
+    """Whether a sniffed file is a SWE-agent trajectory."""
+    return not sniff.is_dir and looks_like(sniff.value)
 
 
 def import_file(path: Path, shown: str) -> list[LedgerEvent]:
     """The events of one trajectory (one run, named after the file)."""
     value = load_log(path, shown, "import_bad_swe_agent", looks_like,
                      "not a SWE-agent trajectory: expected a JSON object with a "
-                     "'trajectory' list and 'info'")
+                     "'trajectory' list and 'info', or a 'history' of messages")
     info: dict[str, Any] = value["info"] if isinstance(value.get("info"), dict) else {}
     stats: dict[str, Any] = (info["model_stats"] if isinstance(info.get("model_stats"), dict)
                              else {})
@@ -51,15 +67,21 @@ def import_file(path: Path, shown: str) -> list[LedgerEvent]:
     run.add("init", None, record="info", payload={
         "environment": value.get("environment"), "api_calls": stats.get("api_calls")},
         summary=f"SWE-agent trajectory {path.stem}")
-    for index, step in enumerate(value["trajectory"]):
+    steps = value.get("trajectory")
+    where = "trajectory"
+    if not isinstance(steps, list):
+        where = "history(assistant)"  # history only: each assistant message is a step
+        steps = [m for m in value["history"] if isinstance(m, dict)
+                 and m.get("role") == "assistant"]
+    for index, step in enumerate(steps):
         if not isinstance(step, dict):
             raise LedgerError(f"cannot import {shown}", [Problem(
                 "import_bad_swe_agent", "each trajectory step must be a JSON object", shown,
-                key=f"trajectory[{index}]")])
+                key=f"{where}[{index}]")])
         action: str = step["action"] if isinstance(step.get("action"), str) else ""
         words = action.split()
-        run.add("report", None, record=f"trajectory[{index}]", role=ROLE,
-                stage=words[0] if words else "(none)", verdict="done",
+        run.add("report", None, record=f"{where}[{index}]", role=ROLE,
+                stage=stage_name(words[0] if words else None) or "(none)", verdict="done",
                 summary=short(step.get("thought")) or short(action),
                 duration_ms=_ms(step.get("execution_time")),
                 payload={"action": short(action)})

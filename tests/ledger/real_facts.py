@@ -1,0 +1,88 @@
+"""Facts of real agent logs computed from the raw files with plain ``json`` code, never
+by the importers: what `tests/ledger/test_real_logs.py` and `test_heldout.py` compare
+the imported frames with."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+
+def mini_facts(path: Path) -> dict[str, Any]:
+    """Model calls, tokens, cost, tool calls, first/last time, model and outcome of a
+    mini-SWE-agent trajectory."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    info = raw["info"]
+    replies = [m for m in raw["messages"] if m["role"] == "assistant"]
+    usages = [m["extra"]["response"]["usage"] for m in replies
+              if "usage" in m.get("extra", {}).get("response", {})]
+    costs = [m["extra"]["cost"] for m in replies if "cost" in m.get("extra", {})]
+    tools = 0
+    for m in replies:
+        actions = m.get("extra", {}).get("actions")
+        tools += len(actions) if actions else len(re.findall(
+            r"```(?:bash|mswea_bash_command)\s*\n", m["content"]))
+    stamps = [m["extra"]["timestamp"] for m in raw["messages"]
+              if "timestamp" in m.get("extra", {})]
+    return {
+        "calls": len(replies),
+        "tokens_in": sum(u["prompt_tokens"] for u in usages) if usages else None,
+        "tokens_out": sum(u["completion_tokens"] for u in usages) if usages else None,
+        "cost": sum(costs) if costs else info["model_stats"]["instance_cost"],
+        "tools": tools,
+        "first": pd.Timestamp(datetime.fromtimestamp(min(stamps), UTC)) if stamps else None,
+        "last": pd.Timestamp(datetime.fromtimestamp(max(stamps), UTC)) if stamps else None,
+        "model": info["config"]["model"]["model_name"],
+        "outcome": info["exit_status"],
+        "run": raw.get("instance_id") or path.name.split(".")[0],
+    }
+
+
+def sdk_facts(path: Path) -> dict[str, Any]:
+    """The same facts of an OpenHands agent-SDK conversation folder or event stream."""
+    if path.is_dir():
+        state = json.loads((path / "base_state.json").read_text(encoding="utf-8"))
+        events = [json.loads(p.read_text(encoding="utf-8"))
+                  for p in sorted((path / "events").glob("event-*.json"))]
+        stats = state["stats"]
+        status = state.get("execution_status")
+    else:
+        events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+                  if line.strip()]
+        updates = [e for e in events if e["kind"] == "ConversationStateUpdateEvent"]
+        stats = [e["value"] for e in updates if e["key"] == "stats"][-1]
+        statuses = [e["value"] for e in updates if e["key"] == "execution_status"]
+        status = statuses[-1] if statuses else None
+    blocks = list(stats["usage_to_metrics"].values())
+    itemised = [u for b in blocks for u in b.get("token_usages", [])]
+    if itemised:
+        tokens_in = sum(u["prompt_tokens"] for u in itemised)
+        tokens_out = sum(u["completion_tokens"] for u in itemised)
+    else:
+        tokens_in = sum(b["accumulated_token_usage"]["prompt_tokens"] for b in blocks)
+        tokens_out = sum(b["accumulated_token_usage"]["completion_tokens"] for b in blocks)
+    stamps = [pd.Timestamp(e["timestamp"], tz="UTC") for e in events]
+    actions = [e for e in events if e["kind"] == "ActionEvent"]
+    ids = {e["id"] for e in actions}
+    # a tool call is an action, or an observation whose action the log does not hold
+    tool_events = [e for e in events if e["kind"] == "ActionEvent" or (
+        e["kind"] == "ObservationEvent" and e["action_id"] not in ids)]
+    finished = any(e["tool_name"] == "finish" for e in actions)
+    return {
+        "calls": len({e["llm_response_id"] for e in events
+                      if e.get("llm_response_id") and e["source"] == "agent"}),
+        "tokens_in": tokens_in, "tokens_out": tokens_out,
+        "cost": sum(b["accumulated_cost"] for b in blocks),
+        "tools": len(tool_events),
+        "tool_names": [e["tool_name"] for e in tool_events],
+        "first": min(stamps), "last": max(stamps),
+        "model": sorted({b["model_name"] for b in blocks}),
+        # a run still "running" at the end of its log has no outcome (no finish event)
+        "outcome": "finished" if finished else (None if status in (None, "running", "idle")
+                                                else status),
+    }

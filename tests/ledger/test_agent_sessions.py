@@ -143,8 +143,10 @@ def test_a_line_that_is_not_json_names_file_and_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize("source", ["claude-code", "codex"])
 def test_from_x_refuses_content_that_is_not_x(source: str) -> None:
     other = CODEX[0] if source == "claude-code" else CLAUDE[0]
-    expected = "Claude Code transcript" if source == "claude-code" else "Codex rollout"
-    with pytest.raises(LedgerError, match=f"not a {expected}"):
+    expected = "Claude Code session transcript" if source == "claude-code" \
+        else "Codex CLI rollout"
+    looks = "codex" if source == "claude-code" else "claude-code"
+    with pytest.raises(LedgerError, match=f"not a {expected}.*it looks like {looks}"):
         import_events(other, source)
 
 

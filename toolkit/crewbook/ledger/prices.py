@@ -42,13 +42,17 @@ def needs_price(event: LedgerEvent) -> bool:
 
 def estimate_costs(events: Iterable[LedgerEvent]) -> list[LedgerEvent]:
     """The events, each one that counts tokens but has no cost priced from the table
-    (or marked unpriced with the reason); the others unchanged."""
+    (or marked unpriced with the reason); the others unchanged. A run whose log gives a
+    cost anywhere (per call or as a run total) is the log's own figure: none of its
+    events is estimated, so nothing is counted twice."""
+    events = list(events)
+    logged = {e.run for e in events if e.cost is not None}
     out: list[LedgerEvent] = []
     first_ts: dict[str, datetime] = {}
     for event in events:
         if event.ts is not None:
             first_ts.setdefault(event.run, event.ts)
-        if not needs_price(event):
+        if event.run in logged or not needs_price(event):
             out.append(event)
             continue
         cost, note = price_event(event, event.ts or first_ts.get(event.run))

@@ -108,11 +108,6 @@ REGISTRY: Final[tuple[Source, ...]] = (
            find_runs=f"{_LEDGER}.speckit:find_speckit_runs"),
     Source("otlp", f"{__name__}:_looks_like_otlp", f"{__name__}:_otlp",
            "OTLP JSON trace data (\"resourceSpans\")"),
-    Source("claude-code", f"{__name__}:_looks_like_claude_code", "claude_code:import_file",
-           "a Claude Code session transcript (JSON Lines with sessionId, type "
-           "user/assistant, message)"),
-    Source("codex", f"{__name__}:_looks_like_codex", "codex:import_file",
-           "a Codex CLI rollout (JSON Lines: session_meta, response_item, event_msg)"),
     Source("openhands", "openhands:detects", "openhands:import_file",
            "an OpenHands event list or event stream (V0 events with action/observation; "
            "agent-SDK events with kind, tool_name, action_id; a conversation folder with "
@@ -126,6 +121,11 @@ REGISTRY: Final[tuple[Source, ...]] = (
            "\"mini-swe-agent-1\", 'messages' and 'info')"),
     Source("aider", "aider:detects", "aider:import_file",
            "an aider chat history ('# aider chat started at ...')"),
+    Source("claude-code", f"{__name__}:_looks_like_claude_code", "claude_code:import_file",
+           "a Claude Code session transcript (JSON Lines with sessionId, type "
+           "user/assistant, message)"),
+    Source("codex", f"{__name__}:_looks_like_codex", "codex:import_file",
+           "a Codex CLI rollout (JSON Lines: session_meta, response_item, event_msg)"),
 )
 #: The names of the sources, in `REGISTRY` order.
 SOURCES: Final[tuple[str, ...]] = tuple(s.name for s in REGISTRY)
@@ -337,6 +337,11 @@ def _forced(sniff: Sniff, name: str) -> Source:
     entry = source_named(name)
     if entry.detects(sniff):
         return entry
+    if sniff.is_dir and entry.find_runs is None:
+        raise LedgerError(f"cannot import {sniff.path} as {entry.name}", [Problem(
+            "unreadable", f"cannot read it: it is a folder, where {entry.description} "
+            "is a file; name the file, or import the folder without --from",
+            str(sniff.path))])
     broken = _json_error(sniff)
     if broken is not None:
         raise LedgerError(f"cannot import {sniff.path} as {entry.name}", [Problem(

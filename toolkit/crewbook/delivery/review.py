@@ -370,8 +370,9 @@ def _identity_matches(change: ChangeSummary, seen: set[tuple[str, str]]) -> list
     return found
 
 
-_TOP = re.compile(r"^(?:(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:def|class|function|func|fn|"
-                  r"pub|impl|interface|type|const|let|var|module)\b|@)")
+#: A line that starts a top-level block (as git's default funcname: a letter, ``_``,
+#: ``$`` or ``@`` in the first column); imports belong to no block.
+_TOP = re.compile(r"^(?!(?:import|from|package|use|require)\b)[A-Za-z_$@]")
 
 
 def _telling(lines: list[tuple[int, str, str]],

@@ -20,6 +20,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "toolkit"))
 
@@ -43,7 +44,7 @@ def commits(git_dir: str, last: int | None, listed: Path | None) -> list[str]:
     return out.split()
 
 
-def judge(git_dir: str, commit: str) -> dict[str, object]:
+def judge(git_dir: str, commit: str) -> dict[str, Any]:
     """One commit's decision, and whether only what-a-file-is reasons made it required."""
     parents = _git(git_dir, "rev-list", "--parents", "-n1", commit).split()[1:]
     subject = _git(git_dir, "log", "-1", "--format=%s", commit).strip()
@@ -74,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = [judge(args.git_dir, c) for c in commits(args.git_dir, args.last, args.commits)]
     judged = [r for r in rows if "skipped" not in r]
     required = [r for r in judged if r["required"]]
-    codes = Counter(c for r in required for c in r["codes"])  # type: ignore[attr-defined]
-    summary = {"commits": len(judged), "required": len(required),
+    codes = Counter(c for r in required for c in r["codes"])
+    summary: dict[str, Any] = {"commits": len(judged), "required": len(required),
                "only_identity": sum(1 for r in judged if r["only_identity"]),
                "codes": dict(sorted(codes.items(), key=lambda kv: (-kv[1], kv[0])))}
     if args.json:

@@ -14,8 +14,11 @@
   binary, a symlink or a submodule; a minor, routine change may skip the reviewer.
   The sensitive categories are seen from the paths and from what the changed lines do
   (`CONTENT`: imports of HTTP, cloud, mail and telemetry clients, secret loading,
-  authentication and permission code), and a reason names the file and the line; a
-  test file is never authentication, session or permission code;
+  authentication and permission code), and from what each changed code file *is*
+  (`IDENTITY`, `CONVENTIONS`: its imports, classes and name, read from both versions
+  of the file with ``--git``, else from hunk headers and context lines) when the change
+  alters its code; a reason names the file and the line; a test file is never
+  authentication, session or permission code, nor sensitive by what it is;
 - blank input (``source == "blank"``) proves nothing: required. Only an established
   empty change (from git, the engine, or by hand) changes nothing;
 - a change or a policy that cannot be read (`Unreadable`) means required: when in

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import html
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -262,6 +263,12 @@ class ReviewDecision:
 
 # ---------------------------------------------------------------------- patterns
 @cache
+def _rx(regex: str) -> re.Pattern[str]:
+    """`regex` compiled once (the scans run it on every line of every changed file)."""
+    return re.compile(regex)
+
+
+@cache
 def _compile(pattern: str) -> re.Pattern[str]:
     """A gitignore-like pattern as a regex on a lower-case, slash-separated path."""
     p = pattern.lower()
@@ -316,7 +323,7 @@ def _content_matches(change: ChangeSummary, seen: set[tuple[str, str]]) -> list[
             if (category, path) in seen or (test and category in NOT_IN_TESTS):
                 continue
             for regex in regexes:
-                if re.search(regex, line[1:]):
+                if _rx(regex).search(line[1:]):
                     found.append(Match(category, path, regex, "content", number, line[1:]))
                     seen.add((category, path))
                     break
@@ -326,10 +333,9 @@ def _content_matches(change: ChangeSummary, seen: set[tuple[str, str]]) -> list[
 def changes_code(change: ChangeSummary, path: str) -> bool:
     """Whether the change alters a code line of `path` (not only blank lines, comments or
     docstring quotes); without changed lines (numstat), whether it changes any line."""
-    lines = [text for p, _, text in change.changed_at if p == path]
-    if not lines and not change.changed_at:
+    if not change.changed_at:
         return any(f.lines or f.added is None for f in change.files if f.path == path)
-    return any(not _NOT_CODE.match(text[1:]) for text in lines)
+    return any(p == path and not _NOT_CODE.match(text[1:]) for p, _, text in change.changed_at)
 
 
 def _identity_matches(change: ChangeSummary, seen: set[tuple[str, str]]) -> list[Match]:
@@ -343,14 +349,17 @@ def _identity_matches(change: ChangeSummary, seen: set[tuple[str, str]]) -> list
         around.setdefault(path, []).append((number, text, kind))
     rank = {"hunk": 0, "new": 1, "context": 2, "old": 3}
     changed: dict[str, set[int]] = {}
+    code: set[str] = set()  # the paths where the change alters a code line
     for path, number, text in change.changed_at:
         if text.startswith("+"):
             changed.setdefault(path, set()).add(number)
+        if path not in code and not _NOT_CODE.match(text[1:]):
+            code.add(path)
     for f in change.files:
         path = f.path
         low = path.lower()
         if (not low.endswith(CODE_SUFFIXES) or is_test_file(low) or f.binary
-                or not changes_code(change, path)):
+                or not (path in code if change.changed_at else changes_code(change, path))):
             continue
         lines = sorted(_telling(around.get(path, []), changed.get(path, set())),
                        key=lambda item: (rank[item[2]], item[0]))
@@ -358,7 +367,7 @@ def _identity_matches(change: ChangeSummary, seen: set[tuple[str, str]]) -> list
             if (category, path) in seen:
                 continue
             hit = next(((number, text, regex) for number, text, _ in lines
-                        for regex in regexes if re.search(regex, text)), None)
+                        for regex in regexes if _rx(regex).search(text)), None)
             if hit is not None:
                 found.append(Match(category, path, hit[2], "file", hit[0], hit[1]))
                 seen.add((category, path))
@@ -389,11 +398,15 @@ def _telling(lines: list[tuple[int, str, str]],
     if max(longest.values()) <= MODULE_LINES:
         return lines
     starts = sorted(n for n, text, kind in lines if kind == "new" and _TOP.match(text))
+
+    def block(n: int) -> int:  # the top-level line starting the block of line n
+        at = bisect_right(starts, n)
+        return starts[at - 1] if at else 0
+
     # block 0 (before the first top-level line: the imports) tells nothing of one part
-    blocks = {max((s for s in starts if s <= n), default=0) for n in changed} - {0}
+    blocks = {block(n) for n in changed} - {0}
     kept = [(n, text, kind) for n, text, kind in lines
-            if kind in ("hunk", "context")
-            or (kind == "new" and max((s for s in starts if s <= n), default=0) in blocks)]
+            if kind in ("hunk", "context") or (kind == "new" and block(n) in blocks)]
     # an import counts when the changed blocks use a name it brings in
     body = "\n".join(text for _, text, _ in kept)
     return kept + [(n, text, kind) for n, text, kind in lines

@@ -270,3 +270,22 @@ def test_a_fifo_and_a_device_are_refused_without_hanging(cli: Run, tmp_path: Pat
         sys.stdin.close()
     assert piped.code == 1
     assert "stdin holds more than 32 MiB" in piped.err
+
+
+def test_a_line_that_shows_nothing_in_an_s3_client(cli: Run, repo: Path) -> None:
+    """The change alters `bucket()` only; line 1's import says the file is an S3 client."""
+    store = ("import boto3\n\n\ndef bucket(code):\n" + "".join(
+        f"    step_{i} = {i}\n" for i in range(20)) + "    return f'pings-{code}'\n")
+    commit(repo, {"orders/store.py": store})
+    git(repo, "branch", "-f", "base")
+    commit(repo, replace_line(repo, "orders/store.py", "step_10 = 10", "step_10 = 11"))
+    data = judge(cli, repo)
+    assert data["required"] is True, data["line"]
+    assert data["codes"] == ["sensitive:external-services"]
+    assert [(m["path"], m["line"], m["by"]) for m in data["matches"]] == [
+        ("orders/store.py", 1, "file")]
+    assert "orders/store.py line 1 (`import boto3`: what the changed file is)" in data["line"]
+    commit(repo, replace_line(repo, "orders/store.py", "    step_10 = 11\n",
+                              "    # keep in step with the lifecycle rule\n    step_10 = 11\n"))
+    git(repo, "branch", "-f", "base", "HEAD~1")
+    assert judge(cli, repo)["codes"] == ["minor"]  # a comment alone touches no code

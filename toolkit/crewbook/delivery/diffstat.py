@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
@@ -30,12 +30,16 @@ from typing import TYPE_CHECKING, Final, Literal
 from ..errors import InvalidInputError, Problem
 
 if TYPE_CHECKING:
+    import subprocess
+
     import pandas as pd
 
 FileStatus = Literal["added", "deleted", "modified", "renamed", "copied"]
 #: Where a summary came from: ``blank`` is blank input text (an empty read proves
 #: nothing), ``git`` a change crewbook read from git itself (`from_git`).
 Source = Literal["numstat", "diff", "manual", "empty", "blank", "git"]
+#: Where a line that says what a file is came from (see `ChangeSummary.context_at`).
+SurroundingKind = Literal["hunk", "context", "new", "old"]
 
 #: git file modes that mark a symlink and a submodule (gitlink).
 SYMLINK_MODE: Final = "120000"
@@ -83,6 +87,12 @@ class ChangeSummary:
     #: Whether the source can show file modes (a symlink retarget, a submodule bump):
     #: numstat output and plain ``diff -u`` cannot.
     modes_shown: bool = True
+    #: What the changed files *are*, beyond their changed lines: (path, line, text,
+    #: kind) with kind ``hunk`` (the function or class git names after ``@@``; line: the
+    #: hunk's first new line), ``context`` (an unchanged line of a hunk), ``new`` / ``old``
+    #: (a line of the whole file after / before the change, read by `from_git`).
+    context_at: tuple[tuple[str, int, str, SurroundingKind], ...] = field(default=(),
+                                                                         repr=False)
 
     @classmethod
     def of(cls, lines: Mapping[str, tuple[int, int] | int] | None = None, *,
@@ -320,7 +330,7 @@ def _check_paths(change: ChangeSummary) -> ChangeSummary:
 
 # ------------------------------------------------------------------ unified diff
 _GIT_HEADER = re.compile(r"^diff --git (\"?a/.+?\"?) (\"?b/.+\"?)$")
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
 _INDEX = re.compile(r"^index [0-9a-f]+\.\.[0-9a-f]+(?: (\d{6}))?$")
 _EXTENDED = ("similarity index ", "dissimilarity index ", "rename from ", "rename to ",
              "copy from ", "copy to ", "old mode ", "new mode ", "new file mode ",
@@ -351,6 +361,8 @@ class _Entry:
     new_mode: str | None = None
     text: list[tuple[str, str]] = field(default_factory=list)
     at: list[int] = field(default_factory=list)
+    #: (line, text, kind) of hunk headers and context lines (`ChangeSummary.context_at`).
+    around: list[tuple[int, str, SurroundingKind]] = field(default_factory=list)
     git: bool = False
 
     def finish(self) -> FileChange | None:
@@ -403,6 +415,8 @@ def from_unified_diff(diff: str) -> ChangeSummary:
                 current.at.append(old_at)
                 old_at += 1
             elif tag == " " or line == "":
+                if line.strip():
+                    current.around.append((new_at, line[1:], "context"))
                 old_left -= 1
                 new_left -= 1
                 old_at += 1
@@ -445,6 +459,8 @@ def from_unified_diff(diff: str) -> ChangeSummary:
             old_at, new_at = int(m.group(1)), int(m.group(3))
             old_left = int(m.group(2)) if m.group(2) is not None else 1
             new_left = int(m.group(4)) if m.group(4) is not None else 1
+            if m.group(5).strip():  # git's funcname: the function or class around the hunk
+                current.around.append((new_at, m.group(5), "hunk"))
             continue
         if current is not None and line.startswith(_EXTENDED):
             _extended(current, line)
@@ -464,6 +480,7 @@ def from_unified_diff(diff: str) -> ChangeSummary:
     files: list[FileChange] = []
     text: list[tuple[str, str]] = []
     at: list[tuple[str, int, str]] = []
+    around: list[tuple[str, int, str, SurroundingKind]] = []
     for entry in entries:
         change = entry.finish()
         if change is not None:
@@ -471,8 +488,10 @@ def from_unified_diff(diff: str) -> ChangeSummary:
             text += [(change.path, f"{sign}{body}") for sign, body in entry.text]
             at += [(change.path, number, f"{sign}{body}")
                    for number, (sign, body) in zip(entry.at, entry.text, strict=True)]
+            around += [(change.path, number, body, kind) for number, body, kind in entry.around]
     return ChangeSummary(tuple(files), "diff", tuple(text), tuple(at),
-                         modes_shown=all(entry.git for entry in entries))
+                         modes_shown=all(entry.git for entry in entries),
+                         context_at=tuple(around))
 
 
 def _extended(entry: _Entry, line: str) -> None:
@@ -592,10 +611,11 @@ def from_git(spec: str, cwd: Path | str = ".") -> ChangeSummary | Unreadable:
         return Unreadable(f"cannot read the change: {spec!r} is not BASE..HEAD")
     git = ["git", "-C", str(cwd), "-c", "core.quotepath=on"]
 
-    def run(*args: str) -> subprocess.CompletedProcess[bytes] | str:
+    def run(*args: str, input: str | None = None) -> subprocess.CompletedProcess[bytes] | str:
         try:
             return subprocess.run([*git, *args], capture_output=True, check=False,
-                                  timeout=GIT_TIMEOUT_S)
+                                  timeout=GIT_TIMEOUT_S,
+                                  input=None if input is None else input.encode())
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"cannot run git ({exc})"
 
@@ -619,7 +639,61 @@ def from_git(spec: str, cwd: Path | str = ".") -> ChangeSummary | Unreadable:
     change = read_change(done.stdout)
     if isinstance(change, Unreadable):
         return change
-    return replace(change, source="git")
+    if sep == "...":  # the diff runs from the merge base: read the old files there
+        found = run("merge-base", "--end-of-options", base, head)
+        if isinstance(found, str) or found.returncode != 0:
+            return Unreadable("cannot read the change: git finds no merge base of "
+                              f"{base!r} and {head!r}")
+        base = found.stdout.decode("ascii", "replace").strip()
+    whole = _whole_files(change, base, head, run)
+    return replace(change, source="git", context_at=change.context_at + whole)
+
+
+#: Largest file version `from_git` reads whole (beyond, only its hunks are seen), and
+#: the most it reads over all the files of one change.
+MAX_FILE_BYTES: Final = 512 * 1024
+MAX_FILES_BYTES: Final = 16 * 1024 * 1024
+
+
+def _whole_files(change: ChangeSummary, base: str, head: str,
+                 run: Callable[..., subprocess.CompletedProcess[bytes] | str],
+                 ) -> tuple[tuple[str, int, str, SurroundingKind], ...]:
+    """Every line of both versions of each changed text file (``old`` from `base`, ``new``
+    from `head`), read with one ``git cat-file --batch``: what a file *is* (its imports,
+    its classes) shows there even when its changed lines do not show it. A file over
+    `MAX_FILE_BYTES`, a binary, a symlink or a submodule is skipped (its hunks remain)."""
+    wanted: list[tuple[str, str, SurroundingKind]] = []
+    for f in change.files:
+        if f.binary or f.symlink or f.submodule:
+            continue
+        if f.status != "added":
+            wanted.append((f.path, f"{base}:{f.old_path or f.path}", "old"))
+        if f.status != "deleted":
+            wanted.append((f.path, f"{head}:{f.path}", "new"))
+    if not wanted:
+        return ()
+    done = run("cat-file", "--batch", input="".join(f"{spec}\n" for _, spec, _ in wanted))
+    if isinstance(done, str) or done.returncode != 0:
+        return ()
+    out = done.stdout
+    lines: list[tuple[str, int, str, SurroundingKind]] = []
+    at = total = 0
+    for path, _, kind in wanted:
+        end = out.find(b"\n", at)
+        header = out[at:end].split()
+        at = end + 1
+        if len(header) != 3 or header[1] != b"blob":  # "<spec> missing": nothing to read
+            continue
+        size = int(header[2])
+        body = out[at:at + size]
+        at += size + 1
+        total += size
+        if size > MAX_FILE_BYTES or total > MAX_FILES_BYTES or b"\0" in body[:8000]:
+            continue
+        text = body.decode("utf-8", "replace")
+        lines += [(path, number, line, kind)
+                  for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+    return tuple(lines)
 
 
 def covering(change: ChangeSummary, files: Sequence[str],
@@ -641,8 +715,11 @@ def covering(change: ChangeSummary, files: Sequence[str],
                  if item[0] in missing)
     at = tuple(item for item in (earlier.changed_at if earlier is not None else ())
                if item[0] in missing)
+    around = tuple(item for item in (earlier.context_at if earlier is not None else ())
+                   if item[0] in missing)
     return replace(change, files=change.files + extra,
-                   changed_text=change.changed_text + text, changed_at=change.changed_at + at)
+                   changed_text=change.changed_text + text, changed_at=change.changed_at + at,
+                   context_at=change.context_at + around)
 
 
 def summary_of(files: Sequence[str]) -> ChangeSummary:

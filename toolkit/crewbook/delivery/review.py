@@ -14,8 +14,11 @@
   binary, a symlink or a submodule; a minor, routine change may skip the reviewer.
   The sensitive categories are seen from the paths and from what the changed lines do
   (`CONTENT`: imports of HTTP, cloud, mail and telemetry clients, secret loading,
-  authentication and permission code), and a reason names the file and the line; a
-  test file is never authentication, session or permission code;
+  authentication and permission code), and from what each changed code file *is*
+  (`IDENTITY`, `CONVENTIONS`: its imports, classes and name, read from both versions
+  of the file with ``--git``, else from hunk headers and context lines) when the change
+  alters its code; a reason names the file and the line; a test file is never
+  authentication, session or permission code, nor sensitive by what it is;
 - blank input (``source == "blank"``) proves nothing: required. Only an established
   empty change (from git, the engine, or by hand) changes nothing;
 - a change or a policy that cannot be read (`Unreadable`) means required: when in
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import html
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -87,10 +91,80 @@ CONTENT: Final[dict[str, tuple[str, ...]]] = {
         r"\b(is_superuser|is_staff|is_admin)\b",
     ),
 }
+#: Category → regexes on the lines that say what a changed file *is* (C7: a change
+#: "touches" such code even when its changed lines do not show it): the whole file before
+#: and after the change (read with ``--git``), else the function or class git names in a
+#: hunk header and the hunk's context lines. Imports of HTTP, cloud storage, mail,
+#: telemetry and payment clients; authentication backends; access, permission and
+#: session middleware; secret loading.
+IDENTITY: Final[dict[str, tuple[str, ...]]] = {
+    "external-services": (
+        CONTENT["external-services"][0],
+        _IMPORT + r"(@aws-sdk/|aws-sdk|@google-cloud/|@azure/|nodemailer|undici|ky|"
+        r"posthog-node|posthog-js|@segment/|@sentry/|@opentelemetry/|stripe|@stripe/|"
+        r"braintree|paypal|twilio|@sendgrid/|mailgun|resend|openai|@anthropic-ai/)",
+        r"^\s*(?:import|from)\s+(?:botocore|pycurl|smtplib|imaplib|poplib|ftplib|"
+        r"telnetlib|websocket|websockets|braintree|paypalrestsdk|apprise)\b",
+        r"\b(?:reqwest|hyper|ureq|surf)::|^\s*import\s+\(?\s*\"net/(?:http|smtp)\"",
+    ),
+    "authentication": (
+        r"^\s*class\s+\w*(?:Auth|Login|Token|Remote\w*User|Model|Profile|Basic|Header|Ldap|"
+        r"OAuth|Sso)\w*Backend\b",
+        r"^\s*(?:async\s+)?def\s+(?:authenticate|check_password|verify_password)\s*\(",
+        r"^\s*class\s+\w*(?:Authentication|Authenticator|LoginView|LogoutView)\w*\b",
+        _IMPORT + r"(django\.contrib\.auth\.backends|rest_framework\.authentication|"
+        r"passport|next-auth|@auth/|jsonwebtoken|jose|authlib|oauthlib|flask_login)",
+    ),
+    "permissions": (
+        r"^\s*class\s+\w*(?:Access|Permission|Auth\w*|Login\w*|Team|Tenant|Role|Acl|"
+        r"Csrf|Security|Admin|Staff)\w*Middleware\b",
+        r"^\s*class\s+\w*Permission\w*\b",
+        r"^\s*(?:async\s+)?def\s+(?:has_permission|has_object_permission|has_perm|"
+        r"check_permissions?|check_access|can_access)\s*\(",
+    ),
+    "sessions": (
+        r"^\s*class\s+\w*Session\w*Middleware\b",
+        _IMPORT + r"(django\.contrib\.sessions|express-session|iron-session|"
+        r"flask_session|cookie-session)",
+    ),
+    "secrets": (
+        r"(?i)\b(?:getenv|environ(?:\.get)?|env)\s*[(\[]\s*['\"]\w*(?:key|secret|token|"
+        r"password|credential)",
+        r"(?i)\bprocess\.env\.\w*(?:key|secret|token|password|credential)",
+        _IMPORT + r"(keyring|hvac|cryptography|nacl|jwt|jsonwebtoken|bcrypt|argon2)\b",
+    ),
+}
+#: Path conventions for what a code file is (checked after `IDENTITY`, when the change
+#: alters a code line of the file): names that say "an HTTP client", "the S3 client",
+#: "the mail sender", "telemetry", "the authentication backend", "access middleware".
+CONVENTIONS: Final[dict[str, tuple[str, ...]]] = {
+    "external-services": (
+        "*curl.*", "*http_client.*", "*httpclient.*", "*http-client.*", "s3.*", "*_s3.*",
+        "*-s3.*", "*emails.*", "*email.*", "*mail.*", "*mailers.*", "*smtp*",
+        "telemetry/", "*telemetry.*", "*analytics.*", "*sentry.*", "*statsd.*",
+    ),
+    "authentication": ("**/accounts/backends.*", "*auth*/backends.*", "*backends/auth*"),
+    "permissions": ("**/accounts/middleware.*", "*auth*/middleware.*", "*access*middleware*",
+                    "*middleware*/access*"),
+}
+#: A file of at most this many lines is one module: any line of it says what it is. In a
+#: longer file, an import says what one part does, so only the lines of the top-level
+#: block (class, function) the change alters count, and its hunk headers and context.
+MODULE_LINES: Final = 300
+#: File suffixes that are code: only there does what a file *is* make a change sensitive.
+CODE_SUFFIXES: Final = (
+    ".py", ".pyi", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx", ".go",
+    ".rs", ".rb", ".php", ".java", ".kt", ".kts", ".scala", ".cs", ".swift", ".m", ".c",
+    ".h", ".cc", ".cpp", ".hpp", ".ex", ".exs", ".erl", ".clj", ".lua", ".pl", ".sh",
+    ".vue", ".svelte", ".dart",
+)
+#: A changed line that changes no code: blank, a comment, or a docstring's quotes alone.
+_NOT_CODE = re.compile(r"^\s*(?:$|#|//|/\*|\*|<!--|--\s|(?:\"{3}|'{3})\s*$)")
+
 #: Categories a test file cannot raise: `tests/test_login.py` tests authentication, it
 #: is not authentication code.
 NOT_IN_TESTS: Final = ("authentication", "sessions", "permissions")
-_TEST_FILE = re.compile(r"(^|/)(tests?|spec|specs|__tests__|testing)/|(^|/)(test_[^/]*|"
+_TEST_FILE = re.compile(r"(^|/)(tests?|spec|specs|__tests__|testing)/|(^|/)(test_[^/]*|tests?\.py|"
                         r"[^/]*_tests?\.[^/.]+|[^/]*\.(test|spec)\.[^/]+|conftest\.py)$")
 
 
@@ -110,7 +184,10 @@ class Match:
     category: str
     path: str
     pattern: str
-    by: Literal["path", "content"] = "path"
+    #: ``path`` (a sensitive path), ``content`` (a changed line), ``file`` (what the file
+    #: is: a line of it, its hunk header or its context), ``convention`` (its name says
+    #: what it is, and the change alters its code).
+    by: Literal["path", "content", "file", "convention"] = "path"
     #: For a content match: the line (in the new file; the old one for a removed line)
     #: and its text.
     line: int | None = None
@@ -119,11 +196,17 @@ class Match:
     @property
     def where(self) -> str:
         """``path`` or ``path line N (`text`)`` for a reason."""
-        if self.by != "content":
+        if self.by == "path":
             return self.path
+        if self.by == "convention":
+            at = f" line {self.line}" if self.line is not None else ""
+            return (f"{self.path}{at} (a code change in a file whose name, like "
+                    f"`{self.pattern}`, says what it is)")
         at = f" line {self.line}" if self.line is not None else ""
         body = self.text.strip()
         body = body if len(body) <= 60 else body[:57] + "..."
+        if self.by == "file":  # the line is not changed: it says what the file is
+            return f"{self.path}{at} (`{body}`: what the changed file is)"
         return f"{self.path}{at} (`{body}`)" if body else f"{self.path}{at}"
 
     @property
@@ -180,6 +263,12 @@ class ReviewDecision:
 
 # ---------------------------------------------------------------------- patterns
 @cache
+def _rx(regex: str) -> re.Pattern[str]:
+    """`regex` compiled once (the scans run it on every line of every changed file)."""
+    return re.compile(regex)
+
+
+@cache
 def _compile(pattern: str) -> re.Pattern[str]:
     """A gitignore-like pattern as a regex on a lower-case, slash-separated path."""
     p = pattern.lower()
@@ -234,11 +323,107 @@ def _content_matches(change: ChangeSummary, seen: set[tuple[str, str]]) -> list[
             if (category, path) in seen or (test and category in NOT_IN_TESTS):
                 continue
             for regex in regexes:
-                if re.search(regex, line[1:]):
+                if _rx(regex).search(line[1:]):
                     found.append(Match(category, path, regex, "content", number, line[1:]))
                     seen.add((category, path))
                     break
     return found
+
+
+def changes_code(change: ChangeSummary, path: str) -> bool:
+    """Whether the change alters a code line of `path` (not only blank lines, comments or
+    docstring quotes); without changed lines (numstat), whether it changes any line."""
+    if not change.changed_at:
+        return any(f.lines or f.added is None for f in change.files if f.path == path)
+    return any(p == path and not _NOT_CODE.match(text[1:]) for p, _, text in change.changed_at)
+
+
+def _identity_matches(change: ChangeSummary, seen: set[tuple[str, str]]) -> list[Match]:
+    """What each changed code file *is* (`IDENTITY` on its whole text, hunk headers and
+    context; `CONVENTIONS` on its name), for the files whose code the change alters. A
+    test file or documentation is never sensitive by what it is: a test that imports
+    `requests` does not talk to a service, and a comment-only edit touches no code."""
+    found: list[Match] = []
+    around: dict[str, list[tuple[int, str, str]]] = {}
+    for path, number, text, kind in change.context_at:
+        around.setdefault(path, []).append((number, text, kind))
+    rank = {"hunk": 0, "new": 1, "context": 2, "old": 3}
+    changed: dict[str, set[int]] = {}
+    code: set[str] = set()  # the paths where the change alters a code line
+    for path, number, text in change.changed_at:
+        if text.startswith("+"):
+            changed.setdefault(path, set()).add(number)
+        if path not in code and not _NOT_CODE.match(text[1:]):
+            code.add(path)
+    for f in change.files:
+        path = f.path
+        low = path.lower()
+        if (not low.endswith(CODE_SUFFIXES) or is_test_file(low) or f.binary
+                or not (path in code if change.changed_at else changes_code(change, path))):
+            continue
+        lines = sorted(_telling(around.get(path, []), changed.get(path, set())),
+                       key=lambda item: (rank[item[2]], item[0]))
+        for category, regexes in IDENTITY.items():
+            if (category, path) in seen:
+                continue
+            hit = next(((number, text, regex) for number, text, _ in lines
+                        for regex in regexes if _rx(regex).search(text)), None)
+            if hit is not None:
+                found.append(Match(category, path, hit[2], "file", hit[0], hit[1]))
+                seen.add((category, path))
+                continue
+            for pattern in CONVENTIONS.get(category, ()):
+                if _compile(pattern).search(low):
+                    first = next((n for p, n, text in change.changed_at
+                                  if p == path and not _NOT_CODE.match(text[1:])), None)
+                    found.append(Match(category, path, pattern, "convention", first))
+                    seen.add((category, path))
+                    break
+    return found
+
+
+#: A line that starts a top-level block (as git's default funcname: a letter, ``_``,
+#: ``$`` or ``@`` in the first column); imports belong to no block.
+_TOP = re.compile(r"^(?!(?:import|from|package|use|require)\b)[A-Za-z_$@]")
+
+
+def _telling(lines: list[tuple[int, str, str]],
+             changed: set[int]) -> list[tuple[int, str, str]]:
+    """The lines of one file that may say what it is: all of them when each version has
+    at most `MODULE_LINES` lines; else the hunk headers, the context lines, and the lines
+    of the new version's top-level blocks that hold an added line (`_TOP` starts one;
+    the imports before the first one say what some part does, not which)."""
+    longest = {kind: max((n for n, _, k in lines if k == kind), default=0)
+               for kind in ("new", "old")}
+    if max(longest.values()) <= MODULE_LINES:
+        return lines
+    starts = sorted(n for n, text, kind in lines if kind == "new" and _TOP.match(text))
+
+    def block(n: int) -> int:  # the top-level line starting the block of line n
+        at = bisect_right(starts, n)
+        return starts[at - 1] if at else 0
+
+    # block 0 (before the first top-level line: the imports) tells nothing of one part
+    blocks = {block(n) for n in changed} - {0}
+    kept = [(n, text, kind) for n, text, kind in lines
+            if kind in ("hunk", "context") or (kind == "new" and block(n) in blocks)]
+    # an import counts when the changed blocks use a name it brings in
+    body = "\n".join(text for _, text, _ in kept)
+    return kept + [(n, text, kind) for n, text, kind in lines
+                   if kind == "new" and any(re.search(rf"\b{re.escape(name)}\b", body)
+                                            for name in _imported(text))]
+
+
+def _imported(line: str) -> list[str]:
+    """The names an import line brings in (``from m import a, b as c`` → a, c;
+    ``import boto3`` → boto3; ``import x, { y } from "m"`` → x, y); none for other lines."""
+    if m := re.match(r"^\s*from\s+\S+\s+import\s+\(?([\w\s,]+)", line):
+        return [part.split()[-1] for part in m.group(1).split(",") if part.strip()]
+    if m := re.match(r"^\s*import\s+([\w.]+)(?:\s+as\s+(\w+))?\s*$", line):
+        return [m.group(2) or m.group(1).split(".")[0]]
+    if m := re.match(r"^\s*import\s+(.*?)\s+from\s", line):
+        return re.findall(r"\w+", m.group(1).replace(" as ", " ").replace("type ", " "))
+    return []
 
 
 def _paths(items: Sequence[str], limit: int = 3) -> str:
@@ -324,8 +509,10 @@ def _risks(change: ChangeSummary, rules: ReviewPolicy,
                     matches.append(Match(m.category, f.path if path == f.path else path,
                                          m.pattern))
     if rules.scan_content:
-        matches += _content_matches(change, {(m.category, m.path) for m in matches})
-    order = list(patterns) + [c for c in CONTENT if c not in patterns]
+        seen = {(m.category, m.path) for m in matches}
+        matches += _content_matches(change, seen)
+        matches += _identity_matches(change, seen)
+    order = list(patterns) + [c for c in (*CONTENT, *IDENTITY) if c not in patterns]
     for category in order:
         hits = [m for m in matches if m.category == category]
         if hits:

@@ -79,10 +79,26 @@ def project_problems(root: Path) -> list[Problem]:
     ]
     if not problems or all(p.path != f"{CODEV}/config.yaml" for p in problems):
         problems += config_targets(project, listing)
+    problems += main_spec_problems(project)
     scan = project.scan()
     problems += list(scan.problems)
     for change in scan.changes:
         problems += change_problems(change.folder, project.root)
+    return problems
+
+
+def main_spec_problems(project: Project) -> list[Problem]:
+    """Every problem of the project's main specs (`openspec validate --specs`): an
+    OpenSpec project's only; codev main specs are checked when archive writes them."""
+    if project.layout != "openspec":
+        return []
+    from .spec_checks import check_main_spec
+    from .specs import spec_files
+
+    problems: list[Problem] = []
+    for _cap, file in spec_files(project.specs_folder):
+        problems += check_main_spec(file.read_text("utf-8", errors="replace"),
+                                    project.relative(file))
     return problems
 
 

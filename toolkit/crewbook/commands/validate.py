@@ -16,7 +16,7 @@ from ..errors import InvalidInputError, Problem, ProjectNotFoundError
 from ..report import ValidationReport
 from ._shared import emit, project_arg
 
-__all__ = ["register", "validate_paths"]
+__all__ = ["register", "strict", "validate_paths"]
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -37,6 +37,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="for ledgers, also check each run against the rules of the loop that wrote "
         "it (seq, time, who may judge or report, QA before finalising, caps)",
     )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="count warnings as errors (as `openspec validate --strict`)",
+    )
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -46,6 +51,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         raise InvalidInputError("cannot validate: a path does not exist", missing)
     report = validate_paths([Path(p) for p in args.paths], project=project_arg(args),
                             rules=bool(getattr(args, "rules", False)))
+    if getattr(args, "strict", False):
+        report = strict(report)
     emit(args, report.to_dict(), str(report))
     return 0 if report.valid else 1
 
@@ -66,6 +73,14 @@ def validate_paths(paths: Sequence[Path], project: Path | None = None, *,
     problems = list(dict.fromkeys(problems))  # a broken schema used by many changes: once
     subject = ", ".join(str(p) for p in paths)
     return ValidationReport(tuple(problems), subject=subject)
+
+
+def strict(report: ValidationReport) -> ValidationReport:
+    """`report` with every warning counted as an error (`--strict`)."""
+    import dataclasses
+
+    problems = tuple(dataclasses.replace(p, severity="error") for p in report.problems)
+    return dataclasses.replace(report, problems=problems)
 
 
 def _root_for(path: Path, project: Path | None) -> Path | None:

@@ -1,0 +1,106 @@
+"""Main specs checked with the OpenSpec CLI's rules (`openspec validate --specs`) and
+counted as `openspec list --specs` counts them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crewbook.artifacts.spec_checks import check_main_spec, requirement_count
+
+PURPOSE = "This capability covers the whole login flow for every user of the app."
+GOOD_REQ = "### Requirement: X\nThe system SHALL x.\n\n#### Scenario: s\n- WHEN a\n"
+
+
+def spec(purpose: str | None = PURPOSE, body: str | None = GOOD_REQ, tail: str = "") -> str:
+    text = "# cap\n\n"
+    if purpose is not None:
+        text += f"## Purpose\n{purpose}\n\n"
+    if body is not None:
+        text += f"## Requirements\n{body}"
+    return text + tail
+
+
+def codes(text: str) -> list[tuple[str, str, int | None]]:
+    return [(p.code, p.severity, p.line) for p in check_main_spec(text, "specs/cap/spec.md")]
+
+
+def test_a_good_spec_has_no_problem() -> None:
+    assert codes(spec()) == []
+    assert codes(spec().replace("\n", "\r\n")) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (spec(purpose=None), [("spec_no_purpose", "error", None)]),
+    (spec(purpose=""), [("spec_no_purpose", "error", None)]),
+    (spec(body=None), [("spec_no_requirements_section", "error", None)]),
+    (spec(body=""), [("spec_no_requirements", "error", None)]),
+    (spec(body="### Requirement: X\nThe system SHALL x.\n"),
+     [("requirement_no_scenario", "error", 7)]),
+    (spec(body="### Requirement: X\nThe system SHALL x.\n\n#### Scenario: s\n"),
+     [("requirement_no_scenario", "error", 7)]),
+    (spec(body=GOOD_REQ.replace("SHALL", "does")), [("requirement_not_normative", "warning", 7)]),
+    (spec(tail="\n## ADDED Requirements\n"), [("spec_delta_header", "error", 13)]),
+    (spec(body=GOOD_REQ + "\n" + GOOD_REQ), [("duplicate_requirement", "error", 13)]),
+    (spec(tail="\n## Notes\n### Requirement: Y\nThe system SHALL y.\n"),
+     [("requirement_outside_requirements", "error", 14)]),
+    (spec(purpose="Too short."), [("purpose_too_brief", "warning", None)]),
+    (spec(purpose="TBD"), [("purpose_placeholder", "warning", 4)]),
+    (spec(purpose="TBD - created by archiving change x. Update Purpose after archive."),
+     [("purpose_placeholder", "warning", 4)]),
+])
+def test_each_rule_with_its_severity_and_line(text: str,
+                                              expected: list[tuple[str, str, int | None]]
+                                              ) -> None:
+    assert codes(text) == expected
+
+
+def test_a_level_3_note_under_requirements_is_a_requirement_without_scenario() -> None:
+    found = check_main_spec(spec(body="### Note\nsome note\n\n" + GOOD_REQ), "f.md")
+    assert [(p.code, p.line) for p in found] == [("requirement_no_scenario", 7)]
+    assert "'Note'" in found[0].message
+
+
+@pytest.mark.parametrize(("text", "count"), [
+    (spec(), 1),
+    (spec(purpose=None), 0),
+    (spec(body=None), 0),
+    (spec(body="### Note\nsome note\n\n" + GOOD_REQ), 2),
+    (spec(body="#### Scenario: lost\n- WHEN a\n\n" + GOOD_REQ), 2),
+    (spec(body="### X without prefix\nThe system SHALL x.\n"), 1),
+    (spec(body="```\n### Requirement: fenced\n```\n" + GOOD_REQ), 1),
+])
+def test_requirement_count_as_the_cli_lists_it(text: str, count: int) -> None:
+    assert requirement_count(text) == count
+
+
+def test_validate_reports_main_specs_and_strict_counts_warnings(
+        tmp_path: Path, cli: Callable[..., Any]) -> None:
+    (tmp_path / "openspec" / "changes").mkdir(parents=True)
+    for name, text in (("ok", spec()), ("weak", spec(body=GOOD_REQ.replace("SHALL", "does")))):
+        (tmp_path / "openspec" / "specs" / name).mkdir(parents=True)
+        (tmp_path / "openspec" / "specs" / name / "spec.md").write_text(text)
+    done = cli("validate", tmp_path, "--json")
+    assert done.code == 0
+    assert [(p["path"], p["line"], p["code"]) for p in done.json["problems"]] == [
+        ("openspec/specs/weak/spec.md", 7, "requirement_not_normative")]
+    strict = cli("validate", tmp_path, "--json", "--strict")
+    assert strict.code == 1
+    assert not strict.json["valid"]
+    (tmp_path / "openspec" / "specs" / "bad").mkdir()
+    (tmp_path / "openspec" / "specs" / "bad" / "spec.md").write_text(spec(purpose=None))
+    assert cli("validate", tmp_path, "--json").code == 1
+
+
+def test_metadata_without_schema_is_said(tmp_path: Path, cli: Callable[..., Any]) -> None:
+    change = tmp_path / "openspec" / "changes" / "c1"
+    change.mkdir(parents=True)
+    (change / ".openspec.yaml").write_text("created: 2025-01-01\n")
+    (change / "tasks.md").write_text("- [x] one\n- [ ] two\n")
+    done = cli("--project", tmp_path, "status", "--json")
+    assert [c["change"] for c in done.json["changes"]] == ["c1"]
+    found = [(p["code"], p["severity"]) for c in done.json["changes"] for p in c["problems"]]
+    assert ("metadata_no_schema", "warning") in found

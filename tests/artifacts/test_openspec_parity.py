@@ -25,6 +25,8 @@ import pytest
 from crewbook.artifacts import Project, preview_archive
 from crewbook.artifacts.synthetic import make_openspec_project
 
+from .test_archive_semantics import CASES, build_case
+
 CLI = Path(__file__).parents[1] / "openspec_cli" / "node_modules" / ".bin" / "openspec"
 REAL = Path(__file__).parents[1] / "data" / "openspec_real"
 
@@ -115,3 +117,24 @@ def test_archive_preview_matches_openspec_archive(tmp_path: Path, sample: str) -
                 assert (root / update.path).read_text("utf-8") == update.after, update.path
             agreed += 1
     assert agreed >= 2
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file under `root/openspec`, by relative path, with its bytes."""
+    base = root / "openspec"
+    return {p.relative_to(base).as_posix(): p.read_bytes()
+            for p in sorted(base.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_archive_cases_write_the_same_bytes(tmp_path: Path, cli: Callable[..., Any],
+                                            case: tuple[Any, ...]) -> None:
+    """Each archive case run through both tools: the same refusal, or the same tree."""
+    theirs = build_case(tmp_path / "theirs", case)
+    ours = build_case(tmp_path / "ours", case)
+    env = dict(os.environ, OPENSPEC_TELEMETRY="0", DO_NOT_TRACK="1", NO_COLOR="1", TZ="UTC",
+               HOME=str(tmp_path / ".home"))
+    subprocess.run([str(CLI), "archive", case[3], "-y"], cwd=theirs, capture_output=True,
+                   text=True, env=env, timeout=120, check=False)
+    cli("--project", ours, "archive", case[3])
+    assert tree(ours) == tree(theirs)

@@ -304,16 +304,44 @@ def parse_delta(text: str, capability: str, file: str = "spec.md") -> DeltaSpec:
             continue
         if m := REQUIREMENT_HEADER.match(line):
             orphans.append((requirement_key(m.group(1)), section, i + 1))
-    purpose = None
-    for n, (index, title) in enumerate(heads):
-        if title.lower() == "purpose":
-            end = heads[n + 1][0] if n + 1 < len(heads) else len(lines)
-            purpose = "\n".join(lines[index + 1:end]).strip() or None
-            break
+    purpose = purpose_section(lines)
     return DeltaSpec(capability, file, tuple(added), tuple(modified), tuple(removed),
                      tuple(renamed), tuple(sorted(unpaired, key=lambda u: u[2])),
                      tuple(sorted(skipped, key=lambda s: s[2])), tuple(orphans),
                      tuple(f"## {op} Requirements" for op in OPS if op in present), purpose)
+
+
+def _mask_html_comments(text: str) -> str:
+    """`text` with every `<!-- ... -->` span (an unclosed one runs to the end) blanked,
+    newlines kept so line numbers stay."""
+    out: list[str] = []
+    index = 0
+    while (start := text.find("<!--", index)) != -1:
+        out.append(text[index:start])
+        ends = [e + n for e, n in ((text.find("-->", start + 4), 3),
+                                   (text.find("--!>", start + 4), 4)) if e != -1]
+        close = min(ends) if ends else len(text)
+        out.append(re.sub(r"[^\n]", " ", text[start:close]))
+        index = close
+    out.append(text[index:])
+    return "".join(out)
+
+
+def purpose_section(lines: list[str]) -> str | None:
+    """The body of `## Purpose` as OpenSpec's archive reads it (headers inside fences or
+    HTML comments do not count; a body of only comments or fences is no Purpose)."""
+    masked = _mask_html_comments("\n".join(lines)).split("\n")
+    mask = fence_mask(masked)
+    start = next((i for i, line in enumerate(masked)
+                  if not mask[i] and re.match(r"^##\s+Purpose\s*$", line, re.IGNORECASE)), None)
+    if start is None:
+        return None
+    end = next((i for i in range(start + 1, len(masked))
+                if not mask[i] and re.match(r"^##\s+", masked[i])), len(masked))
+    prose = "\n".join(masked[i] for i in range(start + 1, end) if not mask[i]).strip()
+    if not prose:
+        return None
+    return "\n".join(lines[start + 1:end]).strip() or None
 
 
 def spec_files(root: Path) -> list[tuple[str, Path]]:

@@ -1,0 +1,174 @@
+"""Archive with the OpenSpec CLI's semantics: what it refuses, what it writes, byte for
+byte (each case checked by hand against `openspec archive -y` 1.13.2)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crewbook.artifacts import Project
+from crewbook.artifacts.archive import archive_change, archive_name
+
+PURPOSE = "This capability covers the whole login flow for every user of the app."
+REQ_A = "### Requirement: A\nThe system SHALL a.\n\n#### Scenario: a\n- WHEN a\n- THEN a\n"
+REQ_B = "### Requirement: B\nThe system SHALL b.\n\n#### Scenario: b\n- WHEN b\n- THEN b\n"
+TODAY = dt.date(2026, 12, 4)
+
+
+def main_spec(*reqs: str, purpose: str = PURPOSE) -> str:
+    return f"# auth Specification\n\n## Purpose\n{purpose}\n\n## Requirements\n\n" + \
+        "\n".join(reqs)
+
+
+def project(tmp_path: Path, main: str | bytes | None, delta: str | None,
+            name: str = "add-b") -> Path:
+    root = tmp_path / "p"
+    change = root / "openspec" / "changes" / name
+    change.mkdir(parents=True)
+    (change / "proposal.md").write_text("## Why\nBecause.\n")
+    if main is not None:
+        (root / "openspec" / "specs" / "auth").mkdir(parents=True)
+        data = main if isinstance(main, bytes) else main.encode()
+        (root / "openspec" / "specs" / "auth" / "spec.md").write_bytes(data)
+    if delta is not None:
+        (change / "specs" / "auth").mkdir(parents=True)
+        (change / "specs" / "auth" / "spec.md").write_text(delta)
+    return root
+
+
+def spec_bytes(root: Path, cap: str = "auth") -> bytes:
+    return (root / "openspec" / "specs" / cap / "spec.md").read_bytes()
+
+
+def archive(root: Path, name: str = "add-b") -> Any:
+    return archive_change(Project(root).change(name), today=TODAY)
+
+
+def test_a_duplicated_heading_refuses_instead_of_dropping_a_block(
+        tmp_path: Path, cli: Callable[..., Any]) -> None:
+    first = REQ_A
+    second = REQ_A.replace("SHALL a.", "SHALL also a.").replace("Scenario: a", "Scenario: a2")
+    before = main_spec(first, second)
+    root = project(tmp_path, before, "## ADDED Requirements\n" + REQ_B)
+    done = cli("--project", root, "archive", "add-b", "--json")
+    assert done.code == 1
+    assert "duplicate_requirement" in done.out + done.err or "repeats" in done.out + done.err
+    assert spec_bytes(root) == before.encode()  # nothing lost, nothing written
+    assert (root / "openspec" / "changes" / "add-b").is_dir()
+
+
+def test_a_dated_name_keeps_its_date(tmp_path: Path) -> None:
+    root = project(tmp_path, main_spec(REQ_A), "## ADDED Requirements\n" + REQ_B,
+                   name="2025-03-04-add-b")
+    change = Project(root).change("2025-03-04-add-b")
+    assert archive_name(change, TODAY) == "2025-03-04-add-b"
+    archive(root, "2025-03-04-add-b")
+    assert (root / "openspec" / "changes" / "archive" / "2025-03-04-add-b").is_dir()
+
+
+def test_a_change_without_deltas_archives_and_touches_no_spec(tmp_path: Path) -> None:
+    before = main_spec(REQ_A)
+    root = project(tmp_path, before, None)
+    archive(root)
+    assert (root / "openspec" / "changes" / "archive" / "2026-12-04-add-b").is_dir()
+    assert spec_bytes(root) == before.encode()
+
+
+def test_an_already_synced_added_is_a_no_op(tmp_path: Path) -> None:
+    before = main_spec(REQ_A, REQ_B) + "\n\n\n"  # odd blank lines: left as they are
+    root = project(tmp_path, before, "## ADDED Requirements\n" + REQ_B)
+    archive(root)
+    assert spec_bytes(root) == before.encode()
+
+
+def test_an_added_with_other_text_is_refused(tmp_path: Path) -> None:
+    root = project(tmp_path, main_spec(REQ_A, REQ_B),
+                   "## ADDED Requirements\n" + REQ_B.replace("SHALL b", "SHALL bb"))
+    with pytest.raises(Exception, match="already exists"):
+        archive(root)
+
+
+def test_crlf_main_spec_stays_crlf(tmp_path: Path) -> None:
+    before = main_spec(REQ_A).replace("\n", "\r\n").encode()
+    root = project(tmp_path, before, "## ADDED Requirements\n" + REQ_B)
+    archive(root)
+    expected = main_spec(REQ_A, REQ_B).rstrip("\n").replace("\n", "\r\n") + "\r\n"
+    assert spec_bytes(root) == expected.encode()
+
+
+@pytest.mark.parametrize("purpose", ["", "<!-- what is it for? -->",
+                                     "```\nonly a sample\n```",
+                                     "Hides\n### Requirement: X\nThe system SHALL x.\n"])
+def test_a_new_spec_gets_the_placeholder_purpose(tmp_path: Path, purpose: str) -> None:
+    delta = f"## Purpose\n{purpose}\n\n## ADDED Requirements\n{REQ_B}"
+    root = project(tmp_path, None, delta)
+    archive(root)
+    text = spec_bytes(root).decode()
+    assert "TBD - created by archiving change add-b. Update Purpose after archive." in text
+
+
+def test_a_new_spec_carries_a_readable_purpose(tmp_path: Path) -> None:
+    root = project(tmp_path, None, f"## Purpose\n{PURPOSE}\n\n## ADDED Requirements\n{REQ_B}")
+    archive(root)
+    assert spec_bytes(root).decode() == (
+        f"# auth Specification\n\n## Purpose\n{PURPOSE}\n\n## Requirements\n\n{REQ_B}")
+
+
+@pytest.mark.parametrize(("main", "delta"), [
+    (main_spec(REQ_A), "## REMOVED Requirements\n### Requirement: A\n"),  # last one removed
+    (main_spec(REQ_A, purpose=""), "## ADDED Requirements\n" + REQ_B),  # no Purpose
+    (main_spec(REQ_A, "### Requirement: C\nThe system SHALL c.\n"),  # C has no scenario
+     "## ADDED Requirements\n" + REQ_B),
+])
+def test_archive_refuses_when_the_result_is_invalid(tmp_path: Path, main: str,
+                                                    delta: str) -> None:
+    root = project(tmp_path, main, delta)
+    with pytest.raises(Exception, match="cannot be archived"):
+        archive(root)
+    assert spec_bytes(root) == main.encode()
+
+
+#: (id, main spec, delta, change name): archived by both tools, trees compared byte for
+#: byte in test_openspec_parity.py.
+CASES: list[tuple[str, str | bytes | None, str | None, str]] = [
+    ("duplicate-heading", main_spec(REQ_A, REQ_A.replace("a.", "aa.")),
+     "## ADDED Requirements\n" + REQ_B, "add-b"),
+    ("dated", main_spec(REQ_A), "## ADDED Requirements\n" + REQ_B, "2025-03-04-add-b"),
+    ("no-deltas", main_spec(REQ_A), None, "add-b"),
+    ("synced-added", main_spec(REQ_A, REQ_B) + "\n\n\n", "## ADDED Requirements\n" + REQ_B,
+     "add-b"),
+    ("synced-renamed", main_spec(REQ_A, REQ_B),
+     "## RENAMED Requirements\n- FROM: `### Requirement: Old`\n- TO: `### Requirement: B`\n",
+     "add-b"),
+    ("crlf", main_spec(REQ_A).replace("\n", "\r\n").encode(),
+     "## ADDED Requirements\n" + REQ_B, "add-b"),
+    ("double-blank", main_spec(REQ_A).replace("## Purpose\n", "## Purpose\n\n\n"),
+     "## ADDED Requirements\n" + REQ_B, "add-b"),
+    ("new-empty-purpose", None, "## Purpose\n\n## ADDED Requirements\n" + REQ_B, "add-b"),
+    ("new-comment-purpose", None,
+     "## Purpose\n<!-- fill in -->\n\n## ADDED Requirements\n" + REQ_B, "add-b"),
+    ("new-fenced-purpose", None,
+     "## Purpose\n```\nx\n```\n\n## ADDED Requirements\n" + REQ_B, "add-b"),
+    ("new-purpose-with-comment", None,
+     f"## Purpose\n{PURPOSE}\n<!-- note -->\n\n## ADDED Requirements\n" + REQ_B, "add-b"),
+    ("new-purpose", None, f"## Purpose\n{PURPOSE}\n\n## ADDED Requirements\n" + REQ_B,
+     "add-b"),
+    ("last-removed", main_spec(REQ_A), "## REMOVED Requirements\n### Requirement: A\n",
+     "add-b"),
+    ("no-purpose", main_spec(REQ_A, purpose=""), "## ADDED Requirements\n" + REQ_B, "add-b"),
+    ("added-no-space", main_spec(REQ_A), "## ADDED Requirements\n" +
+     REQ_B.replace("### Requirement:", "###Requirement:"), "add-b"),
+    ("modified", main_spec(REQ_A, REQ_B), "## MODIFIED Requirements\n" +
+     REQ_A.replace("SHALL a.", "SHALL a, always.") + "\n#### Scenario: new\n- WHEN n\n",
+     "add-b"),
+]
+
+
+def build_case(folder: Path, case: tuple[str, str | bytes | None, str | None, str]) -> Path:
+    """The project of one case, in `folder`."""
+    _id, main, delta, name = case
+    return project(folder, main, delta, name)

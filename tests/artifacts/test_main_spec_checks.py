@@ -104,3 +104,18 @@ def test_metadata_without_schema_is_said(tmp_path: Path, cli: Callable[..., Any]
     assert [c["change"] for c in done.json["changes"]] == ["c1"]
     found = [(p["code"], p["severity"]) for c in done.json["changes"] for p in c["problems"]]
     assert ("metadata_no_schema", "warning") in found
+
+
+def test_a_change_naming_an_unknown_schema_stays_listed(tmp_path: Path,
+                                                         cli: Callable[..., Any]) -> None:
+    for name, schema in (("good", "spec-driven"), ("odd", "no-such-schema")):
+        change = tmp_path / "openspec" / "changes" / name
+        change.mkdir(parents=True)
+        (change / ".openspec.yaml").write_text(f"schema: {schema}\n")
+        (change / "tasks.md").write_text("- [x] one\n- [ ] two\n* [x] three\n")
+    done = cli("--project", tmp_path, "status", "--json")
+    assert done.code == 1
+    listed = {c["change"]: c for c in done.json["changes"]}
+    assert sorted(listed) == ["good", "odd"]
+    assert (listed["odd"]["apply"]["done"], listed["odd"]["apply"]["total"]) == (2, 3)
+    assert listed["odd"]["problems"]

@@ -4,6 +4,7 @@ instructions, roles, example and archive."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from ..artifacts.change import new_change, open_change
@@ -26,26 +27,55 @@ def cmd_status(args: argparse.Namespace) -> int:
         status = open_change(args.change, project_arg(args)).status()
         emit(args, status.to_dict(), str(status))
         return 1 if any(p.severity == "error" for p in status.problems) else 0
-    # every change of the project: a broken one is reported, never hides the others
+    # every change of the project: a broken one is listed with its problems, never dropped
     project = as_project(project_arg(args))
     scan = project.scan()
     statuses, problems = [], list(project.warnings) + list(scan.problems)
+    entries: list[dict[str, Any]] = []
+    texts: list[str] = []
     for change in scan.changes:
         try:
-            statuses.append(change.status())
+            status = change.status()
         except CrewbookError as exc:
-            problems += list(getattr(exc, "problems", ())) or [
+            found = list(getattr(exc, "problems", ())) or [
                 Problem("status_failed", f"change {change.name!r}: {exc}",
                         path=project.relative(change.folder))]
-    texts = [str(s) for s in statuses]
-    if not statuses and not problems:
+            entries.append(unread_entry(change.folder, found))
+            texts.append(f"{change.name}: cannot compute its status ({len(found)} problem(s) "
+                         "below); tasks counted from tasks.md")
+            problems += found
+            continue
+        statuses.append(status)
+        entries.append(status.to_dict())
+        texts.append(str(status))
+    for name in scan.broken:
+        found = [p for p in scan.problems
+                 if p.path and f"/{name}/" in f"/{p.path}/" and p.severity == "error"]
+        entries.append(unread_entry(project.changes_folder / name, found))
+    entries.sort(key=lambda e: e["change"])
+    if not entries and not problems:
         texts.append(f"No changes yet in {project.relative(project.changes_folder)}/; create "
                      "one with `crewbook new change NAME`.")
     texts += [str(p) for p in problems]
-    emit(args, {"layout": project.layout, "changes": [s.to_dict() for s in statuses],
+    emit(args, {"layout": project.layout, "changes": entries,
                 "problems": [p.to_dict() for p in problems]}, "\n\n".join(texts))
     errors = [p for s in statuses for p in s.problems] + problems
     return 1 if any(p.severity == "error" for p in errors) else 0
+
+
+def unread_entry(folder: Path, problems: list[Problem]) -> dict[str, Any]:
+    """The `status --json` entry of a change whose status cannot be computed (unknown
+    schema, unreadable metadata): its problems, and its `tasks.md` counted the way the
+    OpenSpec CLI falls back to it."""
+    from ..artifacts.checklist import parse_tasks
+
+    tasks_file = folder / "tasks.md"
+    tasks = (parse_tasks(tasks_file.read_text("utf-8", errors="replace"), "openspec")
+             if tasks_file.is_file() else [])
+    done = sum(t.done for t in tasks)
+    return {"change": folder.name, "schema": None, "artifacts": [],
+            "apply": {"state": "unknown", "done": done, "total": len(tasks), "missing": []},
+            "problems": [p.to_dict() for p in problems]}
 
 
 def cmd_archive(args: argparse.Namespace) -> int:

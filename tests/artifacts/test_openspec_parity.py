@@ -60,6 +60,18 @@ def compare(root: Path, cli: Callable[..., Any]) -> int:
     invalid = {Path(p["path"]).relative_to("openspec/changes").parts[0]
                for p in report["problems"]
                if p["severity"] == "error" and p["path"].startswith("openspec/changes/")}
+    ours_listed = {c["name"]: c for c in cli("--project", root, "list", "--json").json["changes"]}
+    fields = ("completedTasks", "totalTasks", "status")
+    assert {n: [c[f] for f in fields] for n, c in ours_listed.items()} == {
+        n: [c[f] for f in fields] for n, c in listed.items()}
+    specs = openspec(root, "list", "--specs", "--json")["specs"]
+    assert cli("--project", root, "list", "--specs", "--json").json["specs"] == specs
+    spec_valid = {i["id"]: i["valid"] for i in openspec(root, "validate", "--specs", "--json")[
+        "items"]}
+    bad_specs = {Path(p["path"]).parent.relative_to("openspec/specs").as_posix()
+                 for p in report["problems"]
+                 if p["severity"] == "error" and p["path"].startswith("openspec/specs/")}
+    assert {i: i not in bad_specs for i in spec_valid} == spec_valid
     for name, change in mine.items():
         assert (change["apply"]["done"], change["apply"]["total"]) == (
             listed[name]["completedTasks"], listed[name]["totalTasks"]), name

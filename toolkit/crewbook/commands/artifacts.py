@@ -78,6 +78,30 @@ def unread_entry(folder: Path, problems: list[Problem]) -> dict[str, Any]:
             "problems": [p.to_dict() for p in problems]}
 
 
+def cmd_list(args: argparse.Namespace) -> int:
+    from ..artifacts.listing import list_changes, list_specs, task_words
+
+    project = as_project(project_arg(args))
+    if args.specs:
+        specs = list_specs(project)
+        width = max((len(s["id"]) for s in specs), default=0)
+        text = "\n".join(["Specs:"] + [f"  {s['id'].ljust(width)}     requirements "
+                                       f"{s['requirementCount']}" for s in specs]) \
+            if specs else "No specs found."
+        emit(args, {"specs": specs}, text)
+        return 0
+    changes = list_changes(project, "name" if args.sort == "name" else "recent")
+    width = max((len(c["name"]) for c in changes), default=0)
+    lines = ["Changes:"] + [
+        f"  {c['name'].ljust(width)}     "
+        f"{task_words(c['completedTasks'], c['totalTasks']).ljust(12)}  "
+        f"{c['lastModified'][:10]}" + ("  (cannot be read: see status)" if "problems" in c
+                                       else "") for c in changes]
+    emit(args, {"changes": changes}, "\n".join(lines) if changes else
+         "No active changes found.")
+    return 0
+
+
 def cmd_archive(args: argparse.Namespace) -> int:
     from ..artifacts.archive import archive_change, preview_archive
 
@@ -165,6 +189,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = add("roles", cmd_roles, "roles and the step they act at (A7)")
     p.add_argument("--at", metavar="STEP", help="only the roles at STEP, such as plan.write")
     p.add_argument("--schema", metavar="S", help="schema whose artifact roles to list")
+    p = add("list", cmd_list, "active changes with their task progress, or the main specs "
+            "with their requirement counts (`openspec list` words and --json fields)")
+    p.add_argument("--specs", action="store_true", help="list the main specs instead")
+    p.add_argument("--changes", action="store_true", help="list the changes (the default)")
+    p.add_argument("--sort", choices=("recent", "name"), default="recent",
+                   help="changes newest first (default) or by name")
     p = add("archive", cmd_archive,
             "apply a change's spec deltas to the main specs and move it to changes/archive/")
     p.add_argument("change", metavar="CHANGE", help="the change folder or name")

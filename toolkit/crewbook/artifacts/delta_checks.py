@@ -27,6 +27,7 @@ from .specs import (
 
 if TYPE_CHECKING:
     from .change import Change
+    from .project import Project
 
 _DELTA_HEADER = ("## added requirements", "## modified requirements",
                  "## removed requirements", "## renamed requirements")
@@ -198,6 +199,24 @@ def unread_delta_files(specs_dir: Path) -> list[Path]:
     return found
 
 
+def _main_spec(project: Project, cap: str) -> MainSpec | None:
+    """The main spec of `cap`, parsed once per project object while the file is
+    unchanged (1,000 changes touching 200 specs parse each spec once)."""
+    file = project.specs_folder / cap / "spec.md"
+    try:
+        stat = file.stat()
+    except OSError:
+        return None
+    if not file.is_file():
+        return None
+    cache: dict[str, tuple[int, int, MainSpec]] = project.__dict__.setdefault("_main_specs", {})
+    hit = cache.get(cap)
+    if hit is None or hit[:2] != (stat.st_mtime_ns, stat.st_size):
+        spec = parse_spec(file.read_text("utf-8", errors="replace"), cap, project.relative(file))
+        cache[cap] = hit = (stat.st_mtime_ns, stat.st_size, spec)
+    return hit[2]
+
+
 def delta_problems(change: Change) -> list[Problem]:
     """Every problem of `change`'s deltas, with file:line and what to do."""
     project = change.project
@@ -218,13 +237,10 @@ def delta_problems(change: Change) -> list[Problem]:
     for cap, file in spec_files(specs_dir):
         delta = parse_delta(file.read_text("utf-8", errors="replace"), cap, shown(file))
         total += delta.count
-        main_file = project.specs_folder / cap / "spec.md"
-        main = (parse_spec(main_file.read_text("utf-8", errors="replace"), cap,
-                           shown(main_file)) if main_file.is_file() else None)
-        problems += check_delta(delta, main)
-    has_files = specs_dir.is_dir() and any(p.is_file() for p in specs_dir.rglob("*"))
+        problems += check_delta(delta, _main_spec(project, cap))
     where = shown(change.folder)
-    if change.file.skip_specs and has_files:
+    if change.file.skip_specs and specs_dir.is_dir() and any(
+            p.is_file() for p in specs_dir.rglob("*")):
         problems.append(_p("skip_specs_conflict", "skip_specs is set but files exist under "
                            "specs/; remove skip_specs or delete the delta files", where))
     if total == 0 and not change.file.skip_specs and not misplaced:

@@ -9,6 +9,7 @@ and line so problems and frames point at the source.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -346,17 +347,23 @@ def purpose_section(lines: list[str]) -> str | None:
 
 def spec_files(root: Path) -> list[tuple[str, Path]]:
     """Every `spec.md` below `root` in a capability folder (nested ids such as
-    `area/auth`), dot folders skipped, sorted by id; `root/spec.md` itself is not one."""
+    `area/auth`), sorted by id, as OpenSpec discovers them: dot entries skipped,
+    symlinked folders not followed, a linked `spec.md` kept only when it stays inside
+    `root`; `root/spec.md` itself is not one."""
     found: list[tuple[str, Path]] = []
     if not root.is_dir():
         return found
-    for file in root.rglob("spec.md"):
-        rel = file.relative_to(root)
-        if len(rel.parts) < 2 or any(p.startswith(".") for p in rel.parts) or not file.is_file():
+    top = str(root)
+    for dirpath, dirnames, filenames in os.walk(top):  # never follows folder links
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        if dirpath == top or "spec.md" not in filenames:
             continue
-        if not file.resolve().is_relative_to(root.resolve()):
+        file = Path(dirpath) / "spec.md"
+        if file.is_symlink() and not file.resolve().is_relative_to(root.resolve()):
             continue
-        found.append(("/".join(rel.parts[:-1]), file))
+        if not file.is_file():
+            continue
+        found.append(("/".join(Path(dirpath).relative_to(root).parts), file))
     return sorted(found)
 
 

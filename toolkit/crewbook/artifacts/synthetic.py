@@ -48,13 +48,15 @@ def _tasks(rnd: random.Random) -> str:
 
 
 def make_openspec_project(root: Path | str, n_changes: int = 20, *, seed: int = SEED,
-                          n_archived: int | None = None, mistakes: bool = False) -> Path:
+                          n_archived: int | None = None, mistakes: bool = False,
+                          n_specs: int | None = None) -> Path:
     """Write a synthetic OpenSpec project under `root` and return `root`; with
-    `mistakes`, also the slips real projects hold (see `add_mistakes`)."""
+    `mistakes`, also the slips real projects hold (see `add_mistakes`); `n_specs` main
+    specs (default: one per ten changes, at least three)."""
     rnd = random.Random(seed * 7919 + n_changes)
     base = Path(root) / "openspec"
     caps: dict[str, dict[str, list[str]]] = {}
-    for c in range(max(3, n_changes // 10)):
+    for c in range(max(3, n_changes // 10) if n_specs is None else n_specs):
         cap = f"{_WORDS[c % len(_WORDS)]}-{c:03d}"
         caps[cap] = {f"{cap} rule {r}": [f"{cap} rule {r} case {k}"
                                          for k in range(1, rnd.randint(1, 3) + 1)]

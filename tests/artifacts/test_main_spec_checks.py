@@ -119,3 +119,32 @@ def test_a_change_naming_an_unknown_schema_stays_listed(tmp_path: Path,
     assert sorted(listed) == ["good", "odd"]
     assert (listed["odd"]["apply"]["done"], listed["odd"]["apply"]["total"]) == (2, 3)
     assert listed["odd"]["problems"]
+
+
+SCHEMA = """name: custom
+version: 1
+artifacts:
+  - id: proposal
+    generates: proposal.md
+  - id: plan
+    generates: plan.md
+    requires: [proposal]
+apply:
+  requires: [plan]
+  tracks: progress.md
+"""
+
+
+def test_tracks_no_artifact_writes_counts_tasks_md(tmp_path: Path,
+                                                    cli: Callable[..., Any]) -> None:
+    """OpenSpec counts tasks.md when no artifact generates `apply.tracks`."""
+    schema = tmp_path / "openspec" / "schemas" / "custom"
+    schema.mkdir(parents=True)
+    (schema / "schema.yaml").write_text(SCHEMA)
+    change = tmp_path / "openspec" / "changes" / "c1"
+    change.mkdir(parents=True)
+    (change / ".openspec.yaml").write_text("schema: custom\n")
+    (change / "tasks.md").write_text("- [x] one\n- [ ] two\n")
+    (change / "progress.md").write_text("- [x] only\n")
+    done = cli("--project", tmp_path, "list", "--json")
+    assert [(c["completedTasks"], c["totalTasks"]) for c in done.json["changes"]] == [(1, 2)]

@@ -317,6 +317,9 @@ def compute_status(change: Change, schema: Schema) -> ChangeStatus:
     tracks = schema.model.apply.tracks
     tasks: list[TaskItem] = []
     tracked = folder / tracks
+    if change.flavour == "openspec" and not any(
+            schema.artifact(a).generates == tracks for a in schema.order):
+        tracked = folder / "tasks.md"  # OpenSpec counts tasks.md when no artifact writes tracks
     if tracked.is_file() and _inside(tracked, folder):
         tasks = parse_tasks(tracked.read_text("utf-8", errors="replace"), change.flavour)
     done = sum(t.done for t in tasks)

@@ -26,6 +26,9 @@ from crewbook.artifacts import Project, preview_archive
 from crewbook.artifacts.synthetic import make_openspec_project
 
 from .test_archive_semantics import CASES, build_case
+from .test_openspec_ported import ARCHIVE_CASES
+
+ALL_CASES = CASES + [(c[0], c[1], c[2], "add-b") for c in ARCHIVE_CASES]
 
 CLI = Path(__file__).parents[1] / "openspec_cli" / "node_modules" / ".bin" / "openspec"
 REAL = Path(__file__).parents[1] / "data" / "openspec_real"
@@ -136,7 +139,7 @@ def tree(root: Path) -> dict[str, bytes]:
             for p in sorted(base.rglob("*")) if p.is_file()}
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("case", ALL_CASES, ids=[c[0] for c in ALL_CASES])
 def test_archive_cases_write_the_same_bytes(tmp_path: Path, cli: Callable[..., Any],
                                             case: tuple[Any, ...]) -> None:
     """Each archive case run through both tools: the same refusal, or the same tree."""

@@ -172,3 +172,13 @@ def build_case(folder: Path, case: tuple[str, str | bytes | None, str | None, st
     """The project of one case, in `folder`."""
     _id, main, delta, name = case
     return project(folder, main, delta, name)
+
+
+def test_a_main_spec_md_that_is_a_folder_makes_the_change_invalid(
+        tmp_path: Path, cli: Callable[..., Any]) -> None:
+    root = project(tmp_path, None, "## ADDED Requirements\n" + REQ_B)
+    (root / "openspec" / "specs" / "auth" / "spec.md").mkdir(parents=True)
+    done = cli("validate", root, "--json")
+    assert "main_spec_unreadable" in {p["code"] for p in done.json["problems"]}
+    assert cli("--project", root, "archive", "add-b").code == 1
+    assert (root / "openspec" / "specs" / "auth" / "spec.md").is_dir()

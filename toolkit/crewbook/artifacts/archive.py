@@ -275,6 +275,10 @@ def preview_archive(change: Change, *, today: dt.date | None = None) -> ArchiveP
     for cap, file in spec_files(change.folder / "specs"):
         delta = parse_delta(file.read_text("utf-8", errors="replace"), cap, shown(file))
         main_file = project.specs_folder / cap / "spec.md"
+        if main_file.exists() and not main_file.is_file():
+            problems.append(Problem("main_spec_unreadable", f"{shown(main_file)} is not a "
+                                    "file; archive cannot update it", path=shown(file)))
+            continue
         # bytes decoded as they are: read_text would turn CRLF into LF
         before = (main_file.read_bytes().decode("utf-8", errors="replace")
                   if main_file.is_file() else None)

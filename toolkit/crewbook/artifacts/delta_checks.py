@@ -237,6 +237,12 @@ def delta_problems(change: Change) -> list[Problem]:
     for cap, file in spec_files(specs_dir):
         delta = parse_delta(file.read_text("utf-8", errors="replace"), cap, shown(file))
         total += delta.count
+        main_file = project.specs_folder / cap / "spec.md"
+        if main_file.exists() and not main_file.is_file():
+            problems.append(_p("main_spec_unreadable", f"{shown(main_file)} is not a file, so "
+                               "archive cannot read or update it; replace it with the "
+                               "capability's spec.md", shown(file)))
+            continue
         problems += check_delta(delta, _main_spec(project, cap))
     where = shown(change.folder)
     if change.file.skip_specs and specs_dir.is_dir() and any(

@@ -126,8 +126,12 @@ version: 1
 artifacts:
   - id: proposal
     generates: proposal.md
+    description: Why
+    template: proposal.md
   - id: plan
     generates: plan.md
+    description: How
+    template: plan.md
     requires: [proposal]
 apply:
   requires: [plan]
@@ -148,3 +152,45 @@ def test_tracks_no_artifact_writes_counts_tasks_md(tmp_path: Path,
     (change / "progress.md").write_text("- [x] only\n")
     done = cli("--project", tmp_path, "list", "--json")
     assert [(c["completedTasks"], c["totalTasks"]) for c in done.json["changes"]] == [(1, 2)]
+
+
+GLOB_SCHEMA = """name: globby
+version: 1
+artifacts:
+  - id: proposal
+    generates: proposal.md
+    description: Why
+    template: proposal.md
+  - id: work
+    generates: "work/**/*.md"
+    description: Work
+    template: work.md
+    requires: [proposal]
+apply:
+  requires: [work]
+  tracks: "work/**/*.md"
+"""
+
+
+def test_a_glob_tracks_schema_keeps_its_changes_listed_and_counted(
+        tmp_path: Path, cli: Callable[..., Any]) -> None:
+    """OpenSpec counts the checkboxes of every file the tracked glob matches."""
+    schema = tmp_path / "openspec" / "schemas" / "globby"
+    schema.mkdir(parents=True)
+    (schema / "schema.yaml").write_text(GLOB_SCHEMA)
+    change = tmp_path / "openspec" / "changes" / "c1"
+    (change / "work" / "a").mkdir(parents=True)
+    (change / ".openspec.yaml").write_text("schema: globby\n")
+    (change / "tasks.md").write_text("- [ ] not tracked\n")
+    (change / "work" / "one.md").write_text("- [x] one\n- [ ] two\n")
+    (change / "work" / "a" / "two.md").write_text("- [x] three\n")
+    listed = cli("--project", tmp_path, "list", "--json").json["changes"]
+    assert [(c["name"], c["completedTasks"], c["totalTasks"]) for c in listed] == [
+        ("c1", 2, 3)]
+    status = cli("--project", tmp_path, "status", "--json").json["changes"]
+    assert [(c["change"], c["apply"]["done"], c["apply"]["total"]) for c in status] == [
+        ("c1", 2, 3)]
+    # a schema the CLI cannot read (no template): it falls back to tasks.md
+    (schema / "schema.yaml").write_text(GLOB_SCHEMA.replace("    template: work.md\n", ""))
+    listed = cli("--project", tmp_path, "list", "--json").json["changes"]
+    assert [(c["completedTasks"], c["totalTasks"]) for c in listed] == [(0, 1)]

@@ -31,13 +31,54 @@ def _iso(when: dt.datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
 
 
-def _tasks_md(folder: Path) -> tuple[int, int]:
+def fallback_tasks(project: Project, folder: Path) -> tuple[int, int]:
+    """(done, total) of a change whose status cannot be computed, counted as the OpenSpec
+    CLI counts them: in the files of the artifact generating the schema's `apply.tracks`
+    (a glob allowed; the artifact `tasks` when there is no `tracks`), read from the raw
+    schema.yaml; `tasks.md` when the schema or that artifact cannot be found or OpenSpec
+    would refuse the schema (an artifact without `description` or `template`)."""
     from .checklist import parse_tasks
 
-    file = folder / "tasks.md"
-    tasks = parse_tasks(file.read_text("utf-8", errors="replace"), "openspec") \
-        if file.is_file() else []
-    return sum(t.done for t in tasks), len(tasks)
+    files = [folder / rel for rel in _tracked(project, folder)] or [folder / "tasks.md"]
+    done = total = 0
+    for file in files:
+        if file.is_file():
+            tasks = parse_tasks(file.read_text("utf-8", errors="replace"), "openspec")
+            done += sum(t.done for t in tasks)
+            total += len(tasks)
+    return done, total
+
+
+def _tracked(project: Project, folder: Path) -> list[str]:
+    import yaml
+
+    from .status import match_outputs
+
+    try:
+        meta = yaml.safe_load((folder / ".openspec.yaml").read_text("utf-8")) \
+            if (folder / ".openspec.yaml").is_file() else {}
+        name = meta.get("schema") if isinstance(meta, dict) else None
+        if not isinstance(name, str):
+            return []
+        file = project.schemas_folder / name / "schema.yaml"
+        data = yaml.safe_load(file.read_text("utf-8")) if file.is_file() else None
+    except (OSError, yaml.YAMLError):
+        return []
+    if not isinstance(data, dict) or not isinstance(data.get("artifacts"), list):
+        return []
+    apply = data.get("apply") if isinstance(data.get("apply"), dict) else {}
+    tracks = apply.get("tracks")
+    arts = [a for a in data["artifacts"] if isinstance(a, dict)]
+    if len(arts) != len(data["artifacts"]) or not all(
+            isinstance(a.get(k), str) for a in arts for k in ("id", "generates", "description",
+                                                             "template")):
+        return []  # a schema OpenSpec refuses: it counts tasks.md
+    art = next((a for a in arts if (a.get("generates") == tracks if tracks is not None
+                                    else a.get("id") == "tasks")), None)
+    generates = art.get("generates") if art else None
+    if not isinstance(generates, str):
+        return []
+    return sorted(match_outputs(folder, generates)[0])
 
 
 def list_changes(project: Project, sort: Literal["recent", "name"] = "recent"
@@ -58,10 +99,10 @@ def list_changes(project: Project, sort: Literal["recent", "name"] = "recent"
             except CrewbookError as exc:
                 problems = list(getattr(exc, "problems", ())) or [
                     Problem("status_failed", str(exc), path=project.relative(folder))]
-                done, total = _tasks_md(folder)
+                done, total = fallback_tasks(project, folder)
         else:
             problems = [p for p in scan.problems if p.path and f"/{name}/" in f"/{p.path}/"]
-            done, total = _tasks_md(folder)
+            done, total = fallback_tasks(project, folder)
         when = _last_modified(folder)
         row: dict[str, Any] = {
             "name": name, "completedTasks": done, "totalTasks": total,

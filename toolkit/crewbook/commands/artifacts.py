@@ -9,7 +9,7 @@ from typing import Any
 
 from ..artifacts.change import new_change, open_change
 from ..artifacts.instructions import instructions, list_roles
-from ..artifacts.project import as_project
+from ..artifacts.project import Project, as_project
 from ..artifacts.registry import list_schemas
 from ..errors import CrewbookError, Problem
 from ..examples import example_names, example_project
@@ -40,7 +40,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             found = list(getattr(exc, "problems", ())) or [
                 Problem("status_failed", f"change {change.name!r}: {exc}",
                         path=project.relative(change.folder))]
-            entries.append(unread_entry(change.folder, found))
+            entries.append(unread_entry(project, change.folder, found))
             texts.append(f"{change.name}: cannot compute its status ({len(found)} problem(s) "
                          "below); tasks counted from tasks.md")
             problems += found
@@ -51,7 +51,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     for name in scan.broken:
         found = [p for p in scan.problems
                  if p.path and f"/{name}/" in f"/{p.path}/" and p.severity == "error"]
-        entries.append(unread_entry(project.changes_folder / name, found))
+        entries.append(unread_entry(project, project.changes_folder / name, found))
     entries.sort(key=lambda e: e["change"])
     if not entries and not problems:
         texts.append(f"No changes yet in {project.relative(project.changes_folder)}/; create "
@@ -63,18 +63,15 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 1 if any(p.severity == "error" for p in errors) else 0
 
 
-def unread_entry(folder: Path, problems: list[Problem]) -> dict[str, Any]:
+def unread_entry(project: Project, folder: Path, problems: list[Problem]) -> dict[str, Any]:
     """The `status --json` entry of a change whose status cannot be computed (unknown
-    schema, unreadable metadata): its problems, and its `tasks.md` counted the way the
-    OpenSpec CLI falls back to it."""
-    from ..artifacts.checklist import parse_tasks
+    schema, unreadable metadata): its problems, and its tasks counted the way the
+    OpenSpec CLI falls back to them."""
+    from ..artifacts.listing import fallback_tasks
 
-    tasks_file = folder / "tasks.md"
-    tasks = (parse_tasks(tasks_file.read_text("utf-8", errors="replace"), "openspec")
-             if tasks_file.is_file() else [])
-    done = sum(t.done for t in tasks)
+    done, total = fallback_tasks(project, folder)
     return {"change": folder.name, "schema": None, "artifacts": [],
-            "apply": {"state": "unknown", "done": done, "total": len(tasks), "missing": []},
+            "apply": {"state": "unknown", "done": done, "total": total, "missing": []},
             "problems": [p.to_dict() for p in problems]}
 
 

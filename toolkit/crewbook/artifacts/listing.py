@@ -66,8 +66,8 @@ def _tracked(project: Project, folder: Path) -> list[str]:
         return []
     if not isinstance(data, dict) or not isinstance(data.get("artifacts"), list):
         return []
-    apply = data.get("apply") if isinstance(data.get("apply"), dict) else {}
-    tracks = apply.get("tracks")
+    apply = data.get("apply")
+    tracks = apply.get("tracks") if isinstance(apply, dict) else None
     arts = [a for a in data["artifacts"] if isinstance(a, dict)]
     if len(arts) != len(data["artifacts"]) or not all(
             isinstance(a.get(k), str) for a in arts for k in ("id", "generates", "description",

@@ -182,3 +182,41 @@ def test_a_main_spec_md_that_is_a_folder_makes_the_change_invalid(
     assert "main_spec_unreadable" in {p["code"] for p in done.json["problems"]}
     assert cli("--project", root, "archive", "add-b").code == 1
     assert (root / "openspec" / "specs" / "auth" / "spec.md").is_dir()
+
+
+#: skip_specs marker cases: (id, .openspec.yaml, what to put under specs/)
+SKIP_CASES = [
+    ("declared", "schema: spec-driven\nskip_specs: true\n", None),
+    ("no-schema", "skip_specs: true\n", None),
+    ("specs-is-a-file", "schema: spec-driven\nskip_specs: true\n", "file"),
+    ("dot-files-only", "schema: spec-driven\nskip_specs: true\n", "dot"),
+    ("real-files", "schema: spec-driven\nskip_specs: true\n", "note"),
+]
+
+
+def build_skip_case(folder: Path, case: tuple[str, str, str | None]) -> Path:
+    """A project whose change `skip-b` carries the skip_specs case."""
+    _id, meta, specs = case
+    root = project(folder, main_spec(REQ_A), None, "skip-b")
+    change = root / "openspec" / "changes" / "skip-b"
+    (change / ".openspec.yaml").write_text(meta)
+    if specs == "file":
+        (change / "specs").write_text("not a folder\n")
+    elif specs == "dot":
+        (change / "specs").mkdir()
+        (change / "specs" / ".keep").write_text("")
+    elif specs == "note":
+        (change / "specs").mkdir()
+        (change / "specs" / "notes.txt").write_text("a note\n")
+    return root
+
+
+@pytest.mark.parametrize(("case", "archived"), [
+    (SKIP_CASES[0], True), (SKIP_CASES[1], False), (SKIP_CASES[2], False),
+    (SKIP_CASES[3], True), (SKIP_CASES[4], False)], ids=[c[0] for c in SKIP_CASES])
+def test_the_skip_specs_marker(tmp_path: Path, cli: Callable[..., Any],
+                               case: tuple[str, str, str | None], archived: bool) -> None:
+    root = build_skip_case(tmp_path, case)
+    assert (cli("validate", root / "openspec" / "changes" / "skip-b").code == 0) == archived
+    cli("--project", root, "archive", "skip-b")
+    assert (root / "openspec" / "changes" / "skip-b").exists() != archived

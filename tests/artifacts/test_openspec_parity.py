@@ -25,7 +25,7 @@ import pytest
 from crewbook.artifacts import Project, preview_archive
 from crewbook.artifacts.synthetic import make_openspec_project
 
-from .test_archive_semantics import CASES, build_case
+from .test_archive_semantics import CASES, SKIP_CASES, build_case, build_skip_case
 from .test_openspec_ported import ARCHIVE_CASES
 
 ALL_CASES = CASES + [(c[0], c[1], c[2], "add-b") for c in ARCHIVE_CASES]
@@ -150,4 +150,22 @@ def test_archive_cases_write_the_same_bytes(tmp_path: Path, cli: Callable[..., A
     subprocess.run([str(CLI), "archive", case[3], "-y"], cwd=theirs, capture_output=True,
                    text=True, env=env, timeout=120, check=False)
     cli("--project", ours, "archive", case[3])
+    assert tree(ours) == tree(theirs)
+
+
+@pytest.mark.parametrize("case", SKIP_CASES, ids=[c[0] for c in SKIP_CASES])
+def test_skip_specs_cases_agree(tmp_path: Path, cli: Callable[..., Any],
+                                case: tuple[str, str, str | None]) -> None:
+    """The skip_specs marker: same validity, same archive outcome and tree."""
+    theirs = build_skip_case(tmp_path / "theirs", case)
+    ours = build_skip_case(tmp_path / "ours", case)
+    valid = {i["id"]: i["valid"] for i in openspec(theirs, "validate", "--all", "--json")[
+        "items"] if i["type"] == "change"}
+    assert (cli("validate", ours / "openspec" / "changes" / "skip-b").code == 0) == valid[
+        "skip-b"]
+    env = dict(os.environ, OPENSPEC_TELEMETRY="0", DO_NOT_TRACK="1", NO_COLOR="1", TZ="UTC",
+               HOME=str(tmp_path / ".home"))
+    subprocess.run([str(CLI), "archive", "skip-b", "-y"], cwd=theirs, capture_output=True,
+                   text=True, env=env, timeout=120, check=False)
+    cli("--project", ours, "archive", "skip-b")
     assert tree(ours) == tree(theirs)

@@ -24,7 +24,13 @@ from typing import TYPE_CHECKING
 
 from ..errors import InvalidInputError, Problem
 from .archive_view import ArchivePreview, SpecUpdate
-from .delta_checks import delta_problems, missing_scenarios, unread_delta_files
+from .delta_checks import (
+    delta_problems,
+    has_any_file_under,
+    missing_scenarios,
+    skip_specs_state,
+    unread_delta_files,
+)
 from .openspec import ARCHIVE
 from .spec_checks import (
     PLACEHOLDER_PREFIX,
@@ -260,7 +266,8 @@ def _has_deltas(change: Change) -> bool:
     specs = change.folder / "specs"
     if (specs / "spec.md").is_file() or unread_delta_files(specs):
         return True
-    if change.file.skip_specs and specs.is_dir() and any(p.is_file() for p in specs.rglob("*")):
+    skip = skip_specs_state(change)
+    if skip == "unhonored" or (skip == "declared" and has_any_file_under(specs)):
         return True
     return any(_DELTA_SECTION.search(file.read_text("utf-8", errors="replace"))
                for _cap, file in spec_files(specs))

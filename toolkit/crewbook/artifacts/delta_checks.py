@@ -11,6 +11,7 @@ naming a requirement the main spec does not have, which archive refuses.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -199,6 +200,33 @@ def unread_delta_files(specs_dir: Path) -> list[Path]:
     return found
 
 
+def has_any_file_under(folder: Path) -> bool:
+    """Whether `folder` holds a file, as OpenSpec's skip_specs check asks: dot entries
+    skipped, links count; a `specs` that is itself a file counts (it fails closed)."""
+    if not folder.exists() and not folder.is_symlink():
+        return False
+    if not folder.is_dir():
+        return True
+    for entry in os.scandir(folder):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_symlink() or entry.is_file(follow_symlinks=False):
+            return True
+        if entry.is_dir(follow_symlinks=False) and has_any_file_under(Path(entry.path)):
+            return True
+    return False
+
+
+def skip_specs_state(change: Change) -> str:
+    """`declared`, `none`, or `unhonored`: a `skip_specs: true` in metadata OpenSpec
+    rejects (no `schema`) is not honoured, and says so."""
+    if not change.file.skip_specs:
+        return "none"
+    if any(p.code == "metadata_no_schema" for p in change.warnings):
+        return "unhonored"
+    return "declared"
+
+
 def _main_spec(project: Project, cap: str) -> MainSpec | None:
     """The main spec of `cap`, parsed once per project object while the file is
     unchanged (1,000 changes touching 200 specs parse each spec once)."""
@@ -245,11 +273,15 @@ def delta_problems(change: Change) -> list[Problem]:
             continue
         problems += check_delta(delta, _main_spec(project, cap))
     where = shown(change.folder)
-    if change.file.skip_specs and specs_dir.is_dir() and any(
-            p.is_file() for p in specs_dir.rglob("*")):
+    skip = skip_specs_state(change)
+    if skip == "unhonored":
+        problems.append(_p("skip_specs_unhonored", "skip_specs is set but .openspec.yaml is "
+                           "not valid change metadata (no `schema`), so the marker is not "
+                           "honoured; add `schema: <name>`", where))
+    if skip == "declared" and has_any_file_under(specs_dir):
         problems.append(_p("skip_specs_conflict", "skip_specs is set but files exist under "
                            "specs/; remove skip_specs or delete the delta files", where))
-    if total == 0 and not change.file.skip_specs and not misplaced:
+    if total == 0 and skip != "declared" and not misplaced:
         problems.append(_p("no_deltas", "the change has no spec delta; add "
                            "specs/<capability>/spec.md with `## ADDED Requirements` (each "
                            "requirement with a `#### Scenario:`), or set `skip_specs: true` "

@@ -27,7 +27,7 @@ from .test_openspec_parity import CLI, openspec, tree
 
 DOC = Path(__file__).parents[2] / "docs" / "openspec.md"
 KNOWN = ("list_tasks", "spec_count", "spec_valid/", "change_valid/", "status_listed",
-         "status_artifacts", "status_refused", "archive_outcome", "archive_tree")
+         "status_unread/", "status_artifacts", "status_refused", "archive_outcome", "archive_tree")
 
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None or not CLI.exists(),
@@ -81,7 +81,10 @@ def differences(root: Path, cli: Callable[..., Any], work: Path) -> list[tuple[s
             if not any(p["severity"] == "error" for p in mine_["problems"]):
                 found.append(("status_refused", name))
             continue
-        if {a["id"]: a["status"] for a in theirs["artifacts"]} != {
+        if mine_["schema"] is None:  # listed, but its status could not be computed
+            codes = sorted({p["code"] for p in mine_["problems"] if p["severity"] == "error"})
+            found.append((f"status_unread/{'+'.join(codes)}", name))
+        elif {a["id"]: a["status"] for a in theirs["artifacts"]} != {
                 a["id"]: a["status"] for a in mine_["artifacts"]}:
             found.append(("status_artifacts", name))
     found += archive_differences(root, cli, work, sorted(listed))

@@ -80,6 +80,22 @@ def make_openspec_project(root: Path | str, n_changes: int = 20, *, seed: int = 
 
 
 _PURPOSE = "Everything {} does for the people who use it, in one place."
+_GLOB_SCHEMA = """name: globby
+version: 1
+artifacts:
+  - id: proposal
+    generates: proposal.md
+    description: Why
+    template: proposal.md
+  - id: work
+    generates: "work/**/*.md"
+    description: The work, in several files
+    template: work.md
+    requires: [proposal]
+apply:
+  requires: [work]
+  tracks: "work/**/*.md"
+"""
 
 
 def _spec_slip(cap: str, reqs: dict[str, list[str]], rnd: random.Random) -> tuple[str, bool]:
@@ -116,8 +132,9 @@ def add_mistakes(base: Path, caps: dict[str, dict[str, list[str]]],
     """Slips seen in real projects, at realistic rates: main specs without Purpose or
     scenarios, notes and delta headers among requirements, repeated headings, CRLF,
     double blank lines; changes with a dated name, no `schema` in their metadata, an
-    unknown schema, no deltas, an already-synced ADDED, a new capability whose delta
-    Purpose is empty, commented out or fenced."""
+    unknown schema, a schema tracking a glob, a skip_specs marker (with or without schema
+    or files), no deltas, an already-synced ADDED, a new capability whose delta Purpose is
+    empty, commented out or fenced."""
     for cap, reqs in caps.items():
         if rnd.random() < 0.5:
             text, crlf = _spec_slip(cap, reqs, rnd)
@@ -125,8 +142,11 @@ def add_mistakes(base: Path, caps: dict[str, dict[str, list[str]]],
             path = base / "specs" / cap / "spec.md"
             path.write_bytes(data.encode("utf-8"))
     changes = base / "changes"
+    _write(base / "schemas" / "globby" / "schema.yaml", _GLOB_SCHEMA)
+    for template in ("proposal.md", "work.md"):
+        _write(base / "schemas" / "globby" / "templates" / template, "# Title\n")
     for k in range(rnd.randint(3, 6)):
-        roll = rnd.randrange(7)
+        roll = rnd.randrange(10)
         cap = rnd.choice(sorted(caps))
         name = f"slip-{k:02d}-{roll}"
         if roll == 0:
@@ -137,6 +157,16 @@ def add_mistakes(base: Path, caps: dict[str, dict[str, list[str]]],
             meta = "created: 2026-01-05\n"
         elif roll == 2:
             meta = "schema: no-such-schema\n"
+        elif roll == 7:  # apply.tracks is a glob
+            meta = "schema: globby\n"
+            _write(folder / "work" / "a.md", "- [x] a\n- [ ] b\n")
+            _write(folder / "work" / "more" / "b.md", "- [x] c\n")
+        elif roll in (8, 9):  # skip_specs, with or without schema, with or without files
+            meta = ("schema: spec-driven\n" if rnd.random() < 0.6 else "") + "skip_specs: true\n"
+            if roll == 9:
+                _write(folder / "specs" / rnd.choice(["notes.txt", ".keep"]), "x\n")
+            _write(folder / ".openspec.yaml", meta)
+            continue
         _write(folder / ".openspec.yaml", meta)
         _write(folder / "proposal.md", f"## Why\nBecause {name}.\n")
         _write(folder / "tasks.md", "- [x] one\n- [ ] two\n")

@@ -184,20 +184,23 @@ def _against_main(delta: DeltaSpec, main: MainSpec | None) -> list[Problem]:
 
 def unread_delta_files(specs_dir: Path) -> list[Path]:
     """Markdown files under specs/ holding delta sections that archive never reads
-    (anything but `<capability>/spec.md`)."""
+    (anything but `<capability>/spec.md`); dot entries skipped, folder links not
+    followed, as OpenSpec walks it."""
     found: list[Path] = []
     if not specs_dir.is_dir():
         return found
-    for file in sorted(specs_dir.rglob("*.md")):
-        rel = file.relative_to(specs_dir)
-        if any(p.startswith(".") for p in rel.parts) or not file.is_file():
-            continue
-        if rel.name == "spec.md":
-            continue
-        text = file.read_text("utf-8", errors="replace").lower()
-        if any(line.strip() in _DELTA_HEADER for line in text.splitlines()):
-            found.append(file)
-    return found
+    for dirpath, dirnames, filenames in os.walk(specs_dir):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in filenames:
+            if name.startswith(".") or not name.endswith(".md") or name == "spec.md":
+                continue
+            file = Path(dirpath) / name
+            if not file.is_file():
+                continue
+            text = file.read_text("utf-8", errors="replace").lower()
+            if any(line.strip() in _DELTA_HEADER for line in text.splitlines()):
+                found.append(file)
+    return sorted(found)
 
 
 def has_any_file_under(folder: Path) -> bool:

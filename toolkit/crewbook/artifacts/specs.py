@@ -331,6 +331,8 @@ def _mask_html_comments(text: str) -> str:
 def purpose_section(lines: list[str]) -> str | None:
     """The body of `## Purpose` as OpenSpec's archive reads it (headers inside fences or
     HTML comments do not count; a body of only comments or fences is no Purpose)."""
+    if not any("purpose" in line.lower() for line in lines if line.startswith("#")):
+        return None  # the common case, without masking the whole file
     masked = _mask_html_comments("\n".join(lines)).split("\n")
     mask = fence_mask(masked)
     start = next((i for i, line in enumerate(masked)

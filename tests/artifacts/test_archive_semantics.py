@@ -220,3 +220,29 @@ def test_the_skip_specs_marker(tmp_path: Path, cli: Callable[..., Any],
     assert (cli("validate", root / "openspec" / "changes" / "skip-b").code == 0) == archived
     cli("--project", root, "archive", "skip-b")
     assert (root / "openspec" / "changes" / "skip-b").exists() != archived
+
+
+def test_delta_files_from_the_status_scan_match_a_walk(tmp_path: Path) -> None:
+    """validate reuses the status scan to find delta files; it finds what a walk finds."""
+    from crewbook.artifacts.delta_checks import _specs_from, _unread_from, unread_delta_files
+    from crewbook.artifacts.specs import spec_files
+    from crewbook.artifacts.status import scan_files
+    from crewbook.artifacts.synthetic import make_openspec_project
+
+    root = make_openspec_project(tmp_path / "p", 12, seed=5, mistakes=True)
+    change = root / "openspec" / "changes" / "login-change-0000"
+    (change / "specs" / "area" / "nested").mkdir(parents=True)
+    (change / "specs" / "area" / "nested" / "spec.md").write_text("## ADDED Requirements\n")
+    (change / "specs" / "note.md").write_text("## ADDED Requirements\n")
+    (change / "specs" / ".hidden").mkdir()
+    (change / "specs" / ".hidden" / "spec.md").write_text("## ADDED Requirements\n")
+    (change / "specs" / "spec.md").write_text("## ADDED Requirements\n")
+    seen = 0
+    for folder in sorted((root / "openspec" / "changes").iterdir()):
+        scanned = scan_files(folder)
+        if scanned is None or folder.name == "archive":
+            continue
+        assert _specs_from(scanned, folder) == spec_files(folder / "specs"), folder.name
+        assert _unread_from(scanned, folder) == unread_delta_files(folder / "specs")
+        seen += 1
+    assert seen >= 12

@@ -203,6 +203,49 @@ def unread_delta_files(specs_dir: Path) -> list[Path]:
     return sorted(found)
 
 
+def _under_specs(scanned: dict[str, bool]) -> list[tuple[list[str], bool]]:
+    """(parts below specs/, is a link) of every file the status scan saw under specs/,
+    dot entries left out (as OpenSpec walks it)."""
+    out = []
+    for rel, link in scanned.items():
+        parts = rel.split("/")
+        if parts[0] == "specs" and len(parts) > 1 and not any(
+                p.startswith(".") for p in parts[1:]):
+            out.append((parts[1:], link))
+    return out
+
+
+def _specs_from(scanned: dict[str, bool], folder: Path) -> list[tuple[str, Path]]:
+    """`spec_files(folder / "specs")` from the status scan (which never follows folder
+    links); a linked spec.md kept only when it stays inside specs/."""
+    root = folder / "specs"
+    found = []
+    for parts, link in _under_specs(scanned):
+        if len(parts) < 2 or parts[-1] != "spec.md":
+            continue
+        file = root.joinpath(*parts)
+        if link and not (file.is_file() and file.resolve().is_relative_to(root.resolve())):
+            continue
+        found.append(("/".join(parts[:-1]), file))
+    return sorted(found)
+
+
+def _unread_from(scanned: dict[str, bool], folder: Path) -> list[Path]:
+    """`unread_delta_files(folder / "specs")` from the status scan."""
+    root = folder / "specs"
+    found = []
+    for parts, _link in _under_specs(scanned):
+        if not parts[-1].endswith(".md") or parts[-1] == "spec.md":
+            continue
+        file = root.joinpath(*parts)
+        if not file.is_file():
+            continue
+        text = file.read_text("utf-8", errors="replace").lower()
+        if any(line.strip() in _DELTA_HEADER for line in text.splitlines()):
+            found.append(file)
+    return sorted(found)
+
+
 def has_any_file_under(folder: Path) -> bool:
     """Whether `folder` holds a file, as OpenSpec's skip_specs check asks: dot entries
     skipped, links count; a `specs` that is itself a file counts (it fails closed)."""
@@ -258,14 +301,18 @@ def delta_problems(change: Change) -> list[Problem]:
         problems.append(_p("delta_at_specs_root", "a delta at specs/spec.md has no capability "
                            "and is ignored by archive; move it to specs/<capability>/spec.md",
                            shown(specs_dir / "spec.md")))
-    unread = unread_delta_files(specs_dir)
+    scanned = change.__dict__.get("_scanned_files")
+    unread = (_unread_from(scanned, change.folder) if scanned is not None
+              else unread_delta_files(specs_dir))
     misplaced = bool(unread) or (specs_dir / "spec.md").is_file()
     for file in unread:
         problems.append(_p("delta_not_read", "this file holds delta sections but archive only "
                            "reads specs/<capability>/spec.md; move its requirements there",
                            shown(file)))
     total = 0
-    for cap, file in spec_files(specs_dir):
+    found = (_specs_from(scanned, change.folder) if scanned is not None
+             else spec_files(specs_dir))
+    for cap, file in found:
         delta = parse_delta(file.read_text("utf-8", errors="replace"), cap, shown(file))
         total += delta.count
         main_file = project.specs_folder / cap / "spec.md"

@@ -286,6 +286,7 @@ def compute_status(change: Change, schema: Schema) -> ChangeStatus:
     satisfied: set[str] = set()
     states: dict[str, ArtifactState] = {}
     files = scan_files(folder)
+    change.__dict__["_scanned_files"] = files  # delta checks reuse it (one walk, not three)
     for art_id in schema.order:
         art = schema.artifact(art_id)
         role_id = art.role.id if art.role else None

@@ -194,3 +194,15 @@ def test_a_glob_tracks_schema_keeps_its_changes_listed_and_counted(
     (schema / "schema.yaml").write_text(GLOB_SCHEMA.replace("    template: work.md\n", ""))
     listed = cli("--project", tmp_path, "list", "--json").json["changes"]
     assert [(c["completedTasks"], c["totalTasks"]) for c in listed] == [(0, 1)]
+
+
+def test_strict_keeps_crewbooks_advisory_notes_as_warnings() -> None:
+    """`--strict` is `openspec validate --strict`: the CLI's warnings become errors,
+    crewbook's notes on keys it ignores do not."""
+    from crewbook.commands.validate import strict
+    from crewbook.errors import Problem
+    from crewbook.report import ValidationReport
+
+    report = ValidationReport((Problem("unused_key", "goal", severity="warning"),
+                               Problem("requirement_not_normative", "x", severity="warning")))
+    assert [p.severity for p in strict(report).problems] == ["warning", "error"]

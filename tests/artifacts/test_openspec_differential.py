@@ -26,7 +26,8 @@ from crewbook.artifacts.synthetic import make_openspec_project
 from .test_openspec_parity import CLI, openspec, tree
 
 DOC = Path(__file__).parents[2] / "docs" / "openspec.md"
-KNOWN = ("list_tasks", "spec_count", "spec_valid/", "change_valid/", "status_listed",
+KNOWN = ("list_tasks", "spec_count", "spec_valid/", "change_valid/", "strict_spec_valid/",
+         "strict_change_valid/", "status_listed",
          "status_unread/", "status_artifacts", "status_refused", "archive_outcome", "archive_tree")
 
 pytestmark = pytest.mark.skipif(
@@ -57,17 +58,8 @@ def differences(root: Path, cli: Callable[..., Any], work: Path) -> list[tuple[s
             for s in cli("--project", root, "list", "--specs", "--json").json["specs"]}
     found += [("spec_count", i) for i in sorted(set(specs) | set(mine))
               if specs.get(i) != mine.get(i)]
-    items = openspec(root, "validate", "--all", "--json")["items"]
-    report = cli("validate", root, "--json").json["problems"]
-    errors = [p for p in report if p["severity"] == "error" and p["path"]]
-    for item in items:
-        folder = ("openspec/specs/" if item["type"] == "spec" else "openspec/changes/") + \
-            item["id"]
-        why = sorted({p["code"] for p in errors
-                      if p["path"] == folder or p["path"].startswith(folder + "/")})
-        if (not why) != item["valid"]:
-            kind = "spec_valid" if item["type"] == "spec" else "change_valid"
-            found.append((f"{kind}/{'+'.join(why) or 'none'}", item["id"]))
+    for flag in ((), ("--strict",)):
+        found += validity(root, cli, flag)
     theirs_status = {c["changeName"]: c
                      for c in openspec(root, "status", "--all", "--json")["changes"]}
     done = cli("--project", root, "status", "--json").json
@@ -88,6 +80,26 @@ def differences(root: Path, cli: Callable[..., Any], work: Path) -> list[tuple[s
                 a["id"]: a["status"] for a in mine_["artifacts"]}:
             found.append(("status_artifacts", name))
     found += archive_differences(root, cli, work, sorted(listed))
+    return found
+
+
+def validity(root: Path, cli: Callable[..., Any], flag: tuple[str, ...]
+             ) -> list[tuple[str, str]]:
+    """Where `validate --all` and `crewbook validate` (both with `flag`) disagree on a
+    spec or change being valid; the code names crewbook's error codes there."""
+    found: list[tuple[str, str]] = []
+    items = openspec(root, "validate", "--all", "--json", *flag)["items"]
+    report = cli("validate", root, "--json", *flag).json["problems"]
+    errors = [p for p in report if p["severity"] == "error" and p["path"]]
+    mode = "strict_" if flag else ""
+    for item in items:
+        folder = ("openspec/specs/" if item["type"] == "spec" else "openspec/changes/") + \
+            item["id"]
+        why = sorted({p["code"] for p in errors
+                      if p["path"] == folder or p["path"].startswith(folder + "/")})
+        if (not why) != item["valid"]:
+            kind = "spec_valid" if item["type"] == "spec" else "change_valid"
+            found.append((f"{mode}{kind}/{'+'.join(why) or 'none'}", item["id"]))
     return found
 
 

@@ -75,11 +75,19 @@ def validate_paths(paths: Sequence[Path], project: Path | None = None, *,
     return ValidationReport(tuple(problems), subject=subject)
 
 
+#: Warnings `--strict` leaves warnings: notes on what crewbook reads differently or
+#: ignores, which `openspec validate --strict` does not report (or reports as INFO).
+ADVISORY = frozenset({"unused_key", "delta_target_missing", "not_a_requirement",
+                      "metadata_no_schema", "two_layouts"})
+
+
 def strict(report: ValidationReport) -> ValidationReport:
-    """`report` with every warning counted as an error (`--strict`)."""
+    """`report` with its warnings counted as errors (`--strict`), advisory notes aside."""
     import dataclasses
 
-    problems = tuple(dataclasses.replace(p, severity="error") for p in report.problems)
+    problems = tuple(dataclasses.replace(p, severity="error")
+                     if p.severity == "warning" and p.code not in ADVISORY else p
+                     for p in report.problems)
     return dataclasses.replace(report, problems=problems)
 
 

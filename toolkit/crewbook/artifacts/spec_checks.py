@@ -60,20 +60,28 @@ class Section:
 
 
 def section_tree(lines: list[str], mask: list[bool]) -> list[Section]:
-    """The header tree of a document (fenced lines never count)."""
-    heads = [(i, len(m.group(1)), m.group(2).strip()) for i, line in enumerate(lines)
-             if not mask[i] and (m := _ANY_HEADER.match(line))]
-    starts = [(i, len(m.group(1))) for i, line in enumerate(lines)
-              if not mask[i] and (m := _HEADER_START.match(line))]
+    """The header tree of a document (fenced lines never count), in one pass: a
+    section's text runs to the next header of its level or above."""
     roots: list[Section] = []
-    stack: list[Section] = []
-    for index, level, title in heads:
-        end = next((j for j, lv in starts if j > index and lv <= level), len(lines))
-        section = Section(level, title, "\n".join(lines[index + 1:end]).strip(), index + 1)
+    stack: list[Section] = []  # nesting, by the headers with a title
+    open_: list[tuple[int, int, Section]] = []  # (level, first body line, section)
+    for i, line in enumerate(lines):
+        if mask[i] or not (start := _HEADER_START.match(line)):
+            continue
+        level = len(start.group(1))
+        while open_ and open_[-1][0] >= level:
+            _lv, first, done = open_.pop()
+            done.content = "\n".join(lines[first:i]).strip()
+        if not (m := _ANY_HEADER.match(line)):
+            continue
+        section = Section(level, m.group(2).strip(), "", i + 1)
         while stack and stack[-1].level >= level:
             stack.pop()
         (stack[-1].children if stack else roots).append(section)
         stack.append(section)
+        open_.append((level, i + 1, section))
+    for _lv, first, done in open_:
+        done.content = "\n".join(lines[first:]).strip()
     return roots
 
 

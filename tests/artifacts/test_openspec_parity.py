@@ -28,7 +28,10 @@ from crewbook.artifacts.synthetic import make_openspec_project
 from .test_archive_semantics import CASES, SKIP_CASES, build_case, build_skip_case
 from .test_openspec_ported import ARCHIVE_CASES
 
-ALL_CASES = CASES + [(c[0], c[1], c[2], "add-b") for c in ARCHIVE_CASES]
+#: OpenSpec's own archive cases run through the CLI too in the slow mode
+#: (CREWBOOK_PARITY_SEEDS set); test_openspec_ported.py checks them without it.
+ALL_CASES = CASES + ([(c[0], c[1], c[2], "add-b") for c in ARCHIVE_CASES]
+                     if os.environ.get("CREWBOOK_PARITY_SEEDS") else [])
 
 CLI = Path(__file__).parents[1] / "openspec_cli" / "node_modules" / ".bin" / "openspec"
 REAL = Path(__file__).parents[1] / "data" / "openspec_real"

@@ -26,9 +26,9 @@ from crewbook.artifacts.synthetic import make_openspec_project
 from .test_openspec_parity import CLI, openspec, tree
 
 DOC = Path(__file__).parents[2] / "docs" / "openspec.md"
-KNOWN = ("list_tasks", "spec_count", "spec_valid/", "change_valid/", "strict_spec_valid/",
-         "strict_change_valid/", "status_listed",
-         "status_unread/", "status_artifacts", "status_refused", "archive_outcome", "archive_tree")
+KNOWN = ("list_tasks", "list_hidden", "spec_count", "spec_valid/", "change_valid/",
+         "strict_spec_valid/", "strict_change_valid/", "status_listed", "status_unread/",
+         "status_artifacts", "status_refused", "archive_outcome", "archive_tree")
 
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None or not CLI.exists(),
@@ -49,7 +49,9 @@ def differences(root: Path, cli: Callable[..., Any], work: Path) -> list[tuple[s
     ours = {c["name"]: c for c in cli("--project", root, "list", "--json").json["changes"]}
     for name in sorted(set(listed) | set(ours)):
         a, b = listed.get(name, {}), ours.get(name, {})
-        if [a.get("completedTasks"), a.get("totalTasks")] != [
+        if name.startswith(".") and name not in ours:
+            found.append(("list_hidden", name))
+        elif [a.get("completedTasks"), a.get("totalTasks")] != [
                 b.get("completedTasks"), b.get("totalTasks")]:
             found.append(("list_tasks", name))
     specs = {s["id"]: s["requirementCount"]

@@ -133,8 +133,8 @@ def add_mistakes(base: Path, caps: dict[str, dict[str, list[str]]],
     scenarios, notes and delta headers among requirements, repeated headings, CRLF,
     double blank lines; changes with a dated name, no `schema` in their metadata, an
     unknown schema, a schema tracking a glob, a skip_specs marker (with or without schema
-    or files), no deltas, an already-synced ADDED, a new capability whose delta Purpose is
-    empty, commented out or fenced."""
+    or files), a hidden folder among the changes, no deltas, an already-synced ADDED, a
+    new capability whose delta Purpose is empty, commented out or fenced."""
     for cap, reqs in caps.items():
         if rnd.random() < 0.5:
             text, crlf = _spec_slip(cap, reqs, rnd)
@@ -142,6 +142,8 @@ def add_mistakes(base: Path, caps: dict[str, dict[str, list[str]]],
             path = base / "specs" / cap / "spec.md"
             path.write_bytes(data.encode("utf-8"))
     changes = base / "changes"
+    if rnd.random() < 0.1:  # a hidden folder among the changes (a draft kept aside)
+        _write(changes / ".draft" / "tasks.md", "- [ ] later\n")
     _write(base / "schemas" / "globby" / "schema.yaml", _GLOB_SCHEMA)
     for template in ("proposal.md", "work.md"):
         _write(base / "schemas" / "globby" / "templates" / template, "# Title\n")

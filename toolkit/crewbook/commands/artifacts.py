@@ -40,9 +40,11 @@ def cmd_status(args: argparse.Namespace) -> int:
             found = list(getattr(exc, "problems", ())) or [
                 Problem("status_failed", f"change {change.name!r}: {exc}",
                         path=project.relative(change.folder))]
-            entries.append(unread_entry(project, change.folder, found))
-            texts.append(f"{change.name}: cannot compute its status ({len(found)} problem(s) "
-                         "below); tasks counted from tasks.md")
+            entry = unread_entry(project, change.folder, found)
+            entries.append(entry)
+            texts.append(f"Change {change.name}: its status cannot be computed ({len(found)} "
+                         f"problem(s) below); tasks {entry['apply']['done']}/"
+                         f"{entry['apply']['total']}, counted as OpenSpec counts them")
             problems += found
             continue
         statuses.append(status)

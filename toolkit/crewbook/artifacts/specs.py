@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -99,7 +100,7 @@ class Requirement:
         """The name as matched across specs and deltas."""
         return requirement_key(self.name)
 
-    @property
+    @cached_property
     def text(self) -> str:
         """The body before the first header, fenced lines and blanks skipped
         (`**Meta**:` lines only when nothing else is there)."""
@@ -117,7 +118,7 @@ class Requirement:
                 (metadata if _METADATA.match(stripped) else captured).append(stripped)
         return "\n".join(captured or metadata)
 
-    @property
+    @cached_property
     def scenarios(self) -> tuple[Scenario, ...]:
         """Every `#### ` header of the block (outside fences), with its body."""
         lines = self.raw.split("\n")

@@ -90,9 +90,9 @@ def main() -> None:
     args = parser.parse_args()
     root = project(args.n, args.specs)
     assert statuses(root) == args.n
-    few = max(1, args.repeat // 2)
+    few = max(2, args.repeat // 2)
     ours = best(lambda: statuses(root), args.repeat)
-    checked = best(lambda: validate_project(root), few)
+    checked = best(lambda: validate_project(root), args.repeat)
     cmd_status = best(lambda: command("--project", root, "status", "--json"), few)
     cmd_validate = best(lambda: command("validate", root, "--json"), few)
     load, cpus = os.getloadavg()[0], os.cpu_count() or 1

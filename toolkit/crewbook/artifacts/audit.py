@@ -54,7 +54,7 @@ def change_problems(folder: Path, root: Path | None,
         if opened.flavour == "openspec":  # codev's specs/ may hold any file names
             from .delta_checks import delta_problems  # A9: deltas under specs/ only
 
-            problems.extend(delta_problems(opened))
+            problems.extend(delta_problems(opened, status.files))
 
     problems: list[Problem] = []
     shown = folder / "change.yaml"

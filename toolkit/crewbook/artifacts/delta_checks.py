@@ -12,6 +12,7 @@ naming a requirement the main spec does not have, which archive refuses.
 from __future__ import annotations
 
 import os
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -273,6 +274,11 @@ def skip_specs_state(change: Change) -> str:
     return "declared"
 
 
+#: Parsed main specs by project (dropped with the project object), then by capability.
+_MAIN_SPECS: weakref.WeakKeyDictionary[Project, dict[str, tuple[int, int, MainSpec]]] = \
+    weakref.WeakKeyDictionary()
+
+
 def _main_spec(project: Project, cap: str) -> MainSpec | None:
     """The main spec of `cap`, parsed once per project object while the file is
     unchanged (1,000 changes touching 200 specs parse each spec once)."""
@@ -283,7 +289,7 @@ def _main_spec(project: Project, cap: str) -> MainSpec | None:
         return None
     if not file.is_file():
         return None
-    cache: dict[str, tuple[int, int, MainSpec]] = project.__dict__.setdefault("_main_specs", {})
+    cache = _MAIN_SPECS.setdefault(project, {})
     hit = cache.get(cap)
     if hit is None or hit[:2] != (stat.st_mtime_ns, stat.st_size):
         spec = parse_spec(file.read_text("utf-8", errors="replace"), cap, project.relative(file))
@@ -291,8 +297,9 @@ def _main_spec(project: Project, cap: str) -> MainSpec | None:
     return hit[2]
 
 
-def delta_problems(change: Change) -> list[Problem]:
-    """Every problem of `change`'s deltas, with file:line and what to do."""
+def delta_problems(change: Change, scanned: dict[str, bool] | None = None) -> list[Problem]:
+    """Every problem of `change`'s deltas, with file:line and what to do; `scanned` is
+    the change folder's listing from its status (`ChangeStatus.files`), if at hand."""
     project = change.project
     specs_dir = change.folder / "specs"
     shown = project.relative
@@ -301,7 +308,6 @@ def delta_problems(change: Change) -> list[Problem]:
         problems.append(_p("delta_at_specs_root", "a delta at specs/spec.md has no capability "
                            "and is ignored by archive; move it to specs/<capability>/spec.md",
                            shown(specs_dir / "spec.md")))
-    scanned = change.__dict__.get("_scanned_files")
     unread = (_unread_from(scanned, change.folder) if scanned is not None
               else unread_delta_files(specs_dir))
     misplaced = bool(unread) or (specs_dir / "spec.md").is_file()

@@ -8,7 +8,7 @@ import fnmatch
 import glob
 import html
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -81,6 +81,9 @@ class ChangeStatus(Drawable):
     tasks: tuple[TaskItem, ...]
     problems: tuple[Problem, ...] = ()
     skip_specs: bool = False
+    #: Every file of the change folder as the status scan saw it (None when it fell back
+    #: to globbing); delta checks reuse it instead of walking the folder again.
+    files: dict[str, bool] | None = field(default=None, compare=False, repr=False)
 
     def __getitem__(self, artifact_id: str) -> ArtifactState:
         for state in self.artifacts:
@@ -286,7 +289,6 @@ def compute_status(change: Change, schema: Schema) -> ChangeStatus:
     satisfied: set[str] = set()
     states: dict[str, ArtifactState] = {}
     files = scan_files(folder)
-    change.__dict__["_scanned_files"] = files  # delta checks reuse it (one walk, not three)
     for art_id in schema.order:
         art = schema.artifact(art_id)
         role_id = art.role.id if art.role else None
@@ -340,4 +342,5 @@ def compute_status(change: Change, schema: Schema) -> ChangeStatus:
         tasks=tuple(tasks),
         problems=change.warnings + tuple(problems),
         skip_specs=change.file.skip_specs,
+        files=files,
     )

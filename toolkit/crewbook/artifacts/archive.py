@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from .project import Project
 
 PENDING_PREFIX = ".crewbook-pending-"
-DATED = re.compile(r"^\d{4}-\d{2}-\d{2}-")
+DATED = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}-")  # ASCII digits, as the CLI
 
 
 class ArchiveRefused(InvalidInputError):

@@ -122,7 +122,8 @@ def test_broken_change_listed_with_others(osproj: Path, cli: Callable[..., Any])
     result = cli("--project", osproj, "status", "--json")
     assert result.code == 1
     doc = result.json
-    assert [c["change"] for c in doc["changes"]] == ["add-a", "add-b"]
+    assert [c["change"] for c in doc["changes"]] == ["add-a", "add-b", "bad"]
+    assert doc["changes"][2]["problems"]  # listed with its problem, never dropped
     assert any("bad/.openspec.yaml" in (p["path"] or "") for p in doc["problems"])
     text = cli("--project", osproj, "status")
     assert "Change add-a" in text.out

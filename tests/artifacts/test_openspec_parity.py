@@ -25,6 +25,14 @@ import pytest
 from crewbook.artifacts import Project, preview_archive
 from crewbook.artifacts.synthetic import make_openspec_project
 
+from .test_archive_semantics import CASES, SKIP_CASES, build_case, build_skip_case
+from .test_openspec_ported import ARCHIVE_CASES
+
+#: OpenSpec's own archive cases run through the CLI too in the slow mode
+#: (CREWBOOK_PARITY_SEEDS set); test_openspec_ported.py checks them without it.
+ALL_CASES = CASES + ([(c[0], c[1], c[2], "add-b") for c in ARCHIVE_CASES]
+                     if os.environ.get("CREWBOOK_PARITY_SEEDS") else [])
+
 CLI = Path(__file__).parents[1] / "openspec_cli" / "node_modules" / ".bin" / "openspec"
 REAL = Path(__file__).parents[1] / "data" / "openspec_real"
 
@@ -58,6 +66,18 @@ def compare(root: Path, cli: Callable[..., Any]) -> int:
     invalid = {Path(p["path"]).relative_to("openspec/changes").parts[0]
                for p in report["problems"]
                if p["severity"] == "error" and p["path"].startswith("openspec/changes/")}
+    ours_listed = {c["name"]: c for c in cli("--project", root, "list", "--json").json["changes"]}
+    fields = ("completedTasks", "totalTasks", "status")
+    assert {n: [c[f] for f in fields] for n, c in ours_listed.items()} == {
+        n: [c[f] for f in fields] for n, c in listed.items()}
+    specs = openspec(root, "list", "--specs", "--json")["specs"]
+    assert cli("--project", root, "list", "--specs", "--json").json["specs"] == specs
+    spec_valid = {i["id"]: i["valid"] for i in openspec(root, "validate", "--specs", "--json")[
+        "items"]}
+    bad_specs = {Path(p["path"]).parent.relative_to("openspec/specs").as_posix()
+                 for p in report["problems"]
+                 if p["severity"] == "error" and p["path"].startswith("openspec/specs/")}
+    assert {i: i not in bad_specs for i in spec_valid} == spec_valid
     for name, change in mine.items():
         assert (change["apply"]["done"], change["apply"]["total"]) == (
             listed[name]["completedTasks"], listed[name]["totalTasks"]), name
@@ -91,8 +111,7 @@ def test_generated_project_has_both_verdicts(tmp_path: Path, cli: Callable[..., 
 @pytest.mark.parametrize("sample", ["openspec_repo", "generated"])
 def test_archive_preview_matches_openspec_archive(tmp_path: Path, sample: str) -> None:
     """For each change the preview accepts, `openspec archive` writes exactly the
-    previewed specs; for each change it refuses, OpenSpec refuses too (or, for a change
-    with no delta at all, archives it with a warning: crewbook is stricter there)."""
+    previewed specs; for each change it refuses, OpenSpec refuses too."""
     root = tmp_path / "p"
     if sample == "generated":
         make_openspec_project(root, 8, seed=4)
@@ -108,10 +127,48 @@ def test_archive_preview_matches_openspec_archive(tmp_path: Path, sample: str) -
         subprocess.run([str(CLI), "archive", name, "-y"], cwd=root, capture_output=True,
                        text=True, env=env, timeout=120, check=False)
         archived = not (project.changes_folder / name).exists()
-        no_delta = any(p.code == "no_deltas" for p in preview.problems)
-        assert archived == preview.ok or (archived and no_delta), name
+        assert archived == preview.ok, name
         if archived and preview.ok:
             for update in preview.updates:
                 assert (root / update.path).read_text("utf-8") == update.after, update.path
             agreed += 1
     assert agreed >= 2
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file under `root/openspec`, by relative path, with its bytes."""
+    base = root / "openspec"
+    return {p.relative_to(base).as_posix(): p.read_bytes()
+            for p in sorted(base.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("case", ALL_CASES, ids=[c[0] for c in ALL_CASES])
+def test_archive_cases_write_the_same_bytes(tmp_path: Path, cli: Callable[..., Any],
+                                            case: tuple[Any, ...]) -> None:
+    """Each archive case run through both tools: the same refusal, or the same tree."""
+    theirs = build_case(tmp_path / "theirs", case)
+    ours = build_case(tmp_path / "ours", case)
+    env = dict(os.environ, OPENSPEC_TELEMETRY="0", DO_NOT_TRACK="1", NO_COLOR="1", TZ="UTC",
+               HOME=str(tmp_path / ".home"))
+    subprocess.run([str(CLI), "archive", case[3], "-y"], cwd=theirs, capture_output=True,
+                   text=True, env=env, timeout=120, check=False)
+    cli("--project", ours, "archive", case[3])
+    assert tree(ours) == tree(theirs)
+
+
+@pytest.mark.parametrize("case", SKIP_CASES, ids=[c[0] for c in SKIP_CASES])
+def test_skip_specs_cases_agree(tmp_path: Path, cli: Callable[..., Any],
+                                case: tuple[str, str, str | None]) -> None:
+    """The skip_specs marker: same validity, same archive outcome and tree."""
+    theirs = build_skip_case(tmp_path / "theirs", case)
+    ours = build_skip_case(tmp_path / "ours", case)
+    valid = {i["id"]: i["valid"] for i in openspec(theirs, "validate", "--all", "--json")[
+        "items"] if i["type"] == "change"}
+    assert (cli("validate", ours / "openspec" / "changes" / "skip-b").code == 0) == valid[
+        "skip-b"]
+    env = dict(os.environ, OPENSPEC_TELEMETRY="0", DO_NOT_TRACK="1", NO_COLOR="1", TZ="UTC",
+               HOME=str(tmp_path / ".home"))
+    subprocess.run([str(CLI), "archive", "skip-b", "-y"], cwd=theirs, capture_output=True,
+                   text=True, env=env, timeout=120, check=False)
+    cli("--project", ours, "archive", "skip-b")
+    assert tree(ours) == tree(theirs)

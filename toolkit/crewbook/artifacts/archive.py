@@ -17,14 +17,28 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInputError, Problem
 from .archive_view import ArchivePreview, SpecUpdate
-from .delta_checks import delta_problems, missing_scenarios
+from .delta_checks import (
+    delta_problems,
+    has_any_file_under,
+    missing_scenarios,
+    skip_specs_state,
+    unread_delta_files,
+)
 from .openspec import ARCHIVE
+from .spec_checks import (
+    PLACEHOLDER_PREFIX,
+    PLACEHOLDER_SUFFIX,
+    check_main_spec,
+    parse_markdown_spec,
+    structure_issues,
+)
 from .specs import (
     REQUIREMENT_HEADER,
     DeltaSpec,
@@ -44,6 +58,7 @@ if TYPE_CHECKING:
     from .project import Project
 
 PENDING_PREFIX = ".crewbook-pending-"
+DATED = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}-")  # ASCII digits, as the CLI
 
 
 class ArchiveRefused(InvalidInputError):
@@ -67,34 +82,73 @@ def _collapse_blank_runs(text: str) -> str:
 
 
 def _skeleton(capability: str, change: str, purpose: str | None = None) -> str:
-    body = purpose or (f"TBD - created by archiving change {change}. Update Purpose after "
-                       "archive.")
+    body = (purpose or "").strip() or f"{PLACEHOLDER_PREFIX}{change}{PLACEHOLDER_SUFFIX}"
     return f"# {capability} Specification\n\n## Purpose\n{body}\n\n## Requirements\n"
+
+
+def _readable(skeleton: str) -> bool:
+    """Whether a new spec carrying the delta's Purpose reads back as one (no HTML
+    comment, no structure defect, a Purpose the parser finds); else the placeholder."""
+    if "<!--" in skeleton or structure_issues(skeleton):
+        return False
+    parsed = parse_markdown_spec(skeleton)
+    return parsed.error is None and bool(parsed.overview.strip())
+
+
+def match_line_ending(text: str, original: str) -> str:
+    """`text` (LF) with the dominant line ending of `original` (CRLF wins a tie)."""
+    crlf = original.count("\r\n")
+    lf = original.count("\n") - crlf
+    if crlf == 0 and lf == 0:
+        return text
+    return text.replace("\n", "\r\n") if crlf >= lf else text
+
+
+def _raw(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
 
 
 def apply_delta(before: str | None, delta: DeltaSpec, change: str
                 ) -> tuple[str | None, tuple[tuple[str, str], ...], list[Problem]]:
     """The main spec text after `delta` (None when refused), the status of each
-    requirement touched, and the problems that refuse it (OpenSpec's merge rules)."""
+    requirement it changed, and the problems that refuse it: the OpenSpec CLI's merge
+    rules (RENAMED, REMOVED, MODIFIED, ADDED; re-applying an already synced operation
+    is a no-op), its line endings kept, and the result validated as a main spec.
+    When nothing changes, the text returned is `before` itself."""
     f = delta.file
     problems: list[Problem] = []
 
-    def refuse(message: str, line: int | None = None) -> None:
-        problems.append(Problem("archive_refused", message, path=f, line=line))
+    def refuse(message: str, line: int | None = None, code: str = "archive_refused") -> None:
+        problems.append(Problem(code, message, path=f, line=line))
 
-    for side, name, line in delta.unpaired:
-        refuse(f"RENAMED {side}: {name!r} has no matching line", line)
+    if delta.unpaired:
+        side, name, line = delta.unpaired[0]
+        refuse(f"RENAMED {side}: {name!r} has no matching {'TO' if side == 'FROM' else 'FROM'}"
+               ": line; write each rename as a FROM: line followed by its TO: line", line)
+        return None, (), problems
     if not delta.count:
-        refuse("no delta operation to apply")
+        refuse("no delta operation to apply; add `## ADDED Requirements` (or MODIFIED, "
+               "REMOVED, RENAMED) or remove the file")
+        return None, (), problems
     is_new = before is None
-    if is_new and (delta.modified or delta.renamed):
-        refuse("the main spec does not exist; only ADDED requirements can create it")
-    text = before if before is not None else _skeleton(delta.capability, change,
-                                                               delta.purpose)
+    if before is None:
+        if delta.modified or delta.renamed:
+            refuse("the main spec does not exist; only ADDED requirements can create it")
+            return None, (), problems
+        text = _skeleton(delta.capability, change, delta.purpose)
+        if delta.purpose and not _readable(text):
+            text = _skeleton(delta.capability, change)
+    else:
+        text = before
+    if issues := structure_issues(text):
+        for line, _code, message in issues:
+            refuse(f"the main spec cannot be updated until fixed: {message}", line,
+                   "spec_structure")
+        return None, (), problems
     lines = split_lines(text)
     section = requirements_section(lines, fence_mask(lines))
     if section is None:
-        pre, header, body_lines, after = text.rstrip(), "## Requirements", [], []
+        pre, header, body_lines, after = "\n".join(lines).rstrip(), "## Requirements", [], []
     else:
         start, end = section
         pre, header = "\n".join(lines[:start]), lines[start]
@@ -104,29 +158,41 @@ def apply_delta(before: str | None, delta: DeltaSpec, change: str
                       if not body_mask[i] and REQUIREMENT_HEADER.match(ln)), len(body_lines))
     preamble = "\n".join(body_lines[:first_req]).rstrip()
     original = requirement_blocks(body_lines, body_mask, 1, f, None)
+    order = [b.key for b in original]
     blocks: dict[str, Requirement] = {}
     for block in original:
         blocks[block.key] = block
     statuses: list[tuple[str, str]] = []
-    renamed_from: dict[str, str] = {}
+
+    def near(name: str, exclude: str | None = None) -> str | None:
+        return next((k for k in blocks if k != exclude and fold(k) == fold(name)), None)
+
     for old, new, line in delta.renamed:
         if old not in blocks:
+            if new in blocks:  # already renamed in the main spec: nothing to do
+                if (miss := near(old, exclude=new)) is not None:
+                    refuse(f"RENAMED {old!r}: not found, but {miss!r} exists; fix the header "
+                           "to match it exactly", line)
+                continue
             refuse(f"RENAMED {old!r}: not found in the main spec", line)
             continue
         if new in blocks:
             refuse(f"RENAMED {new!r}: already exists in the main spec", line)
             continue
+        if (miss := near(new, exclude=old)) is not None:
+            refuse(f"RENAMED TO {new!r}: {miss!r} already exists and differs only in case or "
+                   "spacing; choose a distinct name", line)
+            continue
         block = blocks.pop(old)
         _head, *rest = block.raw.split("\n")
-        raw = "\n".join([f"### Requirement: {new}", *rest])
-        blocks[new] = Requirement(new, raw, block.file, block.line)
-        renamed_from[old] = new
+        blocks[new] = Requirement(new, "\n".join([f"### Requirement: {new}", *rest]),
+                                  block.file, block.line)
+        order = [new if k == old else k for k in order]
         statuses.append((new, "renamed"))
     for name, line in delta.removed:
         if name not in blocks:
-            near = [k for k in blocks if fold(k) == fold(name)]
-            if near and not is_new:
-                refuse(f"REMOVED {name!r}: not found, but {near[0]!r} exists; fix the header "
+            if not is_new and (miss := near(name)) is not None:
+                refuse(f"REMOVED {name!r}: not found, but {miss!r} exists; fix the header "
                        "to match it exactly", line)
             continue
         del blocks[name]
@@ -140,12 +206,19 @@ def apply_delta(before: str | None, delta: DeltaSpec, change: str
             refuse(f"MODIFIED {mod.key!r} drops scenario(s) {', '.join(map(repr, lost))} the "
                    "main spec has; copy them into the MODIFIED block", mod.line)
             continue
+        if _raw(current.raw) != _raw(mod.raw):
+            statuses.append((mod.key, "modified"))
         blocks[mod.key] = mod
-        statuses.append((mod.key, "modified"))
     for add in delta.added:
-        if add.key in blocks:
-            refuse(f"ADDED {add.key!r}: already exists in the main spec; use MODIFIED",
-                   add.line)
+        existing = blocks.get(add.key)
+        if existing is not None:
+            if _raw(existing.raw) != _raw(add.raw):
+                refuse(f"ADDED {add.key!r}: already exists in the main spec with other text; "
+                       "use MODIFIED", add.line)
+            continue  # the same block already synced: nothing to do
+        if (miss := near(add.key)) is not None:
+            refuse(f"ADDED {add.key!r}: {miss!r} already exists and differs only in case or "
+                   "spacing; use MODIFIED with that exact header, or a distinct name", add.line)
             continue
         blocks[add.key] = add
         statuses.append((add.key, "added"))
@@ -153,8 +226,7 @@ def apply_delta(before: str | None, delta: DeltaSpec, change: str
         return None, tuple(statuses), problems
     kept: list[Requirement] = []
     seen: set[str] = set()
-    for block in original:
-        key = renamed_from.get(block.key, block.key)
+    for key in order:
         if key in blocks and key not in seen:
             kept.append(blocks[key])
             seen.add(key)
@@ -162,25 +234,61 @@ def apply_delta(before: str | None, delta: DeltaSpec, change: str
     body = "\n\n".join(([preamble] if preamble.strip() else []) + [b.raw for b in kept])
     parts = [pre.rstrip(), header, body.rstrip(), "\n".join(after).strip()]
     rebuilt = _collapse_blank_runs("\n\n".join(p for p in parts if p)).rstrip() + "\n"
-    return rebuilt, tuple(statuses), []
+    invalid = [p for p in check_main_spec(rebuilt, f) if p.severity == "error"]
+    if invalid:
+        main = f"the main spec of {delta.capability!r}"
+        for p in invalid:
+            refuse(f"{main} would be invalid after archive: {p.message}", code="result_invalid")
+        return None, tuple(statuses), problems
+    if before is not None and not statuses:
+        return before, (), []  # already in sync: the CLI leaves the file untouched
+    return (match_line_ending(rebuilt, before) if before is not None else rebuilt,
+            tuple(statuses), [])
 
 
 def archive_name(change: Change, today: dt.date | None = None) -> str:
-    """`YYYY-MM-DD-<name>`, the folder the change moves to (UTC date)."""
+    """The folder the change moves to: `YYYY-MM-DD-<name>` (UTC date); a name that
+    already starts with a date keeps it, as in OpenSpec."""
+    if DATED.match(change.name):
+        return change.name
     day = today or dt.datetime.now(dt.UTC).date()
     return f"{day.isoformat()}-{change.name}"
+
+
+_DELTA_SECTION = re.compile(r"^##\s+(ADDED|MODIFIED|REMOVED|RENAMED)\s+Requirements",
+                            re.IGNORECASE | re.MULTILINE)
+
+
+def _has_deltas(change: Change) -> bool:
+    """Whether archive validates the change's deltas first, as the OpenSpec CLI decides:
+    a delta header in some spec file, a misplaced delta file, or a `skip_specs` marker
+    contradicted by files under specs/. A change with nothing to merge archives as is."""
+    specs = change.folder / "specs"
+    if (specs / "spec.md").is_file() or unread_delta_files(specs):
+        return True
+    skip = skip_specs_state(change)
+    if skip == "unhonored" or (skip == "declared" and has_any_file_under(specs)):
+        return True
+    return any(_DELTA_SECTION.search(file.read_text("utf-8", errors="replace"))
+               for _cap, file in spec_files(specs))
 
 
 def preview_archive(change: Change, *, today: dt.date | None = None) -> ArchivePreview:
     """The specs archiving `change` would write, and why it would be refused; pure."""
     project = change.project
     shown = project.relative
-    problems = list(delta_problems(change))
+    problems = list(delta_problems(change)) if _has_deltas(change) else []
     updates: list[SpecUpdate] = []
     for cap, file in spec_files(change.folder / "specs"):
         delta = parse_delta(file.read_text("utf-8", errors="replace"), cap, shown(file))
         main_file = project.specs_folder / cap / "spec.md"
-        before = main_file.read_text("utf-8", errors="replace") if main_file.is_file() else None
+        if main_file.exists() and not main_file.is_file():
+            problems.append(Problem("main_spec_unreadable", f"{shown(main_file)} is not a "
+                                    "file; archive cannot update it", path=shown(file)))
+            continue
+        # bytes decoded as they are: read_text would turn CRLF into LF
+        before = (main_file.read_bytes().decode("utf-8", errors="replace")
+                  if main_file.is_file() else None)
         after, statuses, refused = apply_delta(before, delta, change.name)
         flagged = {p.path for p in problems if p.severity == "error"}
         problems += [p for p in refused if p.path not in flagged]
@@ -195,7 +303,7 @@ def preview_archive(change: Change, *, today: dt.date | None = None) -> ArchiveP
 
 def _fsync_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as handle:
+    with open(path, "w", encoding="utf-8", newline="") as handle:
         handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())
@@ -245,7 +353,7 @@ def archive_change(change: Change, *, today: dt.date | None = None) -> ArchivePr
         shutil.rmtree(staging)
     specs: list[str] = []
     for u in preview.updates:
-        if u.after is None:
+        if u.after is None or u.after == u.before:  # already in sync: left untouched
             continue
         rel = f"{u.capability}/spec.md"
         _fsync_write(staging / "specs" / rel, u.after)

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import InvalidInputError, NotFoundError, Problem, did_you_mean
 from ..report import ValidationReport
 from ..sources import read_yaml
-from .change import open_change
+from .change import Change, open_change
 from .project import CODEV, Project
 from .registry import SchemaListing, list_schemas
 from .schema import validate_schema
@@ -42,21 +42,26 @@ def errors_of(load: Callable[[], object], path: str | None = None) -> list[Probl
     return []
 
 
-def change_problems(folder: Path, root: Path | None) -> list[Problem]:
+def change_problems(folder: Path, root: Path | None,
+                    change: Change | None = None) -> list[Problem]:
+    """Every problem of one change: its metadata, schema, status and (OpenSpec) deltas;
+    `change`, when given, is the change already opened (a project's scan shares its
+    schema cache with it)."""
     def load() -> None:
-        change = open_change(folder, Project(root) if root else None)
-        status = change.status()
+        opened = change or open_change(folder, Project(root) if root else None)
+        status = opened.status()
         problems.extend(status.problems)
-        if change.flavour == "openspec":  # codev's specs/ may hold any file names
+        if opened.flavour == "openspec":  # codev's specs/ may hold any file names
             from .delta_checks import delta_problems  # A9: deltas under specs/ only
 
-            problems.extend(delta_problems(change))
+            problems.extend(delta_problems(opened, status.files))
 
     problems: list[Problem] = []
     shown = folder / "change.yaml"
     if not shown.is_file():
         shown = folder / ".openspec.yaml" if (folder / ".openspec.yaml").is_file() else folder
-    display = Project(root).relative(shown) if root else str(shown)
+    display = ((change.project if change else Project(root)).relative(shown)
+               if root or change else str(shown))
     return errors_of(load, display) + problems
 
 
@@ -79,10 +84,26 @@ def project_problems(root: Path) -> list[Problem]:
     ]
     if not problems or all(p.path != f"{CODEV}/config.yaml" for p in problems):
         problems += config_targets(project, listing)
+    problems += main_spec_problems(project)
     scan = project.scan()
     problems += list(scan.problems)
     for change in scan.changes:
-        problems += change_problems(change.folder, project.root)
+        problems += change_problems(change.folder, project.root, change)
+    return problems
+
+
+def main_spec_problems(project: Project) -> list[Problem]:
+    """Every problem of the project's main specs (`openspec validate --specs`): an
+    OpenSpec project's only; codev main specs are checked when archive writes them."""
+    if project.layout != "openspec":
+        return []
+    from .spec_checks import check_main_spec
+    from .specs import spec_files
+
+    problems: list[Problem] = []
+    for _cap, file in spec_files(project.specs_folder):
+        problems += check_main_spec(file.read_text("utf-8", errors="replace"),
+                                    project.relative(file))
     return problems
 
 

@@ -11,6 +11,8 @@ naming a requirement the main spec does not have, which archive refuses.
 
 from __future__ import annotations
 
+import os
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +29,7 @@ from .specs import (
 
 if TYPE_CHECKING:
     from .change import Change
+    from .project import Project
 
 _DELTA_HEADER = ("## added requirements", "## modified requirements",
                  "## removed requirements", "## renamed requirements")
@@ -182,24 +185,121 @@ def _against_main(delta: DeltaSpec, main: MainSpec | None) -> list[Problem]:
 
 def unread_delta_files(specs_dir: Path) -> list[Path]:
     """Markdown files under specs/ holding delta sections that archive never reads
-    (anything but `<capability>/spec.md`)."""
+    (anything but `<capability>/spec.md`); dot entries skipped, folder links not
+    followed, as OpenSpec walks it."""
     found: list[Path] = []
     if not specs_dir.is_dir():
         return found
-    for file in sorted(specs_dir.rglob("*.md")):
-        rel = file.relative_to(specs_dir)
-        if any(p.startswith(".") for p in rel.parts) or not file.is_file():
+    for dirpath, dirnames, filenames in os.walk(specs_dir):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in filenames:
+            if name.startswith(".") or not name.endswith(".md") or name == "spec.md":
+                continue
+            file = Path(dirpath) / name
+            if not file.is_file():
+                continue
+            text = file.read_text("utf-8", errors="replace").lower()
+            if any(line.strip() in _DELTA_HEADER for line in text.splitlines()):
+                found.append(file)
+    return sorted(found)
+
+
+def _under_specs(scanned: dict[str, bool]) -> list[tuple[list[str], bool]]:
+    """(parts below specs/, is a link) of every file the status scan saw under specs/,
+    dot entries left out (as OpenSpec walks it)."""
+    out = []
+    for rel, link in scanned.items():
+        parts = rel.split("/")
+        if parts[0] == "specs" and len(parts) > 1 and not any(
+                p.startswith(".") for p in parts[1:]):
+            out.append((parts[1:], link))
+    return out
+
+
+def _specs_from(scanned: dict[str, bool], folder: Path) -> list[tuple[str, Path]]:
+    """`spec_files(folder / "specs")` from the status scan (which never follows folder
+    links); a linked spec.md kept only when it stays inside specs/."""
+    root = folder / "specs"
+    found = []
+    for parts, link in _under_specs(scanned):
+        if len(parts) < 2 or parts[-1] != "spec.md":
             continue
-        if rel.name == "spec.md":
+        file = root.joinpath(*parts)
+        if link and not (file.is_file() and file.resolve().is_relative_to(root.resolve())):
+            continue
+        found.append(("/".join(parts[:-1]), file))
+    return sorted(found)
+
+
+def _unread_from(scanned: dict[str, bool], folder: Path) -> list[Path]:
+    """`unread_delta_files(folder / "specs")` from the status scan."""
+    root = folder / "specs"
+    found = []
+    for parts, _link in _under_specs(scanned):
+        if not parts[-1].endswith(".md") or parts[-1] == "spec.md":
+            continue
+        file = root.joinpath(*parts)
+        if not file.is_file():
             continue
         text = file.read_text("utf-8", errors="replace").lower()
         if any(line.strip() in _DELTA_HEADER for line in text.splitlines()):
             found.append(file)
-    return found
+    return sorted(found)
 
 
-def delta_problems(change: Change) -> list[Problem]:
-    """Every problem of `change`'s deltas, with file:line and what to do."""
+def has_any_file_under(folder: Path) -> bool:
+    """Whether `folder` holds a file, as OpenSpec's skip_specs check asks: dot entries
+    skipped, links count; a `specs` that is itself a file counts (it fails closed)."""
+    if not folder.exists() and not folder.is_symlink():
+        return False
+    if not folder.is_dir():
+        return True
+    for entry in os.scandir(folder):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_symlink() or entry.is_file(follow_symlinks=False):
+            return True
+        if entry.is_dir(follow_symlinks=False) and has_any_file_under(Path(entry.path)):
+            return True
+    return False
+
+
+def skip_specs_state(change: Change) -> str:
+    """`declared`, `none`, or `unhonored`: a `skip_specs: true` in metadata OpenSpec
+    rejects (no `schema`) is not honoured, and says so."""
+    if not change.file.skip_specs:
+        return "none"
+    if any(p.code == "metadata_no_schema" for p in change.warnings):
+        return "unhonored"
+    return "declared"
+
+
+#: Parsed main specs by project (dropped with the project object), then by capability.
+_MAIN_SPECS: weakref.WeakKeyDictionary[Project, dict[str, tuple[int, int, MainSpec]]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _main_spec(project: Project, cap: str) -> MainSpec | None:
+    """The main spec of `cap`, parsed once per project object while the file is
+    unchanged (1,000 changes touching 200 specs parse each spec once)."""
+    file = project.specs_folder / cap / "spec.md"
+    try:
+        stat = file.stat()
+    except OSError:
+        return None
+    if not file.is_file():
+        return None
+    cache = _MAIN_SPECS.setdefault(project, {})
+    hit = cache.get(cap)
+    if hit is None or hit[:2] != (stat.st_mtime_ns, stat.st_size):
+        spec = parse_spec(file.read_text("utf-8", errors="replace"), cap, project.relative(file))
+        cache[cap] = hit = (stat.st_mtime_ns, stat.st_size, spec)
+    return hit[2]
+
+
+def delta_problems(change: Change, scanned: dict[str, bool] | None = None) -> list[Problem]:
+    """Every problem of `change`'s deltas, with file:line and what to do; `scanned` is
+    the change folder's listing from its status (`ChangeStatus.files`), if at hand."""
     project = change.project
     specs_dir = change.folder / "specs"
     shown = project.relative
@@ -208,26 +308,36 @@ def delta_problems(change: Change) -> list[Problem]:
         problems.append(_p("delta_at_specs_root", "a delta at specs/spec.md has no capability "
                            "and is ignored by archive; move it to specs/<capability>/spec.md",
                            shown(specs_dir / "spec.md")))
-    unread = unread_delta_files(specs_dir)
+    unread = (_unread_from(scanned, change.folder) if scanned is not None
+              else unread_delta_files(specs_dir))
     misplaced = bool(unread) or (specs_dir / "spec.md").is_file()
     for file in unread:
         problems.append(_p("delta_not_read", "this file holds delta sections but archive only "
                            "reads specs/<capability>/spec.md; move its requirements there",
                            shown(file)))
     total = 0
-    for cap, file in spec_files(specs_dir):
+    found = (_specs_from(scanned, change.folder) if scanned is not None
+             else spec_files(specs_dir))
+    for cap, file in found:
         delta = parse_delta(file.read_text("utf-8", errors="replace"), cap, shown(file))
         total += delta.count
         main_file = project.specs_folder / cap / "spec.md"
-        main = (parse_spec(main_file.read_text("utf-8", errors="replace"), cap,
-                           shown(main_file)) if main_file.is_file() else None)
-        problems += check_delta(delta, main)
-    has_files = specs_dir.is_dir() and any(p.is_file() for p in specs_dir.rglob("*"))
+        if main_file.exists() and not main_file.is_file():
+            problems.append(_p("main_spec_unreadable", f"{shown(main_file)} is not a file, so "
+                               "archive cannot read or update it; replace it with the "
+                               "capability's spec.md", shown(file)))
+            continue
+        problems += check_delta(delta, _main_spec(project, cap))
     where = shown(change.folder)
-    if change.file.skip_specs and has_files:
+    skip = skip_specs_state(change)
+    if skip == "unhonored":
+        problems.append(_p("skip_specs_unhonored", "skip_specs is set but .openspec.yaml is "
+                           "not valid change metadata (no `schema`), so the marker is not "
+                           "honoured; add `schema: <name>`", where))
+    if skip == "declared" and has_any_file_under(specs_dir):
         problems.append(_p("skip_specs_conflict", "skip_specs is set but files exist under "
                            "specs/; remove skip_specs or delete the delta files", where))
-    if total == 0 and not change.file.skip_specs and not misplaced:
+    if total == 0 and skip != "declared" and not misplaced:
         problems.append(_p("no_deltas", "the change has no spec delta; add "
                            "specs/<capability>/spec.md with `## ADDED Requirements` (each "
                            "requirement with a `#### Scenario:`), or set `skip_specs: true` "

@@ -118,7 +118,8 @@ def read_metadata(file: Path, display: str | Callable[[], str], default_schema: 
                   ) -> tuple[ChangeFile | None, list[Problem]]:
     """A change's `.openspec.yaml` as a `ChangeFile` (None when it cannot be used) and
     its problems: unused keys (`goal`, `risk_level`...) are warnings; `created` may be
-    a YAML date; a missing `schema` falls back to the project's default, as in OpenSpec."""
+    a YAML date; a missing `schema` falls back to the project's default with a warning
+    (`metadata_no_schema`: the OpenSpec CLI refuses such a change)."""
     quick = _quick_metadata(file, default_schema)
     if quick is not None:
         return quick, []
@@ -128,6 +129,12 @@ def read_metadata(file: Path, display: str | Callable[[], str], default_schema: 
     data: dict[str, Any] = dict(doc.data)
     problems += _unused(doc, data, METADATA_USED, "change metadata")
     schema = data.get("schema", default_schema)
+    if "schema" not in data:
+        problems.append(doc.problem(
+            "metadata_no_schema", "no `schema`: the OpenSpec CLI refuses this change "
+            "(\"Invalid metadata\": schema is required) in status, apply and archive; "
+            f"crewbook reads it with the project's schema {default_schema!r}. Add "
+            f"`schema: {default_schema}` so both tools read it", severity="warning"))
     if not (isinstance(schema, str) and KEBAB_CASE.match(schema)):
         problems.append(doc.problem("wrong_type", f"`schema` must be a schema name such as "
                                     f"'spec-driven', not {schema!r}", ("schema",)))
@@ -164,7 +171,7 @@ def _quick_metadata(file: Path, default_schema: str) -> ChangeFile | None:
         data = yaml.load(file.read_bytes(), Loader=_FAST_LOADER)
     except (OSError, yaml.YAMLError):
         return None
-    if not isinstance(data, dict) or not set(data) <= set(METADATA_USED):
+    if not isinstance(data, dict) or not set(data) <= set(METADATA_USED) or "schema" not in data:
         return None
     schema = data.get("schema", default_schema)
     created = data.get("created")

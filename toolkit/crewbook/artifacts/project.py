@@ -163,6 +163,8 @@ class Project:
 
     def relative(self, path: Path) -> str:
         """`path` relative to the project root, for stable display."""
+        if path.is_absolute() and ".." not in path.parts and path.is_relative_to(self.root):
+            return path.relative_to(self.root).as_posix()  # no resolve: 1,000s of calls
         try:
             return path.resolve().relative_to(self.root.resolve()).as_posix()
         except ValueError:

@@ -9,8 +9,10 @@ and line so problems and frames point at the source.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -98,7 +100,7 @@ class Requirement:
         """The name as matched across specs and deltas."""
         return requirement_key(self.name)
 
-    @property
+    @cached_property
     def text(self) -> str:
         """The body before the first header, fenced lines and blanks skipped
         (`**Meta**:` lines only when nothing else is there)."""
@@ -116,7 +118,7 @@ class Requirement:
                 (metadata if _METADATA.match(stripped) else captured).append(stripped)
         return "\n".join(captured or metadata)
 
-    @property
+    @cached_property
     def scenarios(self) -> tuple[Scenario, ...]:
         """Every `#### ` header of the block (outside fences), with its body."""
         lines = self.raw.split("\n")
@@ -304,31 +306,67 @@ def parse_delta(text: str, capability: str, file: str = "spec.md") -> DeltaSpec:
             continue
         if m := REQUIREMENT_HEADER.match(line):
             orphans.append((requirement_key(m.group(1)), section, i + 1))
-    purpose = None
-    for n, (index, title) in enumerate(heads):
-        if title.lower() == "purpose":
-            end = heads[n + 1][0] if n + 1 < len(heads) else len(lines)
-            purpose = "\n".join(lines[index + 1:end]).strip() or None
-            break
+    purpose = purpose_section(lines)
     return DeltaSpec(capability, file, tuple(added), tuple(modified), tuple(removed),
                      tuple(renamed), tuple(sorted(unpaired, key=lambda u: u[2])),
                      tuple(sorted(skipped, key=lambda s: s[2])), tuple(orphans),
                      tuple(f"## {op} Requirements" for op in OPS if op in present), purpose)
 
 
+def _mask_html_comments(text: str) -> str:
+    """`text` with every `<!-- ... -->` span (an unclosed one runs to the end) blanked,
+    newlines kept so line numbers stay."""
+    out: list[str] = []
+    index = 0
+    while (start := text.find("<!--", index)) != -1:
+        out.append(text[index:start])
+        ends = [e + n for e, n in ((text.find("-->", start + 4), 3),
+                                   (text.find("--!>", start + 4), 4)) if e != -1]
+        close = min(ends) if ends else len(text)
+        out.append(re.sub(r"[^\n]", " ", text[start:close]))
+        index = close
+    out.append(text[index:])
+    return "".join(out)
+
+
+def purpose_section(lines: list[str]) -> str | None:
+    """The body of `## Purpose` as OpenSpec's archive reads it (headers inside fences or
+    HTML comments do not count; a body of only comments or fences is no Purpose)."""
+    if not any("purpose" in line.lower() for line in lines if line.startswith("#")):
+        return None  # the common case, without masking the whole file
+    masked = _mask_html_comments("\n".join(lines)).split("\n")
+    mask = fence_mask(masked)
+    start = next((i for i, line in enumerate(masked)
+                  if not mask[i] and re.match(r"^##\s+Purpose\s*$", line, re.IGNORECASE)), None)
+    if start is None:
+        return None
+    end = next((i for i in range(start + 1, len(masked))
+                if not mask[i] and re.match(r"^##\s+", masked[i])), len(masked))
+    prose = "\n".join(masked[i] for i in range(start + 1, end) if not mask[i]).strip()
+    if not prose:
+        return None
+    return "\n".join(lines[start + 1:end]).strip() or None
+
+
 def spec_files(root: Path) -> list[tuple[str, Path]]:
     """Every `spec.md` below `root` in a capability folder (nested ids such as
-    `area/auth`), dot folders skipped, sorted by id; `root/spec.md` itself is not one."""
+    `area/auth`), sorted by id, as OpenSpec discovers them: dot entries skipped,
+    symlinked folders not followed, a linked `spec.md` kept only when it stays inside
+    `root`; `root/spec.md` itself is not one."""
     found: list[tuple[str, Path]] = []
     if not root.is_dir():
         return found
-    for file in root.rglob("spec.md"):
-        rel = file.relative_to(root)
-        if len(rel.parts) < 2 or any(p.startswith(".") for p in rel.parts) or not file.is_file():
+    top = str(root)
+    for dirpath, dirnames, filenames in os.walk(top):  # never follows folder links
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        if dirpath == top or "spec.md" not in filenames:
             continue
-        if not file.resolve().is_relative_to(root.resolve()):
+        file = Path(dirpath) / "spec.md"
+        if file.is_symlink() and not file.resolve().is_relative_to(root.resolve()):
             continue
-        found.append(("/".join(rel.parts[:-1]), file))
+        if not file.is_file():
+            continue
+        found.append(("/".join(Path(dirpath).relative_to(root).parts), file))
     return sorted(found)
 
 

@@ -8,7 +8,7 @@ import fnmatch
 import glob
 import html
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -81,6 +81,9 @@ class ChangeStatus(Drawable):
     tasks: tuple[TaskItem, ...]
     problems: tuple[Problem, ...] = ()
     skip_specs: bool = False
+    #: Every file of the change folder as the status scan saw it (None when it fell back
+    #: to globbing); delta checks reuse it instead of walking the folder again.
+    files: dict[str, bool] | None = field(default=None, compare=False, repr=False)
 
     def __getitem__(self, artifact_id: str) -> ArtifactState:
         for state in self.artifacts:
@@ -317,6 +320,9 @@ def compute_status(change: Change, schema: Schema) -> ChangeStatus:
     tracks = schema.model.apply.tracks
     tasks: list[TaskItem] = []
     tracked = folder / tracks
+    if change.flavour == "openspec" and not any(
+            schema.artifact(a).generates == tracks for a in schema.order):
+        tracked = folder / "tasks.md"  # OpenSpec counts tasks.md when no artifact writes tracks
     if tracked.is_file() and _inside(tracked, folder):
         tasks = parse_tasks(tracked.read_text("utf-8", errors="replace"), change.flavour)
     done = sum(t.done for t in tasks)
@@ -336,4 +342,5 @@ def compute_status(change: Change, schema: Schema) -> ChangeStatus:
         tasks=tuple(tasks),
         problems=change.warnings + tuple(problems),
         skip_specs=change.file.skip_specs,
+        files=files,
     )

@@ -48,12 +48,15 @@ def _tasks(rnd: random.Random) -> str:
 
 
 def make_openspec_project(root: Path | str, n_changes: int = 20, *, seed: int = SEED,
-                          n_archived: int | None = None) -> Path:
-    """Write a synthetic OpenSpec project under `root` and return `root`."""
+                          n_archived: int | None = None, mistakes: bool = False,
+                          n_specs: int | None = None) -> Path:
+    """Write a synthetic OpenSpec project under `root` and return `root`; with
+    `mistakes`, also the slips real projects hold (see `add_mistakes`); `n_specs` main
+    specs (default: one per ten changes, at least three)."""
     rnd = random.Random(seed * 7919 + n_changes)
     base = Path(root) / "openspec"
     caps: dict[str, dict[str, list[str]]] = {}
-    for c in range(max(3, n_changes // 10)):
+    for c in range(max(3, n_changes // 10) if n_specs is None else n_specs):
         cap = f"{_WORDS[c % len(_WORDS)]}-{c:03d}"
         caps[cap] = {f"{cap} rule {r}": [f"{cap} rule {r} case {k}"
                                          for k in range(1, rnd.randint(1, 3) + 1)]
@@ -71,7 +74,121 @@ def make_openspec_project(root: Path | str, n_changes: int = 20, *, seed: int = 
         name = f"old-{_WORDS[i % len(_WORDS)]}-{i:03d}"
         folder = base / "changes" / "archive" / f"{day.isoformat()}-{name}"
         _change(folder, name, caps, rnd, day - dt.timedelta(days=rnd.randint(1, 20)))
+    if mistakes:
+        add_mistakes(base, caps, random.Random(seed * 104729 + n_changes))
     return Path(root)
+
+
+_PURPOSE = "Everything {} does for the people who use it, in one place."
+_GLOB_SCHEMA = """name: globby
+version: 1
+artifacts:
+  - id: proposal
+    generates: proposal.md
+    description: Why
+    template: proposal.md
+  - id: work
+    generates: "work/**/*.md"
+    description: The work, in several files
+    template: work.md
+    requires: [proposal]
+apply:
+  requires: [work]
+  tracks: "work/**/*.md"
+"""
+
+
+def _spec_slip(cap: str, reqs: dict[str, list[str]], rnd: random.Random) -> tuple[str, bool]:
+    """A main spec with one slip drawn at random, and whether it must be written CRLF."""
+    text = _main_spec(cap, reqs, rnd).replace(f"How {cap} behaves for its users.",
+                                              _PURPOSE.format(cap))
+    first = next(iter(reqs))
+    roll = rnd.randrange(12)
+    if roll == 0:  # no Purpose
+        text = text.replace(f"## Purpose\n{_PURPOSE.format(cap)}\n\n", "")
+    elif roll == 1:  # a requirement without scenario
+        text += "\n### Requirement: Bare rule\nThe system SHALL stay bare.\n"
+    elif roll == 2:  # a level-3 note under Requirements
+        text = text.replace("## Requirements\n", "## Requirements\n### Notes\nSee below.\n\n")
+    elif roll == 3:  # a delta header left in a main spec
+        text += "\n## ADDED Requirements\n"
+    elif roll == 4:  # the same heading twice
+        text += "\n" + _requirement(first, rnd, ["again"])
+    elif roll == 5:  # no SHALL/MUST
+        text = text.replace("SHALL", "will", 1)
+    elif roll == 6:  # a short Purpose
+        text = text.replace(_PURPOSE.format(cap), "Short.")
+    elif roll == 7:  # double blank lines
+        text = text.replace("## Purpose\n", "## Purpose\n\n\n")
+    elif roll == 8:  # a requirement header without the prefix
+        text += "\n### Plain rule\nThe system SHALL be plain.\n\n#### Scenario: p\n- WHEN p\n"
+    elif roll == 9:  # only a delta Purpose-less skeleton: no Requirements section
+        text = text.split("## Requirements")[0]
+    return text, roll == 10
+
+
+def add_mistakes(base: Path, caps: dict[str, dict[str, list[str]]],
+                 rnd: random.Random) -> None:
+    """Slips seen in real projects, at realistic rates: main specs without Purpose or
+    scenarios, notes and delta headers among requirements, repeated headings, CRLF,
+    double blank lines; changes with a dated name, no `schema` in their metadata, an
+    unknown schema, a schema tracking a glob, a skip_specs marker (with or without schema
+    or files), a hidden folder among the changes, no deltas, an already-synced ADDED, a
+    new capability whose delta Purpose is empty, commented out or fenced."""
+    for cap, reqs in caps.items():
+        if rnd.random() < 0.5:
+            text, crlf = _spec_slip(cap, reqs, rnd)
+            data = text.replace("\n", "\r\n") if crlf else text
+            path = base / "specs" / cap / "spec.md"
+            path.write_bytes(data.encode("utf-8"))
+    changes = base / "changes"
+    if rnd.random() < 0.1:  # a hidden folder among the changes (a draft kept aside)
+        _write(changes / ".draft" / "tasks.md", "- [ ] later\n")
+    _write(base / "schemas" / "globby" / "schema.yaml", _GLOB_SCHEMA)
+    for template in ("proposal.md", "work.md"):
+        _write(base / "schemas" / "globby" / "templates" / template, "# Title\n")
+    for k in range(rnd.randint(3, 6)):
+        roll = rnd.randrange(10)
+        cap = rnd.choice(sorted(caps))
+        name = f"slip-{k:02d}-{roll}"
+        if roll == 0:
+            name = f"2025-03-{k + 1:02d}-{name}"
+        folder = changes / name
+        meta = "schema: spec-driven\n"
+        if roll == 1:
+            meta = "created: 2026-01-05\n"
+        elif roll == 2:
+            meta = "schema: no-such-schema\n"
+        elif roll == 7:  # apply.tracks is a glob
+            meta = "schema: globby\n"
+            _write(folder / "work" / "a.md", "- [x] a\n- [ ] b\n")
+            _write(folder / "work" / "more" / "b.md", "- [x] c\n")
+        elif roll in (8, 9):  # skip_specs, with or without schema, with or without files
+            meta = ("schema: spec-driven\n" if rnd.random() < 0.6 else "") + "skip_specs: true\n"
+            if roll == 9:
+                _write(folder / "specs" / rnd.choice(["notes.txt", ".keep"]), "x\n")
+            _write(folder / ".openspec.yaml", meta)
+            continue
+        _write(folder / ".openspec.yaml", meta)
+        _write(folder / "proposal.md", f"## Why\nBecause {name}.\n")
+        _write(folder / "tasks.md", "- [x] one\n- [ ] two\n")
+        new = f"{name}-cap"
+        if roll == 3:
+            continue  # no deltas at all
+        if roll == 4:  # ADDED already in the main spec, word for word
+            first = next(iter(caps[cap]))
+            body = _requirement(first, rnd, caps[cap][first])
+            _write(folder / "specs" / cap / "spec.md", f"## ADDED Requirements\n\n{body}")
+            continue
+        if roll in (5, 6):
+            purpose = rnd.choice(["", "<!-- what is it for? -->", "```\nsample\n```",
+                                  _PURPOSE.format(new)])
+            body = _requirement(f"{new} rule", rnd)
+            _write(folder / "specs" / new / "spec.md",
+                   f"## Purpose\n{purpose}\n\n## ADDED Requirements\n\n{body}")
+            continue
+        body = _requirement(f"{name} rule", rnd)
+        _write(folder / "specs" / cap / "spec.md", f"## ADDED Requirements\n\n{body}")
 
 
 def _change(folder: Path, name: str, caps: dict[str, dict[str, list[str]]],

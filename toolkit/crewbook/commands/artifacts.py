@@ -4,11 +4,15 @@ instructions, roles, example and archive."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CrewbookError, Problem
 from ..examples import example_names
 from ._shared import adder, emit, project_arg
+
+if TYPE_CHECKING:
+    from ..artifacts.project import Project
 
 # Each handler imports the models it needs: building the parser (`crewbook --help`)
 # loads none of them.
@@ -30,26 +34,79 @@ def cmd_status(args: argparse.Namespace) -> int:
         status = open_change(args.change, project_arg(args)).status()
         emit(args, status.to_dict(), str(status))
         return 1 if any(p.severity == "error" for p in status.problems) else 0
-    # every change of the project: a broken one is reported, never hides the others
+    # every change of the project: a broken one is listed with its problems, never dropped
     project = as_project(project_arg(args))
     scan = project.scan()
     statuses, problems = [], list(project.warnings) + list(scan.problems)
+    entries: list[dict[str, Any]] = []
+    texts: list[str] = []
     for change in scan.changes:
         try:
-            statuses.append(change.status())
+            status = change.status()
         except CrewbookError as exc:
-            problems += list(getattr(exc, "problems", ())) or [
+            found = list(getattr(exc, "problems", ())) or [
                 Problem("status_failed", f"change {change.name!r}: {exc}",
                         path=project.relative(change.folder))]
-    texts = [str(s) for s in statuses]
-    if not statuses and not problems:
+            entry = unread_entry(project, change.folder, found)
+            entries.append(entry)
+            texts.append(f"Change {change.name}: its status cannot be computed ({len(found)} "
+                         f"problem(s) below); tasks {entry['apply']['done']}/"
+                         f"{entry['apply']['total']}, counted as OpenSpec counts them")
+            problems += found
+            continue
+        statuses.append(status)
+        entries.append(status.to_dict())
+        texts.append(str(status))
+    for name in scan.broken:
+        found = [p for p in scan.problems
+                 if p.path and f"/{name}/" in f"/{p.path}/" and p.severity == "error"]
+        entries.append(unread_entry(project, project.changes_folder / name, found))
+    entries.sort(key=lambda e: e["change"])
+    if not entries and not problems:
         texts.append(f"No changes yet in {project.relative(project.changes_folder)}/; create "
                      "one with `crewbook new change NAME`.")
     texts += [str(p) for p in problems]
-    emit(args, {"layout": project.layout, "changes": [s.to_dict() for s in statuses],
+    emit(args, {"layout": project.layout, "changes": entries,
                 "problems": [p.to_dict() for p in problems]}, "\n\n".join(texts))
     errors = [p for s in statuses for p in s.problems] + problems
     return 1 if any(p.severity == "error" for p in errors) else 0
+
+
+def unread_entry(project: Project, folder: Path, problems: list[Problem]) -> dict[str, Any]:
+    """The `status --json` entry of a change whose status cannot be computed (unknown
+    schema, unreadable metadata): its problems, and its tasks counted the way the
+    OpenSpec CLI falls back to them."""
+    from ..artifacts.listing import fallback_tasks
+
+    done, total = fallback_tasks(project, folder)
+    return {"change": folder.name, "schema": None, "artifacts": [],
+            "apply": {"state": "unknown", "done": done, "total": total, "missing": []},
+            "problems": [p.to_dict() for p in problems]}
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from ..artifacts.listing import list_changes, list_specs, task_words
+    from ..artifacts.project import as_project
+
+    project = as_project(project_arg(args))
+    if args.specs:
+        specs = list_specs(project)
+        width = max((len(s["id"]) for s in specs), default=0)
+        text = "\n".join(["Specs:"] + [f"  {s['id'].ljust(width)}     requirements "
+                                       f"{s['requirementCount']}" for s in specs]) \
+            if specs else "No specs found."
+        emit(args, {"specs": specs}, text)
+        return 0
+    changes = list_changes(project, "name" if args.sort == "name" else "recent")
+    width = max((len(c["name"]) for c in changes), default=0)
+    lines = ["Changes:"] + [
+        f"  {c['name'].ljust(width)}     "
+        f"{task_words(c['completedTasks'], c['totalTasks']).ljust(12)}  "
+        f"{c['lastModified'][:10]}" + ("  (cannot be read: see status)" if "problems" in c
+                                       else "") for c in changes]
+    emit(args, {"changes": changes}, "\n".join(lines) if changes else
+         "No active changes found.")
+    return 0
 
 
 def cmd_archive(args: argparse.Namespace) -> int:
@@ -148,6 +205,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = add("roles", cmd_roles, "roles and the step they act at (A7)")
     p.add_argument("--at", metavar="STEP", help="only the roles at STEP, such as plan.write")
     p.add_argument("--schema", metavar="S", help="schema whose artifact roles to list")
+    p = add("list", cmd_list, "active changes with their task progress, or the main specs "
+            "with their requirement counts (`openspec list` words and --json fields)")
+    p.add_argument("--specs", action="store_true", help="list the main specs instead")
+    p.add_argument("--changes", action="store_true", help="list the changes (the default)")
+    p.add_argument("--sort", choices=("recent", "name"), default="recent",
+                   help="changes newest first (default) or by name")
     p = add("archive", cmd_archive,
             "apply a change's spec deltas to the main specs and move it to changes/archive/")
     p.add_argument("change", metavar="CHANGE", help="the change folder or name")

@@ -1,6 +1,7 @@
 """The ``crewbook ledger`` command: ``summary PATH… [--json]``, ``convert PATH --to parquet``,
 ``import SRC… -o OUT.jsonl [--from SOURCE]``, ``by-change SRC… --project DIR`` and
-``export LEDGER --otlp -o spans.json`` (``[--format protobuf] [--otlp-endpoint URL [--header K=V]]``).
+``export LEDGER --otlp -o spans.json``
+(``[--format protobuf] [--otlp-endpoint URL [--header K=V]]``).
 
 `register` adds the command to the main parser's subparsers; each subcommand sets
 ``func(args) -> int``: 0 when every line was a valid event, 1 when invalid input was

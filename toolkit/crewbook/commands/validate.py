@@ -15,7 +15,7 @@ from ._shared import emit, project_arg
 if TYPE_CHECKING:  # the checks load when a path is validated, not with the parser
     from ..report import ValidationReport
 
-__all__ = ["register", "validate_paths"]
+__all__ = ["register", "strict", "validate_paths"]
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -36,6 +36,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="for ledgers, also check each run against the rules of the loop that wrote "
         "it (seq, time, who may judge or report, QA before finalising, caps)",
     )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="count warnings as errors (as `openspec validate --strict`)",
+    )
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -45,6 +50,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         raise InvalidInputError("cannot validate: a path does not exist", missing)
     report = validate_paths([Path(p) for p in args.paths], project=project_arg(args),
                             rules=bool(getattr(args, "rules", False)))
+    if getattr(args, "strict", False):
+        report = strict(report)
     emit(args, report.to_dict(), str(report))
     return 0 if report.valid else 1
 
@@ -67,6 +74,22 @@ def validate_paths(paths: Sequence[Path], project: Path | None = None, *,
     problems = list(dict.fromkeys(problems))  # a broken schema used by many changes: once
     subject = ", ".join(str(p) for p in paths)
     return ValidationReport(tuple(problems), subject=subject)
+
+
+#: Warnings `--strict` leaves warnings: notes on what crewbook reads differently or
+#: ignores, which `openspec validate --strict` does not report (or reports as INFO).
+ADVISORY = frozenset({"unused_key", "delta_target_missing", "not_a_requirement",
+                      "metadata_no_schema", "two_layouts"})
+
+
+def strict(report: ValidationReport) -> ValidationReport:
+    """`report` with its warnings counted as errors (`--strict`), advisory notes aside."""
+    import dataclasses
+
+    problems = tuple(dataclasses.replace(p, severity="error")
+                     if p.severity == "warning" and p.code not in ADVISORY else p
+                     for p in report.problems)
+    return dataclasses.replace(report, problems=problems)
 
 
 def _root_for(path: Path, project: Path | None) -> Path | None:

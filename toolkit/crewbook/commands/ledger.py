@@ -185,6 +185,7 @@ def _convert_folder(args: argparse.Namespace) -> int:
 
 def convert_command(args: argparse.Namespace) -> int:
     """``crewbook ledger convert``: one Parquet file per ledger; 1 if any was left out."""
+    from ..core.atomic import output_path
     from ..ledger.reader import find_ledgers, read_ledger, to_parquet
 
     if args.to == "parquet-folder":
@@ -213,7 +214,9 @@ def convert_command(args: argparse.Namespace) -> int:
             continue
         problems.extend(df.attrs.get(PROBLEMS_ATTR, []))
         failed = failed or any(p.severity == "error" for p in df.attrs.get(PROBLEMS_ATTR, []))
-        to_parquet(df, target)
+        # convert makes the folders it writes into (as it always has)
+        with output_path(target, inputs=[path], parents=True) as tmp:
+            to_parquet(df, tmp)
         written.append({"source": shown, "output": str(target), "events": len(df)})
     if getattr(args, "json", False):
         emit_json({"written": written, "problems": [p.to_dict() for p in problems]})
@@ -240,17 +243,18 @@ def _counts(values: pd.Series) -> dict[str, int]:
 def import_command(args: argparse.Namespace) -> int:
     """``crewbook ledger import``: one ledger from other tools' logs; 1 if any could not
     be imported (nothing is written then)."""
-    from ..core.atomic import write_atomic
+    from ..core.atomic import output_kind, write_output
     from ..ledger.importers import find_sources, import_events
 
     as_json = getattr(args, "json", False)
     try:
         paths = find_sources(args.sources)
+        output_kind(args.output, inputs=paths)  # refused before any work
         found = [(path, *import_events(path, args.source)) for path in paths]
     except LedgerError as exc:
         return _fail(exc.problems, as_json)
     lines = [event.to_line() for _, _, events in found for event in events]
-    write_atomic(args.output, "".join(line + "\n" for line in lines))
+    write_output(args.output, "".join(line + "\n" for line in lines), inputs=paths)
     read: list[dict[str, Any]] = [
         {"source": str(path), "format": name, "events": len(events),
          "runs": len({e.run for e in events})} for path, name, events in found]
@@ -266,17 +270,20 @@ def import_command(args: argparse.Namespace) -> int:
 
 def export_command(args: argparse.Namespace) -> int:
     """``crewbook ledger export --otlp``: the ledger's runs as OTLP JSON spans."""
+    from ..core.atomic import output_kind, output_path
     from ..ledger.otlp import write_otlp
     from ..ledger.reader import read_ledger
 
     as_json = getattr(args, "json", False)
+    output_kind(args.output, inputs=[args.ledger])  # refused before any work
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             df = read_ledger(args.ledger)
     except LedgerError as exc:
         return _fail(exc.problems, as_json)
-    write_otlp(df, args.output)
+    with output_path(args.output, inputs=[args.ledger]) as tmp:
+        write_otlp(df, tmp)
     runs = int(df["run"].nunique())
     if as_json:
         emit_json({"output": str(args.output), "spans": len(df), "traces": runs})

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from ...core.paths import kind_of
 from ...errors import LedgerError, Problem, UsageError
 from ..events import LedgerEvent
 from ..import_sources import DESCRIPTIONS, SOURCES
@@ -105,9 +106,15 @@ def find_sources(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
     missing: list[Problem] = []
     for item in items:
         path = Path(item)
-        if not path.exists():
+        kind = kind_of(path)
+        if kind == "missing":
             missing.append(Problem("file_not_found", "no such file or folder; check the path",
                                    str(item)))
+        elif kind not in ("file", "folder"):  # a FIFO or device would block or never end
+            what = ("cannot be read (a loop of links, or permission denied)"
+                    if kind == "unreadable" else f"is a {kind}, not a file or a folder")
+            missing.append(Problem("not_a_file", f"it {what}; crewbook imports regular "
+                                   "files and folders", str(item)))
         elif path.is_file() or ((path / "log.jsonl").is_file() and (path / "state.json").is_file()):
             found.append(path)
         else:

@@ -122,17 +122,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("crewbook: interrupted", file=sys.stderr)
         return 130
-    except OSError as exc:  # a name the OS refuses, met deeper than the arguments
-        if exc.errno not in (errno.ENAMETOOLONG, errno.ELOOP):
+    except BrokenPipeError:  # `crewbook ... | head`: the reader left, nothing is wrong
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except (OSError, RuntimeError) as exc:  # a name the OS refuses, met deeper than the
+        # arguments; Python 3.11's Path.resolve raises RuntimeError on a loop of links
+        loop = isinstance(exc, RuntimeError) and str(exc).startswith("Symlink loop")
+        if not loop and getattr(exc, "errno", None) not in (errno.ENAMETOOLONG, errno.ELOOP):
             raise
-        error = UsageError(f"{exc.filename or 'a path'}: {exc.strerror}; give a shorter "
-                           "path (parts of at most 255 bytes) without a loop of links")
+        where = (str(exc).removeprefix("Symlink loop from ") if loop
+                 else getattr(exc, "filename", None) or "a path")
+        why = "a loop of links" if loop else getattr(exc, "strerror", "")
+        error = UsageError(f"{where}: {why}; give a shorter path (parts of at most 255 "
+                           "bytes) without a loop of links")
         if args.json:
             emit_json(error_document(error))
         else:
             print(f"crewbook: error: {error}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # `crewbook ... | head`: the reader left, nothing is wrong
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0

@@ -245,8 +245,9 @@ def test_archive_moves_change_and_updates_spec(tmp_path: Path, cli: Callable[...
 
 def test_archive_crash_after_commit_point_is_finished_by_recovery(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A crash after the plan is committed (here: the folder move fails) leaves a plan
-    that the next archive (or `recover_archives`) finishes: the new state, complete."""
+    """A crash after the journal is committed (here: the folder move fails) leaves a
+    journal that the next opening of the project (or `recover_archives`) finishes: the
+    new state, complete."""
     project = project_with(tmp_path, GOOD)
     real_rename = os.rename
 
@@ -257,10 +258,11 @@ def test_archive_crash_after_commit_point_is_finished_by_recovery(
     with pytest.raises(OSError, match="simulated crash"):
         archive_change(project.change("change-x"))
     monkeypatch.setattr(os, "rename", real_rename)
-    assert recover_archives(Project(tmp_path)) == ["change-x"]
+    assert recover_archives(project) == ["change-x"]
     assert [a.name for a in Project(tmp_path).archived()] == ["change-x"]
     assert "Sessions" in (tmp_path / "openspec" / "specs" / "auth" / "spec.md").read_text()
-    assert not list((tmp_path / "openspec" / "changes" / "archive").glob(".crewbook-*"))
+    left = (tmp_path / "openspec" / "changes" / "archive").glob(".crewbook-*")
+    assert [p.name for p in left] == []  # the journal and staging are gone
 
 
 def test_archive_crash_before_commit_point_leaves_old_state(
@@ -270,7 +272,7 @@ def test_archive_crash_before_commit_point_leaves_old_state(
     real_replace = os.replace
 
     def crash(src: Any, dst: Any) -> None:
-        if str(dst).endswith("plan.json"):
+        if str(dst).endswith(".crewbook-journal.json"):
             raise OSError("simulated crash")
         real_replace(src, dst)
 

@@ -318,3 +318,29 @@ def test_notebooks_the_cli_and_the_mcp_server_take_turns(project: Path, cli: Any
     assert _crew_acts(project) == list(range(1, state.acts + 1))
     result = cli("validate", str(project / CREW), "--rules")
     assert result.code == 0, result.out + result.err
+
+
+def test_a_loop_used_from_a_forked_child(project: Path) -> None:
+    """A crew loop opened (and locked once) in a process, then used from forked children:
+    each child takes its own lock (filelock refuses one inherited across fork), and the
+    acts of racing children are all logged once."""
+    crew_init("ship it", bar={"test": GREEN}, project=project)
+    crew_report("analyst", "done", "framed", project=project)  # the parent took the lock
+    pids = []
+    for n in range(4):
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            code = 3
+            try:
+                crew_report("developer", "done", f"child {n}", project=project)
+                code = 0
+            except LoopRefused:
+                code = 1  # a racing child found the loop moved on: a clean refusal
+            finally:
+                os._exit(code)
+        pids.append(pid)
+    codes = [os.WEXITSTATUS(os.waitpid(pid, 0)[1]) for pid in pids]
+    assert 3 not in codes, codes
+    assert 0 in codes
+    acts = _crew_acts(project)
+    assert acts == list(range(1, len(acts) + 1))

@@ -122,6 +122,19 @@ def test_semi_auto_gates_and_disables(project: Path) -> None:
     crew_step(project=project)  # the library (the user's own hand) is not gated
 
 
+@pytest.mark.skipif(os.name != "posix", reason="symbolic links")
+def test_a_crew_file_that_is_a_loop_of_links_fails_closed(project: Path) -> None:
+    """A `_codev/crew.yaml` that cannot be read is not "no policy": a gated tool is
+    refused with the file named, and nothing is started."""
+    crew_file = project / "_codev" / "crew.yaml"
+    crew_file.symlink_to(project / "_codev" / "other.yaml")
+    (project / "_codev" / "other.yaml").symlink_to(crew_file)
+    with pytest.raises(CrewError) as exc:
+        call_tool("crew_init", {"goal": "g", "bar": {"test": GREEN}}, project)
+    assert exc.value.problems[0].code == "crew_file_unreadable"
+    assert not (project / "_codev" / "crew" / "state.json").exists()
+
+
 def test_each_tool_says_its_stability_and_scope() -> None:
     assert BY_NAME["crew_init"].full_description.endswith(
         "[Stability: beta · scope: project] Gated (semi-auto): acts once the user approves.")

@@ -6,23 +6,19 @@ problem that would stop it, writing nothing. `archive_change(change)` does it th
 OpenSpec does (RENAMED, then REMOVED, MODIFIED, ADDED; the change folder moves to
 `changes/archive/YYYY-MM-DD-<name>/`), refusing when the deltas do not validate.
 
-Atomicity: the new spec files are first written to a staging folder beside the
-archive, then a plan file is written in one `os.replace` (the commit point). Before
-that point a crash leaves the old state; after it, `recover_archives` (run by every
-archive) finishes the moves, each an atomic rename, so the project ends in the new state.
+Atomicity: `archive_commit` stages the new specs, commits them and the folder move with
+a journal under the project's lock, and settles a crashed archive when the project is
+next opened, so kill -9 or a second archive never leaves a mix.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
-import os
 import re
-import shutil
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidInputError, Problem
+from ..errors import Problem
+from .archive_commit import ArchiveRefused, change_folder, commit_archive, recover
 from .archive_view import ArchivePreview, SpecUpdate
 from .delta_checks import (
     delta_problems,
@@ -57,12 +53,7 @@ if TYPE_CHECKING:
     from .change import Change
     from .project import Project
 
-PENDING_PREFIX = ".crewbook-pending-"
 DATED = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}-")  # ASCII digits, as the CLI
-
-
-class ArchiveRefused(InvalidInputError):
-    """The change cannot be archived: its problems say why and what to do."""
 
 
 def _collapse_blank_runs(text: str) -> str:
@@ -301,69 +292,30 @@ def preview_archive(change: Change, *, today: dt.date | None = None) -> ArchiveP
                           tuple(dict.fromkeys(problems)))
 
 
-def _fsync_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-
-
 def recover_archives(project: Project) -> list[str]:
-    """Finish every archive whose plan was committed but whose moves did not all
-    happen (a crash); drop staging folders that never reached their commit point."""
-    archive = project.changes_folder / ARCHIVE
-    done: list[str] = []
-    if not archive.is_dir():
-        return done
-    for staging in sorted(archive.glob(f"{PENDING_PREFIX}*")):
-        plan_file = staging / "plan.json"
-        if not plan_file.is_file():
-            shutil.rmtree(staging)
-            continue
-        plan = json.loads(plan_file.read_text("utf-8"))
-        for rel in plan["specs"]:
-            staged, target = staging / "specs" / rel, project.specs_folder / rel
-            if staged.is_file():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(staged, target)
-        source, target = Path(plan["source"]), Path(plan["target"])
-        if source.is_dir() and not target.exists():
-            os.rename(source, target)
-        shutil.rmtree(staging)
-        done.append(plan["change"])
-    return done
+    """Finish every archive a crash left committed but unfinished, and drop staging that
+    never reached its commit point (`archive_commit.recover`); the changes finished."""
+    return recover(project)
 
 
 def archive_change(change: Change, *, today: dt.date | None = None) -> ArchivePreview:
     """Archive `change`: write the updated main specs and move the change folder to
-    `changes/archive/YYYY-MM-DD-<name>/`; refused (nothing written) when the preview
-    has an error."""
-    recover_archives(change.project)
-    preview = preview_archive(change, today=today)
-    if not preview.ok:
-        raise ArchiveRefused(f"change {change.name!r} cannot be archived; fix the problems "
-                             "below (crewbook archive --dry-run shows the result)",
-                             [p for p in preview.problems if p.severity == "error"])
-    project = change.project
-    archive = project.changes_folder / ARCHIVE
-    target = archive / archive_name(change, today)
-    staging = archive / f"{PENDING_PREFIX}{target.name}"
-    if staging.exists():
-        shutil.rmtree(staging)
-    specs: list[str] = []
-    for u in preview.updates:
-        if u.after is None or u.after == u.before:  # already in sync: left untouched
-            continue
-        rel = f"{u.capability}/spec.md"
-        _fsync_write(staging / "specs" / rel, u.after)
-        specs.append(rel)
-    plan = {"change": change.name, "source": str(change.folder.resolve()),
-            "target": str(target.resolve()), "specs": specs}
-    _fsync_write(staging / "plan.tmp", json.dumps(plan, indent=1))
-    os.replace(staging / "plan.tmp", staging / "plan.json")  # the commit point
-    recover_archives(project)
-    return preview
+    `changes/archive/YYYY-MM-DD-<name>/`, as one commit under the project's lock
+    (`archive_commit`); refused (nothing written) when the preview has an error."""
+
+    def prepare() -> tuple[ArchivePreview, str, dict[str, str]]:
+        preview = preview_archive(change, today=today)
+        if not preview.ok:
+            raise ArchiveRefused(f"change {change.name!r} cannot be archived; fix the "
+                                 "problems below (crewbook archive --dry-run shows the "
+                                 "result)", [p for p in preview.problems if p.severity == "error"])
+        specs = {f"{u.capability}/spec.md": u.after for u in preview.updates
+                 if u.after is not None and u.after != u.before}  # in sync: untouched
+        return preview, archive_name(change, today), specs
+
+    change_folder(change)  # a change of the project, never a folder elsewhere
+    prepare()  # refused before the lock is even taken: nothing written
+    return commit_archive(change, prepare)  # again under the lock: the specs as they are
 
 
 __all__ = ["ArchivePreview", "ArchiveRefused", "SpecUpdate", "apply_delta", "archive_change",

@@ -4,6 +4,7 @@ layout, read in place), its config, schemas and changes."""
 from __future__ import annotations
 
 import html
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -88,6 +89,7 @@ _READ_MAIN_SPECS = "crewbook.artifacts.specs:read_main_specs"
 _REQUIREMENTS_FRAME = "crewbook.artifacts.specs:requirements_frame"
 _SCENARIOS_FRAME = "crewbook.artifacts.specs:scenarios_frame"
 _PROJECT_HISTORY = "crewbook.artifacts.history:project_history"
+_SETTLE_ARCHIVE = "crewbook.artifacts.archive_commit:settle_on_open"
 
 @dataclass(frozen=True, eq=False)
 class Project:
@@ -115,6 +117,10 @@ class Project:
             root, layout, notes = locate_project(path)
         object.__setattr__(self, "root", root)
         object.__setattr__(self, "layout", layout)
+        if os.path.lexists(self.changes_folder / "archive" / ".crewbook-journal.json"):
+            # an archive is committing or was killed while committing: finish it first,
+            # so nothing read sees half of it
+            notes += resolve(_SETTLE_ARCHIVE)(self)
         object.__setattr__(self, "notes", notes)
 
     @property

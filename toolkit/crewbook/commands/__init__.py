@@ -161,9 +161,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return status  # the command's own status when it had finished (1: problems found)
-    except OSError as exc:  # a name the OS refuses, met deeper than the arguments
-        if exc.errno not in (errno.ENAMETOOLONG, errno.ELOOP):
+    except (OSError, RuntimeError) as exc:  # a name the OS refuses, met deeper than the
+        # arguments; Python 3.11's Path.resolve raises RuntimeError on a loop of links
+        loop = isinstance(exc, RuntimeError) and str(exc).startswith("Symlink loop")
+        if not loop and getattr(exc, "errno", None) not in (errno.ENAMETOOLONG, errno.ELOOP):
             raise
-        return _report(args, UsageError(
-            f"{exc.filename or 'a path'}: {exc.strerror}; give a shorter path (parts of "
-            "at most 255 bytes) without a loop of links"))
+        where = (str(exc).removeprefix("Symlink loop from ") if loop
+                 else getattr(exc, "filename", None) or "a path")
+        why = "a loop of links" if loop else getattr(exc, "strerror", "")
+        return _report(args, UsageError(f"{where}: {why}; give a shorter path (parts of at "
+                                        "most 255 bytes) without a loop of links"))

@@ -223,6 +223,7 @@ def _convert_folder(args: argparse.Namespace) -> int:
 
 def convert_command(args: argparse.Namespace) -> int:
     """``crewbook ledger convert``: one Parquet file per ledger; 1 if any was left out."""
+    from ..core.atomic import output_path
     from ..ledger.reader import find_ledgers, read_ledger, to_parquet
 
     if args.to == "parquet-folder":
@@ -251,7 +252,9 @@ def convert_command(args: argparse.Namespace) -> int:
             continue
         problems.extend(df.attrs.get(PROBLEMS_ATTR, []))
         failed = failed or any(p.severity == "error" for p in df.attrs.get(PROBLEMS_ATTR, []))
-        to_parquet(df, target)
+        # convert makes the folders it writes into (as it always has)
+        with output_path(target, inputs=[path], parents=True) as tmp:
+            to_parquet(df, tmp)
         written.append({"source": shown, "output": str(target), "events": len(df)})
     if getattr(args, "json", False):
         emit_json({"written": written, "problems": [p.to_dict() for p in problems]})
@@ -278,17 +281,20 @@ def _counts(values: pd.Series) -> dict[str, int]:
 def import_command(args: argparse.Namespace) -> int:
     """``crewbook ledger import``: one ledger from other tools' logs. Every file that can
     be imported is written; 1 when any was skipped (each is listed with its reason) or
-    when nothing could be imported (nothing is written then)."""
-    from ..core.atomic import write_atomic
-    from ..ledger.importers import gather
+    when nothing could be imported (nothing is written then). The output is refused
+    before any work when it is a folder, a device that is not a stream, or an input."""
+    from ..core.atomic import output_kind, write_output
+    from ..ledger.importers import find_sources, gather
 
     as_json = getattr(args, "json", False)
     try:
-        result = gather(args.sources, args.source)
+        paths = find_sources(args.sources)
+        output_kind(args.output, inputs=paths)  # refused before any work
+        result = gather(paths, args.source)
     except LedgerError as exc:
         return _fail(exc.problems, as_json)
     lines = [event.to_line() for event in result.events]
-    write_atomic(args.output, "".join(line + "\n" for line in lines))
+    write_output(args.output, "".join(line + "\n" for line in lines), inputs=paths)
     read: list[dict[str, Any]] = [
         {"source": str(path), "format": name, "events": len(events),
          "runs": len({e.run for e in events})} for path, name, events in result.read]
@@ -363,6 +369,10 @@ def export_command(args: argparse.Namespace) -> int:
         print("give the file to write (-o OUT) or the endpoint to send to "
               "(--otlp-endpoint URL)", file=sys.stderr)
         return 2
+    if args.output is not None:
+        from ..core.atomic import output_kind
+
+        output_kind(args.output, inputs=[args.ledger])  # refused before any work
     try:
         clockless_at = _clockless_at(args.clockless_at)
         with warnings.catch_warnings():
@@ -440,18 +450,18 @@ def _write_export(args: argparse.Namespace, df: pd.DataFrame,
                   clockless_at: datetime | None) -> Any:
     import json
 
+    from ..core.atomic import write_output
     from ..ledger.otlp_export import otlp_export
 
     export = otlp_export(df, clockless_at=clockless_at, project=args.trace_project)
-    path = Path(args.output)
-    path.parent.mkdir(parents=True, exist_ok=True)
     if args.format == "protobuf":
         from ..ledger.otlp_send import to_protobuf
 
-        path.write_bytes(to_protobuf(export.document))
+        data: str | bytes = to_protobuf(export.document)
     else:
-        path.write_text(json.dumps(export.document, indent=1, sort_keys=True,
-                                   ensure_ascii=False) + "\n", encoding="utf-8")
+        data = json.dumps(export.document, indent=1, sort_keys=True,
+                          ensure_ascii=False) + "\n"
+    write_output(args.output, data, inputs=[args.ledger])
     return export
 
 

@@ -47,9 +47,21 @@ _LOCKS: dict[str, Any] = {}
 _LOCKS_GUARD = threading.Lock()
 
 
+def _forget_locks_in_child() -> None:
+    """After `fork`: the parent's locks belong to the parent (filelock refuses a lock
+    inherited across fork), so the child opens its own on first use."""
+    global _LOCKS_GUARD
+    _LOCKS.clear()
+    _LOCKS_GUARD = threading.Lock()  # another thread may have held it at the fork
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_locks_in_child)
+
+
 def turn_lock(path: Path) -> Any:
     """The one `FileLock` of `path` in this process (reentrant; threads and processes
-    take turns on it)."""
+    take turns on it; a forked child gets its own)."""
     from filelock import FileLock
 
     key = os.path.abspath(path)

@@ -214,6 +214,11 @@ class Backlog:
         key = _stat(path)
         if self._crew_file is not None and self._crew_file[0] == key:
             return self._crew_file[1]
+        if key is None and os.path.lexists(path):  # a link to nothing, a loop of links
+            raise CrewError(f"{CREW_FILE} cannot be read", [Problem(
+                "crew_file_unreadable", "it is a link that leads nowhere (a loop of links or "
+                "a missing target) or cannot be read; fix or remove it. Until then the "
+                "autonomy mode is unknown and gated tools are refused", CREW_FILE)])
         if key is None:
             crew = CrewFile()
         else:

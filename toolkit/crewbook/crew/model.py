@@ -98,9 +98,9 @@ def safe_name(value: str | None, what: str) -> str | None:
         return value
     shown = value if len(value) <= 60 else value[:50] + "…"
     raise PydanticCustomError(
-        "unsafe_path", "{what} {shown!r} cannot name a file: use letters, digits, '.', '_' "
+        "unsafe_path", "{what} {shown} cannot name a file: use letters, digits, '.', '_' "
         "and '-' (at most 128, no '/' and no leading '.'); the crew loop writes and reads "
-        "paths made from it", {"what": what, "shown": shown})
+        "paths made from it", {"what": what, "shown": repr(shown)})  # no !r in pydantic
 
 
 class BarCommand(BaseModel):

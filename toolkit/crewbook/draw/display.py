@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.atomic import write_output
 from ..errors import InvalidInputError, error_message
 from .cards import (
     BOX_STYLE,
@@ -79,7 +80,7 @@ def save(model: GraphModel, path: Path | str) -> Path:
             f"cannot tell what to write from {target.name!r}; use one of "
             + ", ".join(f"{e} ({w})" for e, w in SAVE_FORMATS.items())
         )
-    target.write_bytes(data)
+    write_output(target, data, what="path")  # never replaces a device, FIFO or folder
     return target
 
 

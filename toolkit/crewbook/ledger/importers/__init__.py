@@ -27,6 +27,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from ...core.paths import kind_of
 from ...errors import LedgerError, Problem, UsageError
 
 if TYPE_CHECKING:
@@ -284,9 +285,15 @@ def find_sources(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
     missing: list[Problem] = []
     for item in items:
         path = Path(item)
-        if not path.exists():
+        kind = kind_of(path)
+        if kind == "missing":
             missing.append(Problem("file_not_found", "no such file or folder; check the path",
                                    str(item)))
+        elif kind not in ("file", "folder"):  # a FIFO or device would block or never end
+            what = ("cannot be read (a loop of links, or permission denied)"
+                    if kind == "unreadable" else f"is a {kind}, not a file or a folder")
+            missing.append(Problem("not_a_file", f"it {what}; crewbook imports regular "
+                                   "files and folders", str(item)))
         elif path.is_file():
             found.append(path)
         else:

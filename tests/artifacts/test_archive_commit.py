@@ -74,9 +74,8 @@ def state_of(root: Path, caps: list[str] = CAPS) -> str:
     active = [c.name for c in project.changes()]
     archived = [a.name for a in project.archived()]
     extra = ["Extra" in (root / "openspec/specs" / c / "spec.md").read_text() for c in caps]
-    leftovers = sorted(p.name for p in (root / "openspec/changes/archive").glob(".crewbook-*")
-                       if p.name != ".crewbook.lock") if (
-        root / "openspec/changes/archive").is_dir() else []
+    leftovers = sorted(p.name for p in (root / "openspec/changes/archive").glob(".crewbook*")
+                       ) if (root / "openspec/changes/archive").is_dir() else []
     if active == ["change-x"] and archived == [] and not any(extra):
         return "old"
     if active == [] and archived == ["change-x"] and all(extra) and leftovers == []:

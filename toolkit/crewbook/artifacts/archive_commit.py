@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -42,7 +43,6 @@ T = TypeVar("T")
 
 PENDING_PREFIX: Final = ".crewbook-pending-"
 JOURNAL: Final = ".crewbook-journal.json"
-LOCK: Final = ".crewbook.lock"
 OWNER: Final = "owner.json"
 #: Seconds an archive (or a reader finding a journal) waits for another archive.
 LOCK_WAIT: Final = 60.0
@@ -130,27 +130,73 @@ def _fsync_folder(path: Path) -> None:
         os.close(fd)
 
 
-def _lock(project: Project) -> Any:
-    from ..core.commit import turn_lock
+class FolderLock:
+    """An exclusive lock on a folder itself (``flock`` on the folder's descriptor), so an
+    archive leaves no lock file in the project: the archived tree is the OpenSpec CLI's,
+    byte for byte. Reentrant within a process; a forked child holds none of its parent's
+    turns (it takes its own)."""
 
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._fd: int | None = None
+        self._depth = 0
+        self._pid = os.getpid()
+        self._threads = threading.RLock()  # threads of this process take turns too
+
+    def acquire(self, timeout: float) -> bool:
+        """Take the lock, waiting up to `timeout` seconds; False when it stayed busy."""
+        import fcntl
+        import time
+
+        if self._pid != os.getpid():  # a forked child: the parent's turn is not ours
+            self._fd, self._depth, self._pid = None, 0, os.getpid()
+            self._threads = threading.RLock()
+        if not self._threads.acquire(timeout=timeout):
+            return False
+        if self._depth:  # this thread already holds it
+            self._depth += 1
+            return True
+        fd = os.open(self.folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    self._threads.release()
+                    return False
+                time.sleep(0.01)
+                continue
+            self._fd, self._depth = fd, 1
+            return True
+
+    def release(self) -> None:
+        """Give one turn back; the last one unlocks the folder."""
+        if self._pid != os.getpid() or not self._depth:
+            return
+        self._depth -= 1
+        if not self._depth and self._fd is not None:
+            os.close(self._fd)  # closing the descriptor drops the flock
+            self._fd = None
+        self._threads.release()
+
+
+_FOLDER_LOCKS: dict[str, FolderLock] = {}
+
+
+def _lock(project: Project) -> FolderLock:
     archive = _inside(project, archive_folder(project), "archive folder")
     archive.mkdir(parents=True, exist_ok=True)
-    lock_file = archive / LOCK
-    if kind_of(lock_file) not in ("missing", "file"):
-        raise ArchiveRefused(f"cannot lock {_rel(project, lock_file)}", [Problem(
-            "lock_not_a_file", f"it is a {kind_of(lock_file)}, not a regular file; remove "
-            "it", _rel(project, lock_file))])
-    return turn_lock(lock_file)
+    key = os.path.realpath(archive)
+    lock = _FOLDER_LOCKS.get(key)
+    if lock is None:
+        lock = _FOLDER_LOCKS[key] = FolderLock(archive)
+    return lock
 
 
-def _acquire(project: Project, lock: Any, wait: float) -> bool:
-    from filelock import Timeout
-
-    try:
-        lock.acquire(timeout=wait)
-    except Timeout:
-        return False
-    return True
+def _acquire(project: Project, lock: FolderLock, wait: float) -> bool:
+    return lock.acquire(wait)
 
 
 def commit_archive(change: Change,
@@ -164,7 +210,7 @@ def commit_archive(change: Change,
     if not _acquire(project, lock, LOCK_WAIT):
         raise ArchiveRefused(f"another archive of {project.root} is running", [Problem(
             "archive_busy", f"waited {LOCK_WAIT:g} s for the lock; try again when it is "
-            "done", _rel(project, archive_folder(project) / LOCK))])
+            "done", _rel(project, archive_folder(project)))])
     try:
         settle(project, strict=True)
         if not folder.is_dir():

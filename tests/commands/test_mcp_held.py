@@ -144,3 +144,63 @@ def test_semi_auto_asks_through_elicitation(project: Path, tmp_path: Path) -> No
     assert refused.is_error
     assert "needs the user's approval" in _text(refused)
     assert "crewbook crew report" in _text(refused)
+
+
+def test_a_refusal_with_a_progress_token_is_an_error_result(project: Path,
+                                                           tmp_path: Path) -> None:
+    """A refused call carrying a progress token is an `isError` result, not a JSON-RPC
+    error from the task group that sends the progress notifications."""
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        return None
+
+    async def body(client: ClientSession) -> Any:
+        first = await client.call_tool("crew_init", {"goal": "g", "bar": {"test": GREEN}})
+        again = await client.call_tool("crew_init", {"goal": "g", "bar": {"test": GREEN}},
+                                       progress_callback=on_progress)
+        return first, again
+
+    first, again = anyio.run(_run, _server(project, tmp_path / "home"), body)
+    assert not first.is_error, first.content
+    assert again.is_error
+    assert "already exists" in _text(again)
+    assert again.structured_content["error"] == "AlreadyExistsError"
+
+
+def test_semi_auto_asks_only_for_a_call_that_would_proceed(project: Path,
+                                                          tmp_path: Path) -> None:
+    (project / "_codev" / "crew.yaml").write_text("autonomy: semi-auto\n")
+    asked: list[str] = []
+
+    async def accept(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={})
+
+    async def body(client: ClientSession) -> Any:
+        no_loop = await client.call_tool("crew_report", {"role": "analyst", "verdict": "done",
+                                                         "summary": "framed"})
+        bad = await client.call_tool("crew_init", {"goal": "g", "max_rounds": "abc"})
+        return no_loop, bad
+
+    no_loop, bad = anyio.run(functools.partial(_run, elicitation_callback=accept),
+                             _server(project, tmp_path / "home"), body)
+    assert asked == []
+    assert no_loop.is_error
+    assert "no crew loop" in _text(no_loop)
+    assert bad.is_error
+    assert bad.structured_content["code"] == "invalid_argument"
+    by_key = {p["key"]: p["message"] for p in bad.structured_content["problems"]}
+    assert by_key["max_rounds"] == '"abc" is not an integer', by_key
+
+
+def test_a_tool_prefix_is_strict(project: Path, tmp_path: Path) -> None:
+    async def body(client: ClientSession) -> Any:
+        return await client.call_tool("crew_status", {})
+
+    bare = anyio.run(_run, _server(project, tmp_path / "home", "--tool-prefix", "effortless_"),
+                     body)
+    assert bare.is_error
+    assert bare.structured_content["code"] == "unknown_tool"
+    listed = _text(bare).split("tools:")[-1]
+    names = [n.strip() for n in listed.split(",")]
+    assert "effortless_crew_status" in names
+    assert all(n.startswith("effortless_") for n in names), names

@@ -44,10 +44,11 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
     from mcp.server.lowlevel import Server
 
     from .. import __version__
-    from ..crew.tools import BY_NAME, TOOLS, call_tool, gate_refusal
-    from ..errors import CrewbookError
+    from ..crew.tools import BY_NAME, TOOLS, call_tool, gate_refusal, precheck
+    from ..errors import CrewbookError, CrewError, Problem, did_you_mean
 
     lock = anyio.Lock()
+    names = {tool_prefix + t.name: t for t in TOOLS}
 
     def annotations(t: Any) -> Any:
         return types.ToolAnnotations(read_only_hint=t.read_only,
@@ -61,15 +62,20 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
             for t in TOOLS])
 
     def failure(exc: CrewbookError) -> types.CallToolResult:
-        error = {"error": type(exc).__name__, "code": getattr(exc, "code", None),
-                 "message": str(exc),
-                 "problems": [p.to_dict() for p in getattr(exc, "problems", ())]}
+        problems = list(getattr(exc, "problems", ()))
+        code = getattr(exc, "code", None) or (problems[0].code if problems else None)
+        error = {"error": type(exc).__name__, "code": code, "message": str(exc),
+                 "problems": [p.to_dict() for p in problems]}
         return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))],
                                     structured_content=error, is_error=True)
 
     async def approve(ctx: Any, name: str, args: dict[str, Any]) -> bool:
-        """Ask the user through MCP elicitation; False when the client cannot ask."""
+        """Ask the user through MCP elicitation; False when this request cannot ask: the
+        client lacks elicitation, or the request has no back-channel (the 2026-07-28
+        protocol's per-request capabilities, a stateless HTTP request)."""
         caps = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+        if not getattr(ctx.session, "can_send_request", True):
+            return False
         if not ctx.session.check_client_capability(caps):
             return False
         answer = await ctx.session.elicit(
@@ -79,18 +85,22 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
 
     async def call(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         name = params.name
-        if tool_prefix and name.startswith(tool_prefix):
-            name = name[len(tool_prefix):]
         args = dict(params.arguments or {})
-        tool = BY_NAME.get(name)
+        tool = BY_NAME.get(name[len(tool_prefix):]) if name.startswith(tool_prefix) else None
+        if tool is None:  # a prefix is strict: bare names are unknown, and not listed
+            return failure(CrewError("unknown tool", [Problem(
+                "unknown_tool", f"no tool {name!r}{did_you_mean(name, names)}; tools: "
+                f"{', '.join(names)}", key="name")]))
+        name = tool.name
         approved = False
         try:
-            if tool is not None and tool.gate == "gated":
+            if tool.gate == "gated":
                 why = await anyio.to_thread.run_sync(gate_refusal, tool, project)
-                if why is not None:
+                if why is not None:  # ask only for a call that would otherwise proceed
+                    await anyio.to_thread.run_sync(precheck, tool, args, project)
                     approved = await approve(ctx, name, args)
             work = functools.partial(call_tool, name, args, project, approved=approved)
-            if tool is not None and tool.read_only:
+            if tool.read_only:
                 result = await anyio.to_thread.run_sync(work)
             else:
                 async with lock:
@@ -118,9 +128,13 @@ async def _with_progress(ctx: Any, run: Any, work: Any) -> Any:
     if token is None:
         return await run(work)
     result: list[Any] = []
+    failed: list[BaseException] = []
 
     async def main() -> None:
-        result.append(await run(work))
+        try:
+            result.append(await run(work))
+        except Exception as exc:  # re-raised below, unwrapped from the task group's group
+            failed.append(exc)
         scope.cancel()
 
     async with anyio.create_task_group() as group:
@@ -133,6 +147,8 @@ async def _with_progress(ctx: Any, run: Any, work: Any) -> Any:
             await ctx.session.send_progress_notification(
                 token, elapsed, message=f"working for {elapsed} s (measuring the bar may "
                 "take minutes)", related_request_id=ctx.request_id)
+    if failed:
+        raise failed[0]
     return result[0]
 
 

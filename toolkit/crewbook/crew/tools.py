@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from ..artifacts.project import ProjectLike
 from ..errors import CrewError, LoopRefused, Problem, did_you_mean
-from .model import BAR_NAMES, DEFAULT_TIMEOUT, SCOPES
+from .model import BAR_NAMES, DEFAULT_TIMEOUT, SCOPES, STATE_FILE
 
 JSON = dict[str, Any]
 
@@ -305,6 +305,32 @@ def gate_refusal(tool: Tool, project: ProjectLike) -> str | None:
             f"ask the user to run it themselves (`{cli} ...`), or to set `autonomy: auto`")
 
 
+def _json_message(error: Any) -> str:
+    """A schema error in JSON terms (``"abc" is not an integer``, ``null``, ``true``),
+    not Python's (``None``, ``'abc'``), which the client never wrote."""
+    import json
+
+    def shown(value: Any) -> str:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        return text if len(text) <= 80 else text[:77] + "..."
+
+    if error.validator == "type":
+        kinds = error.validator_value if isinstance(error.validator_value, list) \
+            else [error.validator_value]
+        article = " or ".join(("an " if k[0] in "aeiou" else "a ") + k for k in kinds)
+        return f"{shown(error.instance)} is not {article}"
+    if error.validator == "enum":
+        return (f"{shown(error.instance)} is not one of "
+                f"{', '.join(shown(v) for v in error.validator_value)}")
+    if error.validator == "required":
+        missing = [k for k in error.validator_value if k not in error.instance]
+        return f"missing required argument {shown(missing[0]) if missing else ''}".strip()
+    if error.validator == "additionalProperties":
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        return f"unknown argument(s) {', '.join(shown(k) for k in extra)}"
+    return str(error.message)
+
+
 def check_arguments(tool: Tool, arguments: JSON | None) -> JSON:
     """`arguments` checked against the tool's schema; `CrewError` with every problem."""
     import jsonschema
@@ -313,11 +339,32 @@ def check_arguments(tool: Tool, arguments: JSON | None) -> JSON:
     validator = jsonschema.Draft202012Validator(tool.schema)
     errors = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
     if errors:
-        problems = [Problem("invalid_argument", e.message,
+        problems = [Problem("invalid_argument", _json_message(e),
                             key=".".join(str(p) for p in e.absolute_path) or None)
                     for e in errors]
         raise CrewError(f"invalid arguments for {tool.name}", problems)
     return args
+
+
+def precheck(tool: Tool, arguments: JSON | None, project: ProjectLike = None) -> None:
+    """Raise the error a gated call would hit whatever the user answers: arguments the
+    schema refuses, no crew loop to report to or step, a loop that exists without
+    ``force``. Semi-auto asks for approval only for a call that would otherwise proceed."""
+    from ..errors import AlreadyExistsError, NotFoundError
+    from .api import crew_status, open_autonomous
+
+    args = check_arguments(tool, arguments)
+    if tool.name in ("crew_report", "crew_step"):
+        crew_status(project=project)  # raises when there is no crew loop
+    elif tool.name == "loop_step":
+        open_autonomous(project)
+    elif tool.name == "crew_init" and not args.get("force", False):
+        try:
+            crew_status(project=project)
+        except NotFoundError:
+            return
+        raise AlreadyExistsError(f"a crew loop already exists ({STATE_FILE}); pass "
+                                 "force=true to start a new one over it")
 
 
 def call_tool(name: str, arguments: JSON | None, project: ProjectLike = None, *,
@@ -337,4 +384,4 @@ def call_tool(name: str, arguments: JSON | None, project: ProjectLike = None, *,
 
 
 __all__ = ["BY_NAME", "TOOLS", "Tool", "autonomy", "call_tool", "check_arguments",
-           "gate_refusal"]
+           "gate_refusal", "precheck"]

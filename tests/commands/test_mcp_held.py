@@ -70,6 +70,31 @@ def test_tool_prefix_and_annotations(project: Path, tmp_path: Path) -> None:
     assert "Stability: beta · scope: project" in by_name["effortless_crew_init"].description
     assert not init.is_error, init.content
     assert json.loads(_text(status))["details"]["expected_role"] == "analyst"
+    assert by_name["effortless_crew_init"].title == "Start the crew loop"
+    assert all(t.title and t.output_schema for t in tools)
+
+
+def test_output_schemas_match_the_structured_content(project: Path, tmp_path: Path) -> None:
+    import jsonschema
+
+    async def body(client: ClientSession) -> Any:
+        schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+        results = {
+            "crew_init": await client.call_tool("crew_init", {"goal": "g",
+                                                              "bar": {"test": GREEN}}),
+            "crew_step": await client.call_tool("crew_step", {}),
+            "crew_report": await client.call_tool("crew_report", {
+                "role": "analyst", "verdict": "done", "summary": "framed"}),
+            "crew_status": await client.call_tool("crew_status", {}),
+            "provider_presets_list": await client.call_tool("provider_presets_list", {})}
+        return schemas, results
+
+    schemas, results = anyio.run(_run, _server(project, tmp_path / "home"), body)
+    for name, result in results.items():
+        assert not result.is_error, (name, result.content)
+        jsonschema.validate(result.structured_content, schemas[name])
+    assert "expects" in schemas["crew_step"]["required"]
+    assert "current" in schemas["crew_status"]["required"]
 
 
 def test_status_is_served_while_a_bar_runs_with_progress(project: Path,

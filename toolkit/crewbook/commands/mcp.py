@@ -44,7 +44,15 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
     from mcp.server.lowlevel import Server
 
     from .. import __version__
-    from ..crew.tools import BY_NAME, TOOLS, call_tool, gate_refusal, precheck
+    from ..crew.tools import (
+        BY_NAME,
+        TITLES,
+        TOOLS,
+        call_tool,
+        gate_refusal,
+        output_schema,
+        precheck,
+    )
     from ..errors import CrewbookError, CrewError, Problem, did_you_mean
 
     lock = anyio.Lock()
@@ -57,8 +65,9 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[
-            types.Tool(name=tool_prefix + t.name, description=t.full_description,
-                       input_schema=t.schema, annotations=annotations(t))
+            types.Tool(name=tool_prefix + t.name, title=TITLES[t.name],
+                       description=t.full_description, input_schema=t.schema,
+                       output_schema=output_schema(t), annotations=annotations(t))
             for t in TOOLS])
 
     def failure(exc: CrewbookError) -> types.CallToolResult:

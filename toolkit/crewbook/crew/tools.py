@@ -346,6 +346,37 @@ def check_arguments(tool: Tool, arguments: JSON | None) -> JSON:
     return args
 
 
+#: A human title per tool (MCP `title`), shown by clients instead of the bare name.
+TITLES: dict[str, str] = {
+    "crew_init": "Start the crew loop", "crew_report": "Report a crew act",
+    "crew_status": "Crew loop status", "crew_step": "Next crew act contract",
+    "loop_init": "Start the autonomous loop", "loop_step": "Advance the autonomous loop",
+    "provider_presets_list": "List provider presets",
+    "provider_profile_init": "Write the provider profile",
+    "provider_profile_show": "Show the active provider profile",
+    "task_classify": "Classify a task", "task_route_show": "Show a task's route"}
+
+#: Which tools answer a loop `Status` and which an `Act` (their result's exact keys).
+_RETURNS = {"crew_init": "Status", "crew_status": "Status", "loop_init": "Status",
+            "crew_report": "Act", "crew_step": "Act", "loop_step": "Act"}
+
+
+def output_schema(tool: Tool) -> JSON:
+    """The JSON Schema of `tool`'s result (MCP `outputSchema`, matching the structured
+    content): an object, with its keys listed and required for the loop tools, whose
+    results are the fields of `Status` or `Act`."""
+    from dataclasses import fields
+
+    from ..core import loop
+
+    kind = _RETURNS.get(tool.name)
+    if kind is None:
+        return {"type": "object"}
+    keys = [f.name for f in fields(getattr(loop, kind))]
+    return {"type": "object", "title": kind, "properties": {k: {} for k in keys},
+            "required": keys}
+
+
 def precheck(tool: Tool, arguments: JSON | None, project: ProjectLike = None) -> None:
     """Raise the error a gated call would hit whatever the user answers: arguments the
     schema refuses, no crew loop to report to or step, a loop that exists without
@@ -383,5 +414,15 @@ def call_tool(name: str, arguments: JSON | None, project: ProjectLike = None, *,
     return tool.run(args, project)
 
 
-__all__ = ["BY_NAME", "TOOLS", "Tool", "autonomy", "call_tool", "check_arguments",
-           "gate_refusal", "precheck"]
+__all__ = [
+    "BY_NAME",
+    "TITLES",
+    "TOOLS",
+    "Tool",
+    "autonomy",
+    "call_tool",
+    "check_arguments",
+    "gate_refusal",
+    "output_schema",
+    "precheck",
+]

@@ -229,3 +229,27 @@ def test_a_tool_prefix_is_strict(project: Path, tmp_path: Path) -> None:
     names = [n.strip() for n in listed.split(",")]
     assert "effortless_crew_status" in names
     assert all(n.startswith("effortless_") for n in names), names
+
+
+def test_huge_arguments_are_refused_without_being_echoed(project: Path,
+                                                         tmp_path: Path) -> None:
+    big = "x" * (2 * 1024 * 1024)
+
+    async def body(client: ClientSession) -> Any:
+        init = await client.call_tool("crew_init", {"goal": "g", "bar": {"test": GREEN}})
+        return init, [
+            await client.call_tool("crew_report", {"role": "analyst", "verdict": "done",
+                                                   "summary": big}),
+            await client.call_tool("crew_init", {"goal": "y" * (3 * 1024 * 1024),
+                                                 "bar": {"test": GREEN}, "force": True}),
+            await client.call_tool("task_route_show", {"task_id": "z" * (1024 * 1024)}),
+            await client.call_tool("w" * (1024 * 1024), {})]
+
+    init, answers = anyio.run(_run, _server(project, tmp_path / "home"), body)
+    assert not init.is_error, init.content
+    for answer in answers:
+        assert answer.is_error
+        size = len(json.dumps(answer.structured_content)) + len(_text(answer))
+        assert size < 20_000, (size, _text(answer)[:200])
+    assert answers[0].structured_content["code"] == "too_large"
+    assert answers[1].structured_content["code"] == "too_large"

@@ -73,9 +73,11 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
     def failure(exc: CrewbookError) -> types.CallToolResult:
         problems = list(getattr(exc, "problems", ()))
         code = getattr(exc, "code", None) or (problems[0].code if problems else None)
-        error = {"error": type(exc).__name__, "code": code, "message": str(exc),
-                 "problems": [p.to_dict() for p in problems]}
-        return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))],
+        message = _capped(str(exc))
+        error = {"error": type(exc).__name__, "code": code, "message": message,
+                 "problems": [{k: _capped(v) if isinstance(v, str) else v
+                               for k, v in p.to_dict().items()} for p in problems[:50]]}
+        return types.CallToolResult(content=[types.TextContent(type="text", text=message)],
                                     structured_content=error, is_error=True)
 
     async def approve(ctx: Any, name: str, args: dict[str, Any]) -> bool:
@@ -98,7 +100,8 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
         tool = BY_NAME.get(name[len(tool_prefix):]) if name.startswith(tool_prefix) else None
         if tool is None:  # a prefix is strict: bare names are unknown, and not listed
             return failure(CrewError("unknown tool", [Problem(
-                "unknown_tool", f"no tool {name!r}{did_you_mean(name, names)}; tools: "
+                "unknown_tool", f"no tool {_capped(name, 80)!r}{did_you_mean(name[:80], names)}"
+                "; tools: "
                 f"{', '.join(names)}", key="name")]))
         name = tool.name
         approved = False
@@ -117,6 +120,10 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
         except CrewbookError as exc:
             return failure(exc)
         text = json.dumps(result, ensure_ascii=False, default=str)
+        if len(text) > MAX_ANSWER:
+            return failure(CrewError("answer too large", [Problem(
+                "too_large", f"the answer is {len(text)} characters, over the {MAX_ANSWER} "
+                "limit; ask for less (crew_status without full)", key="result")]))
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                     structured_content=json.loads(text), is_error=False)
 
@@ -124,6 +131,20 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
                   instructions="crewbook: the crew loop, the autonomous loop and model "
                   "routing of a codev project (SPEC D1-D9).",
                   on_list_tools=list_tools, on_call_tool=call)
+
+
+#: The longest error message (characters) an answer carries; the rest is cut, so a
+#: huge argument echoed by an error never travels back whole.
+MAX_MESSAGE = 4000
+#: The largest successful answer (characters of JSON).
+MAX_ANSWER = 4 * 1024 * 1024
+
+
+def _capped(text: str, limit: int = MAX_MESSAGE) -> str:
+    """`text` cut to `limit` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters cut)"
 
 
 async def _with_progress(ctx: Any, run: Any, work: Any) -> Any:

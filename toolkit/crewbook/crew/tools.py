@@ -351,9 +351,16 @@ def _json_message(error: Any) -> str:
 
 def check_arguments(tool: Tool, arguments: JSON | None) -> JSON:
     """`arguments` checked against the tool's schema; `CrewError` with every problem."""
+    import json
+
     import jsonschema
 
     args = dict(arguments or {})
+    size = len(json.dumps(args, ensure_ascii=False, default=str).encode())
+    if size > MAX_ARGUMENTS:  # refused without echoing: a huge value stays out of the answer
+        raise CrewError(f"invalid arguments for {tool.name}", [Problem(
+            "too_large", f"the arguments are {size} bytes, over the {MAX_ARGUMENTS} limit; "
+            "pass long documents as a file (payload_path) instead", key="arguments")])
     validator = jsonschema.Draft202012Validator(tool.schema)
     errors = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
     if errors:
@@ -363,6 +370,9 @@ def check_arguments(tool: Tool, arguments: JSON | None) -> JSON:
         raise CrewError(f"invalid arguments for {tool.name}", problems)
     return args
 
+
+#: The most JSON a call's arguments may weigh (bytes): a bigger one is refused unread.
+MAX_ARGUMENTS = 512 * 1024
 
 #: A human title per tool (MCP `title`), shown by clients instead of the bare name.
 TITLES: dict[str, str] = {
@@ -434,6 +444,7 @@ def call_tool(name: str, arguments: JSON | None, project: ProjectLike = None, *,
 
 __all__ = [
     "BY_NAME",
+    "MAX_ARGUMENTS",
     "TITLES",
     "TOOLS",
     "Tool",

@@ -253,3 +253,67 @@ def test_huge_arguments_are_refused_without_being_echoed(project: Path,
         assert size < 20_000, (size, _text(answer)[:200])
     assert answers[0].structured_content["code"] == "too_large"
     assert answers[1].structured_content["code"] == "too_large"
+
+
+def test_a_client_that_disconnects_mid_bar_ends_the_bar(project: Path,
+                                                        tmp_path: Path) -> None:
+    """A client that closes the connection (stdin) without killing the server: the
+    server ends at once, and with it the bar it was measuring (not at the bar's timeout).
+    Raw JSON-RPC lines, since the SDK client kills the server it started anyway."""
+    import subprocess
+    import time
+
+    pid_file = tmp_path / "bar.pid"
+    waits = (f"{shlex.quote(sys.executable)} -c \"import os, time\n"
+             f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+             "time.sleep(300)\"")
+    params = _server(project, tmp_path / "home")
+    server = subprocess.Popen([params.command, *params.args], cwd=params.cwd, env=params.env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL)
+    assert server.stdin is not None
+    assert server.stdout is not None
+
+    def send(message: dict[str, Any]) -> None:
+        assert server.stdin is not None
+        server.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+        server.stdin.flush()
+
+    def answer() -> dict[str, Any]:
+        assert server.stdout is not None
+        reply: dict[str, Any] = json.loads(server.stdout.readline())
+        return reply
+
+    try:
+        send({"id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}})
+        assert "result" in answer()
+        send({"method": "notifications/initialized"})
+        for n, args in enumerate([
+                {"name": "crew_init", "arguments": {"goal": "g", "bar": {"test": waits}}},
+                {"name": "crew_report", "arguments": {"role": "analyst", "verdict": "done",
+                                                      "summary": "framed"}}], start=2):
+            send({"id": n, "method": "tools/call", "params": args})
+            assert answer()["result"]["isError"] is False
+        send({"id": 9, "method": "tools/call", "params": {"name": "crew_report", "arguments": {
+            "role": "developer", "verdict": "done", "summary": "built"}}})
+        deadline = time.monotonic() + 30
+        while not (pid_file.exists() and pid_file.read_text()):
+            assert time.monotonic() < deadline, "the bar never started"
+            time.sleep(0.05)
+        server.stdin.close()  # the client leaves mid-bar
+        assert server.wait(timeout=20) == 0
+        pid = int(pid_file.read_text())
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            assert time.monotonic() < deadline, "the bar still runs after the client left"
+            time.sleep(0.1)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()

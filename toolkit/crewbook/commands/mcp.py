@@ -19,7 +19,9 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -112,11 +114,18 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
                     await anyio.to_thread.run_sync(precheck, tool, args, project)
                     approved = await approve(ctx, name, args)
             work = functools.partial(call_tool, name, args, project, approved=approved)
-            if tool.read_only:
-                result = await anyio.to_thread.run_sync(work)
-            else:
-                async with lock:
-                    result = await _with_progress(ctx, anyio.to_thread.run_sync, work)
+            # abandon_on_cancel: a client that disconnects cancels the call at once; the
+            # thread left behind (a bar) ends with the process (`serve`)
+            run = functools.partial(anyio.to_thread.run_sync, abandon_on_cancel=True)
+            RUNNING.append(name)
+            try:
+                if tool.read_only:
+                    result = await run(work)
+                else:
+                    async with lock:
+                        result = await _with_progress(ctx, run, work)
+            finally:
+                RUNNING.remove(name)
         except CrewbookError as exc:
             return failure(exc)
         text = json.dumps(result, ensure_ascii=False, default=str)
@@ -138,6 +147,10 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
 MAX_MESSAGE = 4000
 #: The largest successful answer (characters of JSON).
 MAX_ANSWER = 4 * 1024 * 1024
+
+
+#: The tool calls running now; those left when the client disconnects end with it.
+RUNNING: list[str] = []
 
 
 def _capped(text: str, limit: int = MAX_MESSAGE) -> str:
@@ -188,12 +201,32 @@ def serve(project: Path | None, tool_prefix: str = "") -> None:
     from mcp.server.stdio import stdio_server
 
     server = build_server(project, tool_prefix)
+    left_mid_call: list[bool] = []
 
     async def main() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+        async with stdio_server() as (read, write), anyio.create_task_group() as group:
+            send, receive = anyio.create_memory_object_stream[Any](16)
+
+            async def pump() -> None:
+                """Pass the client's messages on; at end of input (the client left),
+                cancel what still runs instead of waiting for it (a bar may take
+                minutes)."""
+                async with send:
+                    async for message in read:
+                        await send.send(message)
+                if RUNNING:
+                    left_mid_call.append(True)
+                    group.cancel_scope.cancel()
+
+            group.start_soon(pump)
+            await server.run(receive, write, server.create_initialization_options())
+            group.cancel_scope.cancel()
 
     anyio.run(main)
+    if left_mid_call:  # the abandoned call's thread ends with the process, and the
+        sys.stdout.flush()  # keepers, seeing crewbook gone, kill the bar's whole tree
+        sys.stderr.flush()
+        os._exit(0)
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:

@@ -317,3 +317,73 @@ def test_a_client_that_disconnects_mid_bar_ends_the_bar(project: Path,
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+class _Raw:
+    """A bare JSON-RPC client on the server's stdio: speaks any protocol revision, the
+    2026-07-28 one with its per-request `_meta` envelope (capabilities per request)."""
+
+    def __init__(self, params: StdioServerParameters, version: str) -> None:
+        import subprocess
+
+        self.version = version
+        self.modern = version >= "2026"
+        self.next_id = 0
+        self.proc = subprocess.Popen([params.command, *params.args], cwd=params.cwd,
+                                     env=params.env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
+        if self.modern:
+            params = {**params, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": self.version,
+                "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}
+        self.next_id += 1
+        line = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        self.proc.stdin.write((json.dumps(line) + "\n").encode())
+        self.proc.stdin.flush()
+        reply: dict[str, Any] = json.loads(self.proc.stdout.readline())
+        return reply
+
+    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        reply = self.request("tools/call", {"name": name, "arguments": arguments})
+        assert "result" in reply, reply  # never a JSON-RPC error: a result, isError or not
+        result: dict[str, Any] = reply["result"]
+        return result
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=20)
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-11-25", "2026-07-28"])
+def test_every_protocol_version_gets_results_and_refusals(project: Path, tmp_path: Path,
+                                                          version: str) -> None:
+    (project / "_codev" / "crew.yaml").write_text("autonomy: semi-auto\n")
+    raw = _Raw(_server(project, tmp_path / "home"), version)
+    try:
+        if not raw.modern:
+            init = raw.request("initialize", {
+                "protocolVersion": version, "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"}})
+            assert init["result"]["protocolVersion"] == version
+            assert raw.proc.stdin is not None
+            raw.proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        gated = raw.call("crew_init", {"goal": "g", "bar": {"test": GREEN}})
+        status = raw.call("crew_status", {})
+        bad = raw.call("crew_init", {"goal": "g", "bar": {"test": GREEN}, "scope": "x"})
+        unknown = raw.call("crew_stats", {})
+    finally:
+        raw.close()
+    # semi-auto: no client here can answer an elicitation, so the documented refusal
+    assert gated["isError"] is True
+    assert gated["structuredContent"]["code"] == "needs_approval"
+    assert status["isError"] is True  # read-only, not gated: "no crew loop" at once
+    assert "no crew loop" in status["content"][0]["text"]
+    assert bad["structuredContent"]["code"] == "invalid_argument"
+    assert unknown["structuredContent"]["code"] == "unknown_tool"
+    assert "did you mean 'crew_status'" in unknown["content"][0]["text"]

@@ -332,6 +332,10 @@ def _json_message(error: Any) -> str:
         text = json.dumps(value, ensure_ascii=False, default=str)
         return text if len(text) <= 80 else text[:77] + "..."
 
+    if error.validator in ("maxLength", "minLength") and isinstance(error.instance, str):
+        limit = "at most" if error.validator == "maxLength" else "at least"
+        return (f"a string of {len(error.instance)} characters; {limit} "
+                f"{error.validator_value} allowed")
     if error.validator == "type":
         kinds = error.validator_value if isinstance(error.validator_value, list) \
             else [error.validator_value]
@@ -356,7 +360,8 @@ def check_arguments(tool: Tool, arguments: JSON | None) -> JSON:
     import jsonschema
 
     args = dict(arguments or {})
-    size = len(json.dumps(args, ensure_ascii=False, default=str).encode())
+    rest = {k: v for k, v in args.items() if k != "payload"}  # a payload has its own cap
+    size = len(json.dumps(rest, ensure_ascii=False, default=str).encode())
     if size > MAX_ARGUMENTS:  # refused without echoing: a huge value stays out of the answer
         raise CrewError(f"invalid arguments for {tool.name}", [Problem(
             "too_large", f"the arguments are {size} bytes, over the {MAX_ARGUMENTS} limit; "
@@ -371,7 +376,8 @@ def check_arguments(tool: Tool, arguments: JSON | None) -> JSON:
     return args
 
 
-#: The most JSON a call's arguments may weigh (bytes): a bigger one is refused unread.
+#: The most JSON a call's arguments other than an inline `payload` (at most 4 MiB, checked
+#: by the report) may weigh, in bytes: more is refused unread.
 MAX_ARGUMENTS = 512 * 1024
 
 #: A human title per tool (MCP `title`), shown by clients instead of the bare name.

@@ -387,3 +387,38 @@ def test_every_protocol_version_gets_results_and_refusals(project: Path, tmp_pat
     assert bad["structuredContent"]["code"] == "invalid_argument"
     assert unknown["structuredContent"]["code"] == "unknown_tool"
     assert "did you mean 'crew_status'" in unknown["content"][0]["text"]
+
+
+def test_status_answers_while_an_approval_is_pending(project: Path, tmp_path: Path) -> None:
+    (project / "_codev" / "crew.yaml").write_text("autonomy: semi-auto\n")
+    asked = anyio.Event()
+    answered = anyio.Event()
+    order: list[str] = []
+
+    async def slow_user(context: Any, params: Any) -> types.ElicitResult:
+        asked.set()
+        await answered.wait()  # the user is thinking
+        order.append("approved")
+        return types.ElicitResult(action="accept", content={})
+
+    async def body(client: ClientSession) -> Any:
+        done: dict[str, Any] = {}
+
+        async def init() -> None:
+            done["init"] = await client.call_tool("crew_init", {"goal": "g",
+                                                                "bar": {"test": GREEN}})
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(init)
+            with anyio.fail_after(30):
+                await asked.wait()
+                done["status"] = await client.call_tool("crew_status", {})
+            order.append("status")
+            answered.set()
+        return done
+
+    done = anyio.run(functools.partial(_run, elicitation_callback=slow_user),
+                     _server(project, tmp_path / "home"), body)
+    assert order == ["status", "approved"]
+    assert done["status"].is_error  # no crew loop yet: the approval is still pending
+    assert not done["init"].is_error, done["init"].content

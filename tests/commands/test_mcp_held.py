@@ -70,6 +70,31 @@ def test_tool_prefix_and_annotations(project: Path, tmp_path: Path) -> None:
     assert "Stability: beta · scope: project" in by_name["effortless_crew_init"].description
     assert not init.is_error, init.content
     assert json.loads(_text(status))["details"]["expected_role"] == "analyst"
+    assert by_name["effortless_crew_init"].title == "Start the crew loop"
+    assert all(t.title and t.output_schema for t in tools)
+
+
+def test_output_schemas_match_the_structured_content(project: Path, tmp_path: Path) -> None:
+    import jsonschema
+
+    async def body(client: ClientSession) -> Any:
+        schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+        results = {
+            "crew_init": await client.call_tool("crew_init", {"goal": "g",
+                                                              "bar": {"test": GREEN}}),
+            "crew_step": await client.call_tool("crew_step", {}),
+            "crew_report": await client.call_tool("crew_report", {
+                "role": "analyst", "verdict": "done", "summary": "framed"}),
+            "crew_status": await client.call_tool("crew_status", {}),
+            "provider_presets_list": await client.call_tool("provider_presets_list", {})}
+        return schemas, results
+
+    schemas, results = anyio.run(_run, _server(project, tmp_path / "home"), body)
+    for name, result in results.items():
+        assert not result.is_error, (name, result.content)
+        jsonschema.validate(result.structured_content, schemas[name])
+    assert "expects" in schemas["crew_step"]["required"]
+    assert "current" in schemas["crew_status"]["required"]
 
 
 def test_status_is_served_while_a_bar_runs_with_progress(project: Path,
@@ -144,3 +169,256 @@ def test_semi_auto_asks_through_elicitation(project: Path, tmp_path: Path) -> No
     assert refused.is_error
     assert "needs the user's approval" in _text(refused)
     assert "crewbook crew report" in _text(refused)
+
+
+def test_a_refusal_with_a_progress_token_is_an_error_result(project: Path,
+                                                           tmp_path: Path) -> None:
+    """A refused call carrying a progress token is an `isError` result, not a JSON-RPC
+    error from the task group that sends the progress notifications."""
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        return None
+
+    async def body(client: ClientSession) -> Any:
+        first = await client.call_tool("crew_init", {"goal": "g", "bar": {"test": GREEN}})
+        again = await client.call_tool("crew_init", {"goal": "g", "bar": {"test": GREEN}},
+                                       progress_callback=on_progress)
+        return first, again
+
+    first, again = anyio.run(_run, _server(project, tmp_path / "home"), body)
+    assert not first.is_error, first.content
+    assert again.is_error
+    assert "already exists" in _text(again)
+    assert again.structured_content["error"] == "AlreadyExistsError"
+
+
+def test_semi_auto_asks_only_for_a_call_that_would_proceed(project: Path,
+                                                          tmp_path: Path) -> None:
+    (project / "_codev" / "crew.yaml").write_text("autonomy: semi-auto\n")
+    asked: list[str] = []
+
+    async def accept(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={})
+
+    async def body(client: ClientSession) -> Any:
+        no_loop = await client.call_tool("crew_report", {"role": "analyst", "verdict": "done",
+                                                         "summary": "framed"})
+        bad = await client.call_tool("crew_init", {"goal": "g", "max_rounds": "abc"})
+        return no_loop, bad
+
+    no_loop, bad = anyio.run(functools.partial(_run, elicitation_callback=accept),
+                             _server(project, tmp_path / "home"), body)
+    assert asked == []
+    assert no_loop.is_error
+    assert "no crew loop" in _text(no_loop)
+    assert bad.is_error
+    assert bad.structured_content["code"] == "invalid_argument"
+    by_key = {p["key"]: p["message"] for p in bad.structured_content["problems"]}
+    assert by_key["max_rounds"] == '"abc" is not an integer', by_key
+
+
+def test_a_tool_prefix_is_strict(project: Path, tmp_path: Path) -> None:
+    async def body(client: ClientSession) -> Any:
+        return await client.call_tool("crew_status", {})
+
+    bare = anyio.run(_run, _server(project, tmp_path / "home", "--tool-prefix", "effortless_"),
+                     body)
+    assert bare.is_error
+    assert bare.structured_content["code"] == "unknown_tool"
+    listed = _text(bare).split("tools:")[-1]
+    names = [n.strip() for n in listed.split(",")]
+    assert "effortless_crew_status" in names
+    assert all(n.startswith("effortless_") for n in names), names
+
+
+def test_huge_arguments_are_refused_without_being_echoed(project: Path,
+                                                         tmp_path: Path) -> None:
+    big = "x" * (2 * 1024 * 1024)
+
+    async def body(client: ClientSession) -> Any:
+        init = await client.call_tool("crew_init", {"goal": "g", "bar": {"test": GREEN}})
+        return init, [
+            await client.call_tool("crew_report", {"role": "analyst", "verdict": "done",
+                                                   "summary": big}),
+            await client.call_tool("crew_init", {"goal": "y" * (3 * 1024 * 1024),
+                                                 "bar": {"test": GREEN}, "force": True}),
+            await client.call_tool("task_route_show", {"task_id": "z" * (1024 * 1024)}),
+            await client.call_tool("w" * (1024 * 1024), {})]
+
+    init, answers = anyio.run(_run, _server(project, tmp_path / "home"), body)
+    assert not init.is_error, init.content
+    for answer in answers:
+        assert answer.is_error
+        size = len(json.dumps(answer.structured_content)) + len(_text(answer))
+        assert size < 20_000, (size, _text(answer)[:200])
+    assert answers[0].structured_content["code"] == "too_large"
+    assert answers[1].structured_content["code"] == "too_large"
+
+
+def test_a_client_that_disconnects_mid_bar_ends_the_bar(project: Path,
+                                                        tmp_path: Path) -> None:
+    """A client that closes the connection (stdin) without killing the server: the
+    server ends at once, and with it the bar it was measuring (not at the bar's timeout).
+    Raw JSON-RPC lines, since the SDK client kills the server it started anyway."""
+    import subprocess
+    import time
+
+    pid_file = tmp_path / "bar.pid"
+    waits = (f"{shlex.quote(sys.executable)} -c \"import os, time\n"
+             f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+             "time.sleep(300)\"")
+    params = _server(project, tmp_path / "home")
+    server = subprocess.Popen([params.command, *params.args], cwd=params.cwd, env=params.env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL)
+    assert server.stdin is not None
+    assert server.stdout is not None
+
+    def send(message: dict[str, Any]) -> None:
+        assert server.stdin is not None
+        server.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+        server.stdin.flush()
+
+    def answer() -> dict[str, Any]:
+        assert server.stdout is not None
+        reply: dict[str, Any] = json.loads(server.stdout.readline())
+        return reply
+
+    try:
+        send({"id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}})
+        assert "result" in answer()
+        send({"method": "notifications/initialized"})
+        for n, args in enumerate([
+                {"name": "crew_init", "arguments": {"goal": "g", "bar": {"test": waits}}},
+                {"name": "crew_report", "arguments": {"role": "analyst", "verdict": "done",
+                                                      "summary": "framed"}}], start=2):
+            send({"id": n, "method": "tools/call", "params": args})
+            assert answer()["result"]["isError"] is False
+        send({"id": 9, "method": "tools/call", "params": {"name": "crew_report", "arguments": {
+            "role": "developer", "verdict": "done", "summary": "built"}}})
+        deadline = time.monotonic() + 30
+        while not (pid_file.exists() and pid_file.read_text()):
+            assert time.monotonic() < deadline, "the bar never started"
+            time.sleep(0.05)
+        server.stdin.close()  # the client leaves mid-bar
+        assert server.wait(timeout=20) == 0
+        pid = int(pid_file.read_text())
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            assert time.monotonic() < deadline, "the bar still runs after the client left"
+            time.sleep(0.1)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
+class _Raw:
+    """A bare JSON-RPC client on the server's stdio: speaks any protocol revision, the
+    2026-07-28 one with its per-request `_meta` envelope (capabilities per request)."""
+
+    def __init__(self, params: StdioServerParameters, version: str) -> None:
+        import subprocess
+
+        self.version = version
+        self.modern = version >= "2026"
+        self.next_id = 0
+        self.proc = subprocess.Popen([params.command, *params.args], cwd=params.cwd,
+                                     env=params.env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
+        if self.modern:
+            params = {**params, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": self.version,
+                "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}
+        self.next_id += 1
+        line = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        self.proc.stdin.write((json.dumps(line) + "\n").encode())
+        self.proc.stdin.flush()
+        reply: dict[str, Any] = json.loads(self.proc.stdout.readline())
+        return reply
+
+    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        reply = self.request("tools/call", {"name": name, "arguments": arguments})
+        assert "result" in reply, reply  # never a JSON-RPC error: a result, isError or not
+        result: dict[str, Any] = reply["result"]
+        return result
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=20)
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-11-25", "2026-07-28"])
+def test_every_protocol_version_gets_results_and_refusals(project: Path, tmp_path: Path,
+                                                          version: str) -> None:
+    (project / "_codev" / "crew.yaml").write_text("autonomy: semi-auto\n")
+    raw = _Raw(_server(project, tmp_path / "home"), version)
+    try:
+        if not raw.modern:
+            init = raw.request("initialize", {
+                "protocolVersion": version, "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"}})
+            assert init["result"]["protocolVersion"] == version
+            assert raw.proc.stdin is not None
+            raw.proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        gated = raw.call("crew_init", {"goal": "g", "bar": {"test": GREEN}})
+        status = raw.call("crew_status", {})
+        bad = raw.call("crew_init", {"goal": "g", "bar": {"test": GREEN}, "scope": "x"})
+        unknown = raw.call("crew_stats", {})
+    finally:
+        raw.close()
+    # semi-auto: no client here can answer an elicitation, so the documented refusal
+    assert gated["isError"] is True
+    assert gated["structuredContent"]["code"] == "needs_approval"
+    assert status["isError"] is True  # read-only, not gated: "no crew loop" at once
+    assert "no crew loop" in status["content"][0]["text"]
+    assert bad["structuredContent"]["code"] == "invalid_argument"
+    assert unknown["structuredContent"]["code"] == "unknown_tool"
+    assert "did you mean 'crew_status'" in unknown["content"][0]["text"]
+
+
+def test_status_answers_while_an_approval_is_pending(project: Path, tmp_path: Path) -> None:
+    (project / "_codev" / "crew.yaml").write_text("autonomy: semi-auto\n")
+    asked = anyio.Event()
+    answered = anyio.Event()
+    order: list[str] = []
+
+    async def slow_user(context: Any, params: Any) -> types.ElicitResult:
+        asked.set()
+        await answered.wait()  # the user is thinking
+        order.append("approved")
+        return types.ElicitResult(action="accept", content={})
+
+    async def body(client: ClientSession) -> Any:
+        done: dict[str, Any] = {}
+
+        async def init() -> None:
+            done["init"] = await client.call_tool("crew_init", {"goal": "g",
+                                                                "bar": {"test": GREEN}})
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(init)
+            with anyio.fail_after(30):
+                await asked.wait()
+                done["status"] = await client.call_tool("crew_status", {})
+            order.append("status")
+            answered.set()
+        return done
+
+    done = anyio.run(functools.partial(_run, elicitation_callback=slow_user),
+                     _server(project, tmp_path / "home"), body)
+    assert order == ["status", "approved"]
+    assert done["status"].is_error  # no crew loop yet: the approval is still pending
+    assert not done["init"].is_error, done["init"].content

@@ -57,3 +57,28 @@ def test_tools_run_the_crew_and_routing(project: Path) -> None:
         call_tool("task_route_show", {"task_id": "TSK-01"}, project)  # while a loop runs
     assert call_tool("loop_init", {"goal": "Ship"}, project)["current"] == "plan"
     assert call_tool("loop_step", {}, project)["stage"] == "implementation"
+
+
+@pytest.mark.parametrize("kind", ["loop", "dangling"])
+def test_an_unreadable_crew_yaml_fails_closed(project: Path, kind: str) -> None:
+    """A `_codev/crew.yaml` that cannot be read is an error, not "no policy" (auto)."""
+    crew = project / "_codev" / "crew.yaml"
+    crew.unlink(missing_ok=True)
+    if kind == "loop":
+        crew.symlink_to(crew)
+    else:
+        crew.symlink_to(project / "nowhere.yaml")
+    with pytest.raises(CrewError, match=r"_codev/crew.yaml cannot be read") as caught:
+        call_tool("crew_init", {"goal": "g", "bar": {"test": GREEN}}, project)
+    assert caught.value.problems[0].path == "_codev/crew.yaml"
+    assert not (project / "_codev" / "crew" / "state.json").exists()
+
+
+def test_argument_errors_are_in_json_terms() -> None:
+    with pytest.raises(CrewError) as caught:
+        call_tool("crew_init", {"goal": None, "max_rounds": "abc", "scope": "x", "bar": {}})
+    messages = {p.key: p.message for p in caught.value.problems}
+    assert messages["goal"] == "null is not a string"
+    assert messages["max_rounds"] == '"abc" is not an integer'
+    assert messages["scope"] == '"x" is not one of "story", "epic", "all", "workshop"'
+    assert "None" not in str(caught.value)

@@ -19,7 +19,9 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +46,19 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
     from mcp.server.lowlevel import Server
 
     from .. import __version__
-    from ..crew.tools import BY_NAME, TOOLS, call_tool, gate_refusal
-    from ..errors import CrewbookError
+    from ..crew.tools import (
+        BY_NAME,
+        TITLES,
+        TOOLS,
+        call_tool,
+        gate_refusal,
+        output_schema,
+        precheck,
+    )
+    from ..errors import CrewbookError, CrewError, Problem, did_you_mean
 
     lock = anyio.Lock()
+    names = {tool_prefix + t.name: t for t in TOOLS}
 
     def annotations(t: Any) -> Any:
         return types.ToolAnnotations(read_only_hint=t.read_only,
@@ -56,20 +67,28 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[
-            types.Tool(name=tool_prefix + t.name, description=t.full_description,
-                       input_schema=t.schema, annotations=annotations(t))
+            types.Tool(name=tool_prefix + t.name, title=TITLES[t.name],
+                       description=t.full_description, input_schema=t.schema,
+                       output_schema=output_schema(t), annotations=annotations(t))
             for t in TOOLS])
 
     def failure(exc: CrewbookError) -> types.CallToolResult:
-        error = {"error": type(exc).__name__, "code": getattr(exc, "code", None),
-                 "message": str(exc),
-                 "problems": [p.to_dict() for p in getattr(exc, "problems", ())]}
-        return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))],
+        problems = list(getattr(exc, "problems", ()))
+        code = getattr(exc, "code", None) or (problems[0].code if problems else None)
+        message = _capped(str(exc))
+        error = {"error": type(exc).__name__, "code": code, "message": message,
+                 "problems": [{k: _capped(v) if isinstance(v, str) else v
+                               for k, v in p.to_dict().items()} for p in problems[:50]]}
+        return types.CallToolResult(content=[types.TextContent(type="text", text=message)],
                                     structured_content=error, is_error=True)
 
     async def approve(ctx: Any, name: str, args: dict[str, Any]) -> bool:
-        """Ask the user through MCP elicitation; False when the client cannot ask."""
+        """Ask the user through MCP elicitation; False when this request cannot ask: the
+        client lacks elicitation, or the request has no back-channel (the 2026-07-28
+        protocol's per-request capabilities, a stateless HTTP request)."""
         caps = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+        if not getattr(ctx.session, "can_send_request", True):
+            return False
         if not ctx.session.check_client_capability(caps):
             return False
         answer = await ctx.session.elicit(
@@ -79,25 +98,41 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
 
     async def call(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         name = params.name
-        if tool_prefix and name.startswith(tool_prefix):
-            name = name[len(tool_prefix):]
         args = dict(params.arguments or {})
-        tool = BY_NAME.get(name)
+        tool = BY_NAME.get(name[len(tool_prefix):]) if name.startswith(tool_prefix) else None
+        if tool is None:  # a prefix is strict: bare names are unknown, and not listed
+            return failure(CrewError("unknown tool", [Problem(
+                "unknown_tool", f"no tool {_capped(name, 80)!r}{did_you_mean(name[:80], names)}"
+                "; tools: "
+                f"{', '.join(names)}", key="name")]))
+        name = tool.name
         approved = False
         try:
-            if tool is not None and tool.gate == "gated":
+            if tool.gate == "gated":
                 why = await anyio.to_thread.run_sync(gate_refusal, tool, project)
-                if why is not None:
+                if why is not None:  # ask only for a call that would otherwise proceed
+                    await anyio.to_thread.run_sync(precheck, tool, args, project)
                     approved = await approve(ctx, name, args)
             work = functools.partial(call_tool, name, args, project, approved=approved)
-            if tool is not None and tool.read_only:
-                result = await anyio.to_thread.run_sync(work)
-            else:
-                async with lock:
-                    result = await _with_progress(ctx, anyio.to_thread.run_sync, work)
+            # abandon_on_cancel: a client that disconnects cancels the call at once; the
+            # thread left behind (a bar) ends with the process (`serve`)
+            run = functools.partial(anyio.to_thread.run_sync, abandon_on_cancel=True)
+            RUNNING.append(name)
+            try:
+                if tool.read_only:
+                    result = await run(work)
+                else:
+                    async with lock:
+                        result = await _with_progress(ctx, run, work)
+            finally:
+                RUNNING.remove(name)
         except CrewbookError as exc:
             return failure(exc)
         text = json.dumps(result, ensure_ascii=False, default=str)
+        if len(text) > MAX_ANSWER:
+            return failure(CrewError("answer too large", [Problem(
+                "too_large", f"the answer is {len(text)} characters, over the {MAX_ANSWER} "
+                "limit; ask for less (crew_status without full)", key="result")]))
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                     structured_content=json.loads(text), is_error=False)
 
@@ -105,6 +140,24 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
                   instructions="crewbook: the crew loop, the autonomous loop and model "
                   "routing of a codev project (SPEC D1-D9).",
                   on_list_tools=list_tools, on_call_tool=call)
+
+
+#: The longest error message (characters) an answer carries; the rest is cut, so a
+#: huge argument echoed by an error never travels back whole.
+MAX_MESSAGE = 4000
+#: The largest successful answer (characters of JSON).
+MAX_ANSWER = 4 * 1024 * 1024
+
+
+#: The tool calls running now; those left when the client disconnects end with it.
+RUNNING: list[str] = []
+
+
+def _capped(text: str, limit: int = MAX_MESSAGE) -> str:
+    """`text` cut to `limit` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters cut)"
 
 
 async def _with_progress(ctx: Any, run: Any, work: Any) -> Any:
@@ -118,9 +171,13 @@ async def _with_progress(ctx: Any, run: Any, work: Any) -> Any:
     if token is None:
         return await run(work)
     result: list[Any] = []
+    failed: list[BaseException] = []
 
     async def main() -> None:
-        result.append(await run(work))
+        try:
+            result.append(await run(work))
+        except Exception as exc:  # re-raised below, unwrapped from the task group's group
+            failed.append(exc)
         scope.cancel()
 
     async with anyio.create_task_group() as group:
@@ -133,6 +190,8 @@ async def _with_progress(ctx: Any, run: Any, work: Any) -> Any:
             await ctx.session.send_progress_notification(
                 token, elapsed, message=f"working for {elapsed} s (measuring the bar may "
                 "take minutes)", related_request_id=ctx.request_id)
+    if failed:
+        raise failed[0]
     return result[0]
 
 
@@ -142,12 +201,32 @@ def serve(project: Path | None, tool_prefix: str = "") -> None:
     from mcp.server.stdio import stdio_server
 
     server = build_server(project, tool_prefix)
+    left_mid_call: list[bool] = []
 
     async def main() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+        async with stdio_server() as (read, write), anyio.create_task_group() as group:
+            send, receive = anyio.create_memory_object_stream[Any](16)
+
+            async def pump() -> None:
+                """Pass the client's messages on; at end of input (the client left),
+                cancel what still runs instead of waiting for it (a bar may take
+                minutes)."""
+                async with send:
+                    async for message in read:
+                        await send.send(message)
+                if RUNNING:
+                    left_mid_call.append(True)
+                    group.cancel_scope.cancel()
+
+            group.start_soon(pump)
+            await server.run(receive, write, server.create_initialization_options())
+            group.cancel_scope.cancel()
 
     anyio.run(main)
+    if left_mid_call:  # the abandoned call's thread ends with the process, and the
+        sys.stdout.flush()  # keepers, seeing crewbook gone, kill the bar's whole tree
+        sys.stderr.flush()
+        os._exit(0)
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:

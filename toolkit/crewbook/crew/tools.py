@@ -10,13 +10,15 @@ tool error.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Literal
 
 from ..artifacts.project import ProjectLike
 from ..errors import CrewError, LoopRefused, Problem, did_you_mean
-from .model import BAR_NAMES, DEFAULT_TIMEOUT, SCOPES
+from .model import BAR_NAMES, CREW_FILE, DEFAULT_TIMEOUT, SCOPES, STATE_FILE
 
 JSON = dict[str, Any]
 
@@ -284,7 +286,23 @@ def autonomy(project: ProjectLike) -> str:
         proj = as_project(project)
     except NotFoundError:
         return "auto"
+    _check_readable(proj.root / CREW_FILE)
     return Backlog(proj).crew_file().autonomy
+
+
+def _check_readable(path: Path) -> None:
+    """Fail closed: a `_codev/crew.yaml` that exists (even as a dangling or looping
+    symlink) but cannot be read is an error, never "no policy" (which would be auto)."""
+    if not os.path.lexists(path):
+        return
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise CrewError(f"{CREW_FILE} cannot be read ({exc.strerror or exc}), so the "
+                        "autonomy policy is unknown and the call is refused; fix or remove "
+                        "the file", [Problem("unreadable", f"{CREW_FILE}: {exc.strerror}",
+                                             path=CREW_FILE)]) from exc
 
 
 def gate_refusal(tool: Tool, project: ProjectLike) -> str | None:
@@ -305,19 +323,113 @@ def gate_refusal(tool: Tool, project: ProjectLike) -> str | None:
             f"ask the user to run it themselves (`{cli} ...`), or to set `autonomy: auto`")
 
 
+def _json_message(error: Any) -> str:
+    """A schema error in JSON terms (``"abc" is not an integer``, ``null``, ``true``),
+    not Python's (``None``, ``'abc'``), which the client never wrote."""
+    import json
+
+    def shown(value: Any) -> str:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        return text if len(text) <= 80 else text[:77] + "..."
+
+    if error.validator in ("maxLength", "minLength") and isinstance(error.instance, str):
+        limit = "at most" if error.validator == "maxLength" else "at least"
+        return (f"a string of {len(error.instance)} characters; {limit} "
+                f"{error.validator_value} allowed")
+    if error.validator == "type":
+        kinds = error.validator_value if isinstance(error.validator_value, list) \
+            else [error.validator_value]
+        article = " or ".join(("an " if k[0] in "aeiou" else "a ") + k for k in kinds)
+        return f"{shown(error.instance)} is not {article}"
+    if error.validator == "enum":
+        return (f"{shown(error.instance)} is not one of "
+                f"{', '.join(shown(v) for v in error.validator_value)}")
+    if error.validator == "required":
+        missing = [k for k in error.validator_value if k not in error.instance]
+        return f"missing required argument {shown(missing[0]) if missing else ''}".strip()
+    if error.validator == "additionalProperties":
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        return f"unknown argument(s) {', '.join(shown(k) for k in extra)}"
+    return str(error.message)
+
+
 def check_arguments(tool: Tool, arguments: JSON | None) -> JSON:
     """`arguments` checked against the tool's schema; `CrewError` with every problem."""
+    import json
+
     import jsonschema
 
     args = dict(arguments or {})
+    rest = {k: v for k, v in args.items() if k != "payload"}  # a payload has its own cap
+    size = len(json.dumps(rest, ensure_ascii=False, default=str).encode())
+    if size > MAX_ARGUMENTS:  # refused without echoing: a huge value stays out of the answer
+        raise CrewError(f"invalid arguments for {tool.name}", [Problem(
+            "too_large", f"the arguments are {size} bytes, over the {MAX_ARGUMENTS} limit; "
+            "pass long documents as a file (payload_path) instead", key="arguments")])
     validator = jsonschema.Draft202012Validator(tool.schema)
     errors = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
     if errors:
-        problems = [Problem("invalid_argument", e.message,
+        problems = [Problem("invalid_argument", _json_message(e),
                             key=".".join(str(p) for p in e.absolute_path) or None)
                     for e in errors]
         raise CrewError(f"invalid arguments for {tool.name}", problems)
     return args
+
+
+#: The most JSON a call's arguments other than an inline `payload` (at most 4 MiB, checked
+#: by the report) may weigh, in bytes: more is refused unread.
+MAX_ARGUMENTS = 512 * 1024
+
+#: A human title per tool (MCP `title`), shown by clients instead of the bare name.
+TITLES: dict[str, str] = {
+    "crew_init": "Start the crew loop", "crew_report": "Report a crew act",
+    "crew_status": "Crew loop status", "crew_step": "Next crew act contract",
+    "loop_init": "Start the autonomous loop", "loop_step": "Advance the autonomous loop",
+    "provider_presets_list": "List provider presets",
+    "provider_profile_init": "Write the provider profile",
+    "provider_profile_show": "Show the active provider profile",
+    "task_classify": "Classify a task", "task_route_show": "Show a task's route"}
+
+#: Which tools answer a loop `Status` and which an `Act` (their result's exact keys).
+_RETURNS = {"crew_init": "Status", "crew_status": "Status", "loop_init": "Status",
+            "crew_report": "Act", "crew_step": "Act", "loop_step": "Act"}
+
+
+def output_schema(tool: Tool) -> JSON:
+    """The JSON Schema of `tool`'s result (MCP `outputSchema`, matching the structured
+    content): an object, with its keys listed and required for the loop tools, whose
+    results are the fields of `Status` or `Act`."""
+    from dataclasses import fields
+
+    from ..core import loop
+
+    kind = _RETURNS.get(tool.name)
+    if kind is None:
+        return {"type": "object"}
+    keys = [f.name for f in fields(getattr(loop, kind))]
+    return {"type": "object", "title": kind, "properties": {k: {} for k in keys},
+            "required": keys}
+
+
+def precheck(tool: Tool, arguments: JSON | None, project: ProjectLike = None) -> None:
+    """Raise the error a gated call would hit whatever the user answers: arguments the
+    schema refuses, no crew loop to report to or step, a loop that exists without
+    ``force``. Semi-auto asks for approval only for a call that would otherwise proceed."""
+    from ..errors import AlreadyExistsError, NotFoundError
+    from .api import crew_status, open_autonomous
+
+    args = check_arguments(tool, arguments)
+    if tool.name in ("crew_report", "crew_step"):
+        crew_status(project=project)  # raises when there is no crew loop
+    elif tool.name == "loop_step":
+        open_autonomous(project)
+    elif tool.name == "crew_init" and not args.get("force", False):
+        try:
+            crew_status(project=project)
+        except NotFoundError:
+            return
+        raise AlreadyExistsError(f"a crew loop already exists ({STATE_FILE}); pass "
+                                 "force=true to start a new one over it")
 
 
 def call_tool(name: str, arguments: JSON | None, project: ProjectLike = None, *,
@@ -336,5 +448,16 @@ def call_tool(name: str, arguments: JSON | None, project: ProjectLike = None, *,
     return tool.run(args, project)
 
 
-__all__ = ["BY_NAME", "TOOLS", "Tool", "autonomy", "call_tool", "check_arguments",
-           "gate_refusal"]
+__all__ = [
+    "BY_NAME",
+    "MAX_ARGUMENTS",
+    "TITLES",
+    "TOOLS",
+    "Tool",
+    "autonomy",
+    "call_tool",
+    "check_arguments",
+    "gate_refusal",
+    "output_schema",
+    "precheck",
+]

@@ -156,3 +156,35 @@ def test_the_scan_finds_top_level_keys_and_the_payload_in_any_order() -> None:
     assert found.has_payload.tolist() == [True, True, False, True]
     # an escaped key and a payload that is not an object: parsed, not cut
     assert found.doubtful.tolist() == [False, False, True, True]
+
+
+def test_names_are_compared_exactly_eight_bytes_at_a_time() -> None:
+    from crewbook.ledger.events import FIELDS
+    from crewbook.ledger.scan import named
+
+    assert len({name[:8] for name in FIELDS}) == len(FIELDS)  # what `named` needs
+    keys = ["v", "ts", "tokens_in", "tokens_out", "duration_ms", "payload", "tokens_i",
+            "tokens_inn", "payloa", "payload2", "Payload", "duration_ns", "", "vv", "cost"]
+    data = ("".join(f'"{k}"' for k in keys)).encode()
+    raw = np.frombuffer(data, dtype=np.uint8)
+    quotes = np.flatnonzero(raw == 34)
+    found = named(raw, quotes[0::2] + 1, quotes[1::2], tuple(n.encode() for n in FIELDS))
+    assert found.tolist() == [k in FIELDS for k in keys]
+
+
+def test_a_block_is_scanned_in_chunks_of_whole_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    from crewbook.ledger import scan as module
+
+    lines = [b'{"run":"r","payload":{"n":%d,"s":"a\\"b"},"x":null}' % i for i in range(50)]
+    data = b"\r\n".join(lines) + b"\n"
+    raw = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(raw == 10)
+    ends = np.concatenate((ends[:-1] - 1, ends[-1:]))  # before the \r, as any white space
+    starts = np.concatenate(([0], np.flatnonzero(raw == 10)[:-1] + 1))
+    whole = scan(raw, starts, ends)
+    monkeypatch.setattr(module, "CHUNK", 100)  # a chunk of one or two lines
+    chunked = scan(raw, starts, ends)
+    for name in ("key_first", "key_stop", "key_line", "payload_first", "payload_stop",
+                 "has_payload", "doubtful"):
+        assert getattr(chunked, name).tolist() == getattr(whole, name).tolist(), name
+    assert whole.key_line.tolist() == [i // 3 for i in range(150)]

@@ -36,7 +36,7 @@ from .events import FIELDS
 #: The Arrow type of the payload texts (in the frame and in Parquet).
 TEXT: Final = pa.string()
 #: The top-level keys a line may hold.
-_FIELD_NAMES: Final = pa.array(sorted(FIELDS), type=TEXT)
+_FIELD_NAMES: Final = tuple(name.encode() for name in FIELDS)
 
 
 def parse_payload(text: str | None) -> dict[str, Any]:
@@ -90,7 +90,7 @@ def line_payloads(buf: pa.Buffer, starts: np.ndarray[Any, np.dtype[np.int64]],
     (Arrow skipped the payload's and unknown keys' bytes), texts and keys that are not
     UTF-8 make the answer not `readable`.
     """
-    from .scan import scan
+    from .scan import named, scan
 
     count = len(starts)
     if not count:
@@ -98,7 +98,9 @@ def line_payloads(buf: pa.Buffer, starts: np.ndarray[Any, np.dtype[np.int64]],
     raw = np.frombuffer(buf, dtype=np.uint8)
     found = scan(raw, starts, ends)
     texts = _gather(buf, found.payload_first, found.payload_stop, pool)
-    keys = _gather(buf, found.key_first, found.key_stop, pool)
+    odd = np.flatnonzero(~named(raw, found.key_first, found.key_stop, _FIELD_NAMES))
+    odd = odd[~found.doubtful[found.key_line[odd]]]  # those lines are parsed below
+    keys = _gather(buf, found.key_first[odd], found.key_stop[odd], pool)
     if check_utf8:
         try:
             texts.validate(full=True)
@@ -108,12 +110,7 @@ def line_payloads(buf: pa.Buffer, starts: np.ndarray[Any, np.dtype[np.int64]],
     empty = found.payload_stop == found.payload_first
     if empty.any():
         texts = pc.if_else(pa.array(empty), "{}", texts)
-    odd = pc.invert(pc.is_in(keys, value_set=_FIELD_NAMES))
-    odd_keys = np.flatnonzero(odd.to_numpy(zero_copy_only=False))
-    lines = found.key_line[odd_keys]
-    clear = ~found.doubtful[lines]
-    unknown = list(zip(lines[clear].tolist(), keys.take(pa.array(odd_keys[clear])).to_pylist(),
-                       strict=True))
+    unknown = list(zip(found.key_line[odd].tolist(), keys.to_pylist(), strict=True))
     rest = np.flatnonzero(found.doubtful)
     if len(rest):
         offsets = np.append(starts, ends[-1]).astype(np.int64)

@@ -12,7 +12,8 @@ nesting or escapes:
    a string);
 2. the colons and brackets outside strings (an even count of quotes before them), and
    the depth after each bracket (a running sum of +1 and -1);
-3. a colon at depth 1 follows a top-level key, the string just before it; the key
+3. a colon at depth 1 follows a top-level key, the string just before it (`named`
+   compares key names in place, eight bytes at a time); the key
    named ``payload`` has its value after the colon (and spaces): an object, cut up to
    the first bracket after it that closes back to depth 1, or ``null``.
 
@@ -25,6 +26,7 @@ key names it gives with `events.FIELDS`.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -33,7 +35,6 @@ import numpy as np
 Ints = np.ndarray[Any, np.dtype[np.int64]]
 Bools = np.ndarray[Any, np.dtype[np.bool_]]
 
-_PAYLOAD: Final = np.frombuffer(b"payload", dtype=np.uint8)
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,11 @@ class Scan:
     doubtful: Bools
 
 
+#: Lines are scanned this many bytes at a time (whole lines): the scan's arrays take a
+#: few times the bytes scanned, so a big block of a file would raise the reading peak.
+CHUNK: Final = 1 << 20
+
+
 def scan(raw: np.ndarray[Any, np.dtype[np.uint8]], starts: Ints, ends: Ints) -> Scan:
     """The top level of the lines ``raw[starts[i]:ends[i]]``: sorted, non-overlapping
     ranges, each one valid JSON object (blank bytes may lie between them)."""
@@ -63,6 +69,23 @@ def scan(raw: np.ndarray[Any, np.dtype[np.uint8]], starts: Ints, ends: Ints) -> 
         empty = np.zeros(0, dtype=np.int64)
         return Scan(empty, empty, empty, empty, empty, np.zeros(0, dtype=bool),
                     np.zeros(0, dtype=bool))
+    cuts = [0]
+    while cuts[-1] < count:  # whole lines, about CHUNK bytes each (at least one line)
+        limit = int(starts[cuts[-1]]) + CHUNK
+        cuts.append(max(int(np.searchsorted(ends, limit, side="right")), cuts[-1] + 1))
+    if len(cuts) == 2:
+        return _scan(raw, starts, ends)
+    parts = [_scan(raw, starts[a:b], ends[a:b]) for a, b in itertools.pairwise(cuts)]
+    lines = [np.asarray(part.key_line) + a for part, a in zip(parts, cuts, strict=False)]
+    joined = {name: np.concatenate([getattr(part, name) for part in parts])
+              for name in ("key_first", "key_stop", "payload_first", "payload_stop",
+                           "has_payload", "doubtful")}
+    return Scan(key_line=np.concatenate(lines), **joined)
+
+
+def _scan(raw: np.ndarray[Any, np.dtype[np.uint8]], starts: Ints, ends: Ints) -> Scan:
+    """`scan` of lines in one go."""
+    count = len(starts)
     low, high = int(starts[0]), int(ends[-1])
     window = raw[low:high]
     rel_starts = starts - low
@@ -98,9 +121,9 @@ def scan(raw: np.ndarray[Any, np.dtype[np.uint8]], starts: Ints, ends: Ints) -> 
     if len(slashes):  # an escape in a key: its name is not its bytes
         escaped = np.searchsorted(slashes, key_stop) > np.searchsorted(slashes, key_first)
         doubtful[key_line[escaped]] = True
-    named = _named(window, key_first, key_stop, _PAYLOAD)
-    lines = key_line[named]
-    value = _skip_space(window, colons[named] + 1)
+    is_payload = named(window, key_first, key_stop, (b"payload",))
+    lines = key_line[is_payload]
+    value = _skip_space(window, colons[is_payload] + 1)
     has_payload = np.zeros(count, dtype=bool)
     has_payload[lines] = True
     is_object = window[value] == 123
@@ -137,15 +160,49 @@ def _string_quotes(window: np.ndarray[Any, np.dtype[np.uint8]], slashes: Ints) -
     return quotes[keep]
 
 
-def _named(window: np.ndarray[Any, np.dtype[np.uint8]], first: Ints, stop: Ints,
-           name: np.ndarray[Any, np.dtype[np.uint8]]) -> Bools:
-    """Which of the ranges ``window[first:stop]`` hold exactly the bytes `name`."""
-    index = np.flatnonzero(stop - first == len(name))
-    for i, byte in enumerate(name):
-        index = index[window[first[index] + i] == byte]
-    same = np.zeros(len(first), dtype=bool)
-    same[index] = True
-    return same
+def named(raw: np.ndarray[Any, np.dtype[np.uint8]], first: Ints, stop: Ints,
+          names: tuple[bytes, ...]) -> Bools:
+    """Which of the ranges ``raw[first:stop]`` hold exactly one of `names` (whose first
+    eight bytes differ: each range is compared by its length and two 8-byte words, its
+    first and last eight bytes, read in place)."""
+    if not len(first):
+        return np.zeros(0, dtype=bool)
+    length = stop - first
+    head = _words(raw, first, np.minimum(length, 8))
+    tail = _words(raw, np.maximum(stop - 8, first), 8)
+    tail[length < 8] = head[length < 8]
+    want = [np.frombuffer(name[:8].ljust(8, b"\0"), dtype="<u8")[0] for name in names]
+    order = np.argsort(want)
+    heads = np.asarray(want, dtype=np.uint64)[order]
+    lengths = np.array([len(names[i]) for i in order], dtype=np.int64)
+    tails = np.array([np.frombuffer(names[i][-8:].ljust(8, b"\0"), dtype="<u8")[0]
+                      if len(names[i]) >= 8 else want[i] for i in order], dtype=np.uint64)
+    at = np.minimum(np.searchsorted(heads, head), len(heads) - 1)
+    return np.asarray((heads[at] == head) & (lengths[at] == length) & (tails[at] == tail))
+
+
+_MASKS: Final = np.array([(1 << (8 * n)) - 1 for n in range(9)], dtype=np.uint64)
+
+
+def _words(raw: np.ndarray[Any, np.dtype[np.uint8]], at: Ints, size: Any,
+           ) -> np.ndarray[Any, np.dtype[np.uint64]]:
+    """The `size` (<= 8) bytes at each of `at` as little-endian integers, read through an
+    unaligned 8-byte view of `raw` (a padded copy of its end for the last few)."""
+    count = len(raw) - 7
+    late = at >= count
+    if late.any():  # within 8 bytes of the end: read from a padded copy of the end
+        tail = np.zeros(16, dtype=np.uint8)
+        end = raw[max(len(raw) - 8, 0):]
+        tail[:len(end)] = end
+        words = np.zeros(len(at), dtype=np.uint64)
+        words[~late] = _words(raw, at[~late], 8)
+        words[late] = _words(tail, at[late] - max(len(raw) - 8, 0), 8)
+    else:
+        view = np.ndarray((count,), dtype="<u8", buffer=raw.data, strides=(1,))
+        words = view[at]
+    if isinstance(size, int) and size == 8:
+        return words
+    return np.asarray(words & _MASKS[size], dtype=np.uint64)
 
 
 def _skip_space(window: np.ndarray[Any, np.dtype[np.uint8]], at: Ints) -> Ints:

@@ -9,9 +9,11 @@ refused part is small, and that small part is read line by line with `json` and
 over the file.
 
 That first read does not infer the payload: Arrow checks it is an object and skips its
-keys, and `payloads.line_payloads` shows from the bytes that no line holds an unknown
-top-level key (else the block is read again with every key inferred, as exactly as
-before). Arrow reads a file's next block in a thread while this one is checked.
+keys and any unknown top-level key; `payloads.line_payloads` then finds, from the bytes
+of the lines and in any key order, each payload's text and every top-level key that is
+not a field (null-valued ones too: the model refuses them). Only when those bytes are
+not UTF-8 is the block read again with every key inferred. Arrow reads a file's next
+block in a thread while this one is checked.
 
 A line cut short (what a crash mid-write leaves: the line is the prefix of some JSON
 text) is never an error: it is left out with a warning, wherever it is. Any other
@@ -45,7 +47,7 @@ from .events import (
     missing_message,
 )
 from .lines import BAD_EVENT, EMPTY, cut_short, parse_line, truncated
-from .payloads import TEXT, equal, line_payloads, parse_payload, payload_text
+from .payloads import TEXT, LinePayloads, equal, line_payloads, parse_payload, payload_text
 
 #: Columns read by Arrow with a fixed type (`payload` is inferred for the checks, then
 #: kept as JSON text: see `payloads`).
@@ -71,10 +73,6 @@ FIXED: Final[tuple[str, ...]] = tuple(ARROW_SCHEMA.names)
 #: The fast read: the fixed columns, and `payload` checked to be an object (or null)
 #: but not read (its keys ignored); unknown top-level keys are found by `line_payloads`.
 FAST_SCHEMA: Final = ARROW_SCHEMA.append(pa.field("payload", pa.struct([])))
-#: Per fixed field, the JSON strings it takes in a line when not null: its key, and its
-#: value for the text fields.
-_STRINGS: Final = {f.name: 2 if pa.types.is_string(f.type) or pa.types.is_timestamp(f.type)
-                   else 1 for f in ARROW_SCHEMA}
 
 #: A refused block at most this many lines long is read line by line.
 SMALL_BLOCK: Final = 256
@@ -403,16 +401,21 @@ class _Parser:
 
         `rows` are the block's (non-blank) line indexes, None for every line before
         byte `end`; the payloads of the rows kept are taken from the lines as text.
-        A block read the fast way (not `exact`) is kept only when its lines are shown
-        to hold no unknown key: else False, and nothing is kept.
+        With the payloads, every top-level key that is not a field is refused, also
+        when its value is null (Arrow's reading cannot tell a null from an absent key).
+        A block read the fast way (not `exact`) whose skipped bytes are not UTF-8 gives
+        False, and nothing is kept.
         """
         texts = None
-        if self.with_payload:
-            strings = None if exact else _strings(table)
-            texts, known = self.payload_texts(rows, table.num_rows, end, strings)
-            if not known:
-                return False
         bad = check_table(table)
+        if self.with_payload:
+            found = self.payload_texts(rows, table.num_rows, end, check_utf8=not exact)
+            if not found.readable:
+                return False
+            texts = found.texts
+            flagged = {(row, key) for row, key, _ in bad}
+            bad = sorted(bad + [(row, key, unknown_key(key)) for row, key in found.unknown
+                                if (row, key) not in flagged])
         lines = rows
         if bad:
             lines = self.nonblank(0, self.n_lines) if rows is None else rows
@@ -432,11 +435,10 @@ class _Parser:
         return True
 
     def payload_texts(self, rows: np.ndarray[Any, np.dtype[np.int64]] | None, count: int,
-                      end: int, strings: np.ndarray[Any, np.dtype[np.int64]] | None = None,
-                      ) -> tuple[pa.Array, bool]:
-        """The payload texts of the `count` lines `rows` (None: the first `count`
-        non-blank lines), the last of which ends before byte `end`; and whether the
-        lines are shown to hold no unknown key (see `line_payloads`)."""
+                      end: int, *, check_utf8: bool = False) -> LinePayloads:
+        """The payload texts and unknown keys of the `count` lines `rows` (None: the
+        first `count` non-blank lines), the last of which ends before byte `end` (see
+        `line_payloads`)."""
         if rows is None:
             if count == self.n_lines or count == self.n_lines - (end < len(self.data)):
                 rows = np.arange(count, dtype=np.int64)
@@ -447,7 +449,7 @@ class _Parser:
         ends = np.append(nl, len(self.data))[rows].astype(np.int64)
         if len(starts) and starts[0] == 0 and self.data.startswith(_BOM):
             starts[0] = len(_BOM)
-        return line_payloads(self.buf, starts, ends, reader_pool(), strings, self.scratch)
+        return line_payloads(self.buf, starts, ends, reader_pool(), check_utf8=check_utf8)
 
     def no_clock(self, check: Check, rows: np.ndarray[Any, np.dtype[np.int64]]) -> bool:
         """Whether a null `ts` was written as ``"ts": null`` (an import from a log with
@@ -532,11 +534,14 @@ def check_table(table: pa.Table) -> list[Check]:
                     or pa.types.is_null(table.schema.field(extra).type)):
                 flag(pc.is_valid(col(extra)), "payload", "payload must be a JSON object")
             continue
-        flag(pc.is_valid(col(extra)), extra,
-             f"unknown key {extra!r}{did_you_mean(extra, FIELDS)}; put extra data under "
-             "'payload'")
+        flag(pc.is_valid(col(extra)), extra, unknown_key(extra))
     found.sort()
     return found
+
+
+def unknown_key(key: str) -> str:
+    """What to say about a top-level key that is not a field."""
+    return f"unknown key {key!r}{did_you_mean(key, FIELDS)}; put extra data under 'payload'"
 
 
 def _needs(kinds: pa.ChunkedArray, name: str) -> Callable[[int], str]:
@@ -560,18 +565,6 @@ def _read_options(size: int) -> pj.ReadOptions:
     """Arrow's blocks: a quarter of what it reads (at least 64 KiB), so its threads share
     even a small file block."""
     return pj.ReadOptions(block_size=max(size // 4 + 1, ARROW_BLOCK))
-
-
-def _strings(table: pa.Table) -> np.ndarray[Any, np.dtype[np.int64]]:
-    """Per row, how many JSON strings its fixed fields take (see `_STRINGS`)."""
-    total = np.zeros(table.num_rows, dtype=np.int64)
-    for name, strings in _STRINGS.items():
-        column = table.column(name)
-        if column.null_count == 0:
-            total += strings
-        elif column.null_count < len(column):
-            total += strings * pc.is_valid(column).to_numpy(zero_copy_only=False)
-    return total
 
 
 def _field_names(schema: pa.Schema) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import builtins
 import json
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import numpy as np
@@ -34,6 +35,8 @@ from .events import FIELDS
 
 #: The Arrow type of the payload texts (in the frame and in Parquet).
 TEXT: Final = pa.string()
+#: The top-level keys a line may hold.
+_FIELD_NAMES: Final = tuple(name.encode() for name in FIELDS)
 
 
 def parse_payload(text: str | None) -> dict[str, Any]:
@@ -55,120 +58,74 @@ def _drop_nulls(obj: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if v is not None}
 
 
-#: The payload's key as the writer puts it (then ``:{``, the payload last).
-_KEY: Final = np.frombuffer(b'"payload"', dtype=np.uint8)
 #: Below this many lines needing a full JSON parse, `json` beats starting DuckDB.
 _FEW: Final = 2_000
 
 
+@dataclass(frozen=True)
+class LinePayloads:
+    """What `line_payloads` finds in a block of lines: each line's payload text, each
+    top-level key that is not a field (line index, key; null-valued ones too, as the
+    model refuses them), and whether the bytes Arrow skipped are valid UTF-8 (else the
+    block is to be read the exact way)."""
+
+    texts: pa.Array
+    unknown: list[tuple[int, str]] = field(default_factory=list)
+    readable: bool = True
+
+
 def line_payloads(buf: pa.Buffer, starts: np.ndarray[Any, np.dtype[np.int64]],
                   ends: np.ndarray[Any, np.dtype[np.int64]],
-                  pool: pa.MemoryPool | None = None,
-                  strings: np.ndarray[Any, np.dtype[np.int64]] | None = None,
-                  scratch: np.ndarray[Any, np.dtype[np.bool_]] | None = None,
-                  ) -> tuple[pa.Array, bool]:
+                  pool: pa.MemoryPool | None = None, *, check_utf8: bool = False,
+                  ) -> LinePayloads:
     """The payload text of each JSON line ``buf[starts[i]:ends[i]]`` ('{}' where a line
-    has none), every line being a valid event that Arrow has read and checked; and
-    whether every line is shown to hold no unknown top-level key (always True when
-    `strings` is None: the caller has checked the keys).
+    has none, or null), every line being one JSON object that Arrow has read; and the
+    top-level keys that are not ledger fields.
 
-    Taken by slicing the bytes (no JSON parse, a few numpy passes) wherever the slice
-    is provably the payload: the line holds no backslash (so every quote delimits a
-    string), the string ``"payload"`` appears in it once, followed by ``:{``, and the
-    line ends with ``}}``. That string is then the top-level key (the only one so
-    named), and its object ends just before the final brace unless a member follows
-    it, which the slice then shows (its brackets close to depth 0 before its end): the
-    line is then not shown free of unknown keys. A line without ``"payload"`` has
-    ``{}``. The other lines (escapes, spaces, payload not last) are parsed: with `json`
-    when few, else with one DuckDB ``json_extract`` over them. The texts are
-    allocated in `pool`.
-
-    `strings` is, per line, how many JSON strings its fixed fields take (a key each,
-    and a value each for text fields, as read by Arrow): a line holds no other key
-    when its quotes outside the payload are exactly twice that (an unknown or a
-    null-valued key adds a string); parsed lines have their keys looked at.
-
-    `scratch`, when given, is a bool buffer at least as long as `buf` plus one, used for
-    the per-byte masks instead of new arrays (a reader calls this once per block).
+    The lines' top level is found from their bytes by `scan.scan`, in any key order,
+    spacing, nesting, escapes or line ending, and each payload is cut out of its line
+    as written (no JSON parse). The few lines the scan cannot vouch for (an escaped
+    top-level key, a payload that is not an object) are parsed: with `json` when few,
+    else with one DuckDB query. The texts are allocated in `pool`. With `check_utf8`
+    (Arrow skipped the payload's and unknown keys' bytes), texts and keys that are not
+    UTF-8 make the answer not `readable`.
     """
-    raw = np.frombuffer(buf, dtype=np.uint8)
+    from .scan import named, scan
+
     count = len(starts)
     if not count:
-        return pa.array([], type=TEXT), True
-    ends = ends - (raw[np.maximum(ends - 1, 0)] == 13)  # a CRLF line ends before \r
-    low, high = int(starts[0]), int(ends[-1])
-    window = raw[low:high]
-    found = _occurrences(window, _KEY, scratch) + low
-    line = np.searchsorted(starts, found, side="right") - 1
-    found, line = found[found < ends[line]], line[found < ends[line]]
-    named = np.bincount(line, minlength=count)
-    at = np.zeros(count, dtype=np.int64)
-    at[line[::-1]] = found[::-1]  # the first occurrence in each line
-    plain = np.ones(count, dtype=bool)
-    slashes = np.flatnonzero(equal(window, 92, scratch)) + low
-    if len(slashes):
-        plain[np.unique(np.searchsorted(starts, slashes, side="right") - 1)] = False
-    top = len(raw) - 1
-    opens = (raw[np.minimum(at + len(_KEY), top)] == 58) & (
-        raw[np.minimum(at + len(_KEY) + 1, top)] == 123)  # ':{'
-    closed = (ends - starts >= 2) & (raw[np.maximum(ends - 1, 0)] == 125) & (
-        raw[np.maximum(ends - 2, 0)] == 125)  # '}}'
-    sliced = plain & (named == 1) & opens & closed
-    absent = plain & (named == 0)
-    first = np.where(sliced, at + len(_KEY) + 1, starts)
-    texts = _gather(buf, first, np.where(sliced, ends - 1, starts), pool)
-    known = True
-    if strings is not None:
-        try:  # the fast read skipped the payload's bytes: they may not be UTF-8
+        return LinePayloads(pa.array([], type=TEXT))
+    raw = np.frombuffer(buf, dtype=np.uint8)
+    found = scan(raw, starts, ends)
+    texts = _gather(buf, found.payload_first, found.payload_stop, pool)
+    odd = np.flatnonzero(~named(raw, found.key_first, found.key_stop, _FIELD_NAMES))
+    odd = odd[~found.doubtful[found.key_line[odd]]]  # those lines are parsed below
+    keys = _gather(buf, found.key_first[odd], found.key_stop[odd], pool)
+    if check_utf8:
+        try:
             texts.validate(full=True)
+            keys.validate(full=True)
         except pa.ArrowInvalid:
-            return texts, False
-        bounds = np.empty(2 * count, dtype=np.int64)  # each line's start, then its end
-        bounds[0::2] = starts - low  # outside the payload (or its start: not counted)
-        bounds[1::2] = np.where(sliced, at, np.where(absent, ends, starts)) - low
-        quotes = equal(window, 34, scratch, extra=1)  # reduceat's bounds must be inside
-        before = np.add.reduceat(quotes, bounds, dtype=np.int32)[0::2]
-        del quotes
-        before[bounds[0::2] == bounds[1::2]] = 0  # reduceat gives an element there
-        shown = (sliced | absent) & (before == 2 * strings)
-        known = bool(shown[sliced | absent].all()) and bool(_one_object(texts)[sliced].all())
-    if absent.any():
-        texts = pc.if_else(pa.array(absent), "{}", texts)
-    rest = np.flatnonzero(~(sliced | absent))
-    if len(rest) and known:
-        offsets = np.append(starts, high).astype(np.int64)
-        lines = pa.LargeBinaryArray.from_buffers(
+            return LinePayloads(texts, readable=False)
+    empty = found.payload_stop == found.payload_first
+    if empty.any():
+        texts = pc.if_else(pa.array(empty), "{}", texts)
+    unknown = list(zip(found.key_line[odd].tolist(), keys.to_pylist(), strict=True))
+    rest = np.flatnonzero(found.doubtful)
+    if len(rest):
+        offsets = np.append(starts, ends[-1]).astype(np.int64)
+        whole = pa.LargeBinaryArray.from_buffers(
             pa.large_binary(), count, [None, pa.py_buffer(offsets), buf])
+        parsed = _parsed(whole.take(pa.array(rest)))
+        if parsed is None:
+            return LinePayloads(texts, readable=False)
+        rest_texts, rest_unknown = parsed
         mask = np.zeros(count, dtype=bool)
         mask[rest] = True
-        parsed, known_keys = _parsed(lines.take(pa.array(rest)), strings is not None)
-        known = known_keys
-        texts = pc.replace_with_mask(texts, pa.array(mask), parsed)
-    return texts, known
-
-
-def _one_object(texts: pa.Array) -> np.ndarray[Any, np.dtype[np.bool_]]:
-    """Per text (without backslashes, each a balanced slice of a valid JSON line):
-    whether its brackets close to depth 0 at most once, i.e. it is empty or one value."""
-    count = len(texts)
-    offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[
-        texts.offset:texts.offset + count + 1].astype(np.int64)
-    data_buffer = texts.buffers()[2]
-    if data_buffer is None or offsets[-1] == offsets[0]:
-        return np.ones(count, dtype=bool)
-    data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0]:offsets[-1]]
-    folded = data | 32  # '[' and ']' fold onto '{' and '}' (and no other byte does)
-    where = np.flatnonzero((data == 34) | (folded == 123) | (folded == 125))
-    del folded
-    char = data[where]
-    quote = char == 34
-    outside = ~quote & ((np.cumsum(quote) & 1) == 0)  # an even count of quotes before
-    step = np.zeros(len(where), dtype=np.int64)
-    step[outside & ((char == 123) | (char == 91))] = 1
-    step[outside & ((char == 125) | (char == 93))] = -1
-    closes = where[(step == -1) & (np.cumsum(step) == 0)] + offsets[0]
-    row = np.searchsorted(offsets, closes, side="right") - 1
-    return np.asarray(np.bincount(row, minlength=count) <= 1)
+        texts = pc.replace_with_mask(texts, pa.array(mask), rest_texts)
+        unknown += [(int(rest[i]), key) for i, key in rest_unknown]
+        unknown.sort()
+    return LinePayloads(texts, unknown)
 
 
 def equal(raw: np.ndarray[Any, np.dtype[np.uint8]], byte: int,
@@ -185,21 +142,6 @@ def equal(raw: np.ndarray[Any, np.dtype[np.uint8]], byte: int,
         out[len(raw):] = False
     np.equal(raw, byte, out=out[:len(raw)])
     return out
-
-
-def _occurrences(raw: np.ndarray[Any, np.dtype[np.uint8]],
-                 pattern: np.ndarray[Any, np.dtype[np.uint8]],
-                 scratch: np.ndarray[Any, np.dtype[np.bool_]] | None = None,
-                 ) -> np.ndarray[Any, Any]:
-    """Where `pattern` starts in `raw` (sorted): the places of its rarest-looking byte
-    (the 'y' of payload), narrowed byte by byte."""
-    pivot = 3
-    hits = np.flatnonzero(equal(raw, int(pattern[pivot]), scratch))
-    hits = hits[(hits >= pivot) & (hits < len(raw) - len(pattern) + pivot + 1)] - pivot
-    for i in range(len(pattern)):
-        if i != pivot:
-            hits = hits[raw[hits + i] == pattern[i]]
-    return hits.astype(np.int64)
 
 
 def _gather(buf: pa.Buffer, first: np.ndarray[Any, np.dtype[np.int64]],
@@ -229,45 +171,42 @@ def _gather(buf: pa.Buffer, first: np.ndarray[Any, np.dtype[np.int64]],
     return texts if texts.type == TEXT else texts.cast(TEXT)
 
 
-def _parsed(lines: pa.Array, check: bool = False) -> tuple[pa.Array, bool]:
-    """The payload texts of `lines` by a full JSON parse ('{}' for none or null): one
-    DuckDB query when there are many, else (or if DuckDB refuses one) `json` per line;
-    and, when `check`, whether every line's top-level keys are known fields."""
+def _parsed(lines: pa.Array) -> tuple[pa.Array, list[tuple[int, str]]] | None:
+    """The payload texts of `lines` by a full JSON parse ('{}' for none or null) and
+    their top-level keys that are not fields (index, key): one DuckDB query when there
+    are many, else (or if DuckDB refuses one) `json` per line; None when a line is not
+    UTF-8 (bytes Arrow skipped)."""
     if len(lines) > _FEW:
         try:
-            return _duckdb_payloads(lines, check)
+            return _duckdb_payloads(lines)
         except Exception:  # DuckDB refused a line Arrow accepted: the exact way
-            return _json_payloads(lines, check)
-    return _json_payloads(lines, check)
+            return _json_payloads(lines)
+    return _json_payloads(lines)
 
 
-def _duckdb_payloads(lines: pa.Array, check: bool) -> tuple[pa.Array, bool]:
+def _duckdb_payloads(lines: pa.Array) -> tuple[pa.Array, list[tuple[int, str]]]:
     import duckdb
 
-    known = True
     with duckdb.connect() as con:
-        con.register("lines", pa.table({"line": lines.cast(pa.large_string())}))
+        con.register("lines", pa.table({"i": np.arange(len(lines), dtype=np.int64),
+                                        "line": lines.cast(pa.large_string())}))
         result = con.sql("SELECT coalesce(json_extract(line, '$.payload')::VARCHAR, '{}') "
-                         "FROM lines").to_arrow_table()
-        if check:
-            names = ", ".join(f"'{name}'" for name in FIELDS)
-            query = ("SELECT count(*) FROM lines WHERE len(list_filter(json_keys(line), "
-                     f"k -> k NOT IN ({names}))) > 0")
-            unknown = con.execute(query).fetchone()
-            known = unknown is not None and unknown[0] == 0
+                         "FROM lines ORDER BY i").to_arrow_table()
+        names = ", ".join(f"'{name}'" for name in FIELDS)
+        rows = con.execute(f"SELECT i, k FROM (SELECT i, unnest(json_keys(line)) AS k "
+                           f"FROM lines) WHERE k NOT IN ({names}) ORDER BY i").fetchall()
     texts = result.column(0).combine_chunks().cast(TEXT)
-    return pc.if_else(pc.equal(texts, "null"), "{}", texts), known
+    return (pc.if_else(pc.equal(texts, "null"), "{}", texts),
+            [(int(i), str(k)) for i, k in rows])
 
 
-def _json_payloads(lines: pa.Array, check: bool) -> tuple[pa.Array, bool]:
+def _json_payloads(lines: pa.Array) -> tuple[pa.Array, list[tuple[int, str]]] | None:
     try:
         objects = [json.loads(line) for line in lines.to_pylist()]
-    except ValueError:  # not UTF-8 (a key Arrow skipped, the fast read): read exactly
-        if not check:
-            raise
-        return pa.nulls(len(lines), TEXT), False
-    known = not check or all(key in FIELDS for obj in objects for key in obj)
-    return pa.array([payload_text(obj.get("payload")) for obj in objects], type=TEXT), known
+    except ValueError:  # not UTF-8 (bytes Arrow skipped, the fast read): read exactly
+        return None
+    unknown = [(i, key) for i, obj in enumerate(objects) for key in obj if key not in FIELDS]
+    return pa.array([payload_text(obj.get("payload")) for obj in objects], type=TEXT), unknown
 
 
 # -- the pandas column -------------------------------------------------------------------

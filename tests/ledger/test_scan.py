@@ -1,0 +1,208 @@
+"""The fast path reads any valid ledger as the exact path does: any key order, spacing,
+null fields, unknown keys, nesting, escapes and line endings (`ledger.scan`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from crewbook.ledger import parse
+from crewbook.ledger.parse import Parsed, parse_bytes
+from crewbook.ledger.scan import scan
+
+# Texts that trip a naive cut: quotes, backslashes, brackets, colons, the key's name.
+_TRICKY = st.lists(st.sampled_from([*'ab"\\{}[]:, \té\u2028', '"payload":{']),
+                   max_size=6).map("".join)
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), _TRICKY,
+                     st.floats(allow_nan=False, allow_infinity=False))
+_PAYLOADS = st.recursive(
+    _SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                      st.dictionaries(_TRICKY, inner, max_size=3)),
+    max_leaves=8).map(lambda v: {"value": v})
+
+#: (comma, colon, padding inside brackets) as writers space them.
+_SPACING = [(",", ":", ""), (", ", ": ", ""), (" , ", " : ", " "), (",\t", ":\t", "\t")]
+_OPTIONAL = {
+    "role": st.sampled_from(["qa", "developer"]),
+    "stage": st.sampled_from(["build", "verify"]),
+    "verdict": st.sampled_from(["go", "no-go"]),
+    "attempt": st.integers(1, 3),
+    "version": st.integers(0, 2),
+    "summary": _TRICKY,
+    "tokens_in": st.integers(0, 10**6),
+    "tokens_out": st.integers(0, 10**6),
+    "cost": st.floats(0, 10),
+    "duration_ms": st.integers(0, 10**7),
+}
+
+
+def dump(value: Any, spacing: tuple[str, str, str], ascii_only: bool,
+         escaped_keys: frozenset[str] = frozenset()) -> str:
+    """`value` as JSON with the given spacing; the top-level keys in `escaped_keys`
+    written with \\u escapes (the same key to a JSON parser)."""
+    comma, colon, pad = spacing
+    if isinstance(value, dict):
+        def key(k: str) -> str:
+            if k in escaped_keys:
+                return '"' + "".join(f"\\u{ord(c):04x}" for c in k) + '"'
+            return json.dumps(k, ensure_ascii=ascii_only)
+        items = [key(k) + colon + dump(v, spacing, ascii_only) for k, v in value.items()]
+        return "{" + pad + comma.join(items) + pad + "}"
+    if isinstance(value, list):
+        return "[" + pad + comma.join(dump(v, spacing, ascii_only) for v in value) + pad + "]"
+    return json.dumps(value, ensure_ascii=ascii_only)
+
+
+@st.composite
+def ledger_lines(draw: st.DrawFn) -> str:
+    """One line of a ledger as any writer may write it (rarely an invalid one: an
+    unknown key)."""
+    obj: dict[str, Any] = {"v": 1, "ts": "2025-03-01T09:00:00Z", "run": "r1", "seq": 0,
+                           "loop": "crew", "kind": "verdict", "role": "qa",
+                           "stage": "verify", "verdict": "go"}
+    for name, values in _OPTIONAL.items():
+        how = draw(st.sampled_from(["absent", "null", "value"]))
+        if how == "null" and name not in ("role", "stage", "verdict"):
+            obj[name] = None
+        elif how == "value":
+            obj[name] = draw(values)
+    how = draw(st.sampled_from(["absent", "null", "object", "object", "object"]))
+    if how != "absent":
+        obj["payload"] = None if how == "null" else draw(_PAYLOADS)
+    if draw(st.integers(0, 9)) == 0:  # an unknown key: the model refuses the line
+        obj[draw(st.sampled_from(["extra", "payloads", "Run"]))] = draw(
+            st.sampled_from([None, 1, {"payload": {}}, "x"]))
+    order = draw(st.permutations(list(obj)))
+    obj = {k: obj[k] for k in order}
+    escaped = frozenset(draw(st.sets(st.sampled_from(list(obj)), max_size=1))
+                        if draw(st.integers(0, 7)) == 0 else ())
+    text = dump(obj, draw(st.sampled_from(_SPACING)), draw(st.booleans()), escaped)
+    return text + draw(st.sampled_from(["\n", "\n", "\r\n"]))
+
+
+def exactly(data: bytes, monkeypatch: pytest.MonkeyPatch) -> Parsed:
+    """What the exact path (every line by `json` and the model) makes of `data`."""
+    with monkeypatch.context() as patch:
+        patch.setattr(parse, "arrow_read", lambda *args: None)
+        return parse_bytes(data, "l.jsonl")
+
+
+def same(fast: Parsed, exact: Parsed) -> None:
+    assert sorted((p.line, p.key) for p in fast.problems) == sorted(
+        (p.line, p.key) for p in exact.problems)
+    assert fast.table.to_pylist() == exact.table.to_pylist()
+    assert fast.payloads == exact.payloads
+
+
+@settings(max_examples=150, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(ledger_lines(), min_size=1, max_size=12))
+def test_the_fast_path_answers_as_the_exact_path_on_any_key_order(
+        lines: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    data = "".join(lines).encode()
+    fast = parse_bytes(data, "l.jsonl")
+    same(fast, exactly(data, monkeypatch))
+
+
+@settings(max_examples=15, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(ledger_lines(), min_size=1, max_size=8))
+def test_many_lines_in_one_arrow_block_answer_as_the_exact_path(
+        lines: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # more lines than a refused block is read line by line: Arrow reads them together
+    repeated = lines * (parse.SMALL_BLOCK // len(lines) + 1)
+    data = "".join(repeated).encode()
+    fast = parse_bytes(data, "l.jsonl")
+    same(fast, exactly(data, monkeypatch))
+
+
+def test_unknown_keys_are_refused_even_with_a_null_value(monkeypatch: pytest.MonkeyPatch,
+                                                         ) -> None:
+    good = '{"v":1,"ts":"2025-03-01T09:00:00Z","run":"r1","seq":0,"loop":"crew","kind":"init"'
+    lines = [good + ',"payload":{"extra":null}}'] * 300
+    lines[7] = good + ',"extra":null}'
+    lines[9] = good + ',"verdict":null,"payload":{"a":1}}'  # a known key: fine
+    data = "\n".join(lines).encode() + b"\n"
+    parsed = parse_bytes(data, "l.jsonl")
+    assert [(p.line, p.key) for p in parsed.problems] == [(8, "extra")]
+    assert "unknown key 'extra'" in parsed.problems[0].message
+    same(parsed, exactly(data, monkeypatch))
+
+
+def test_the_scan_finds_top_level_keys_and_the_payload_in_any_order() -> None:
+    lines = [b'{"payload" : {"a":{"b":[1,"}"]}} , "run":"x\\"y","kind":"act"}',
+             b'{"run":"payload","payload":null,"x":{"payload":{}}}',
+             b'{"p\\u0061yload":{},"kind":"a"}',
+             b'{"kind":"act","payload":[1]}\r']
+    data = b"\n".join(lines) + b"\n"
+    raw = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(raw == 10)
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    found = scan(raw, starts, ends)
+    keys = [(int(line), data[a:b].decode()) for line, a, b in
+            zip(found.key_line, found.key_first, found.key_stop, strict=True)]
+    assert keys == [(0, "payload"), (0, "run"), (0, "kind"),
+                    (1, "run"), (1, "payload"), (1, "x"),
+                    (2, "p\\u0061yload"), (2, "kind"),
+                    (3, "kind"), (3, "payload")]
+    payloads = [data[a:b].decode() for a, b in
+                zip(found.payload_first, found.payload_stop, strict=True)]
+    assert payloads[:2] == ['{"a":{"b":[1,"}"]}}', ""]  # an object; a null (none)
+    assert found.has_payload.tolist() == [True, True, False, True]
+    # an escaped key and a payload that is not an object: parsed, not cut
+    assert found.doubtful.tolist() == [False, False, True, True]
+
+
+def test_names_are_compared_exactly_eight_bytes_at_a_time() -> None:
+    from crewbook.ledger.events import FIELDS
+    from crewbook.ledger.scan import named
+
+    assert len({name[:8] for name in FIELDS}) == len(FIELDS)  # what `named` needs
+    keys = ["v", "ts", "tokens_in", "tokens_out", "duration_ms", "payload", "tokens_i",
+            "tokens_inn", "payloa", "payload2", "Payload", "duration_ns", "", "vv", "cost"]
+    data = ("".join(f'"{k}"' for k in keys)).encode()
+    raw = np.frombuffer(data, dtype=np.uint8)
+    quotes = np.flatnonzero(raw == 34)
+    found = named(raw, quotes[0::2] + 1, quotes[1::2], tuple(n.encode() for n in FIELDS))
+    assert found.tolist() == [k in FIELDS for k in keys]
+
+
+def test_a_block_is_scanned_in_chunks_of_whole_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    from crewbook.ledger import scan as module
+
+    lines = [b'{"run":"r","payload":{"n":%d,"s":"a\\"b"},"x":null}' % i for i in range(50)]
+    data = b"\r\n".join(lines) + b"\n"
+    raw = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(raw == 10)
+    ends = np.concatenate((ends[:-1] - 1, ends[-1:]))  # before the \r, as any white space
+    starts = np.concatenate(([0], np.flatnonzero(raw == 10)[:-1] + 1))
+    whole = scan(raw, starts, ends)
+    monkeypatch.setattr(module, "CHUNK", 100)  # a chunk of one or two lines
+    chunked = scan(raw, starts, ends)
+    for name in ("key_first", "key_stop", "key_line", "payload_first", "payload_stop",
+                 "has_payload", "doubtful"):
+        assert getattr(chunked, name).tolist() == getattr(whole, name).tolist(), name
+    assert whole.key_line.tolist() == [i // 3 for i in range(150)]
+
+
+def test_many_parsed_lines_give_duckdb_what_json_gives() -> None:
+    import pyarrow as pa
+
+    from crewbook.ledger.payloads import _FEW, _duckdb_payloads, _json_payloads
+
+    lines = [f'{{"run":"r","p\\u0061yload":{{"n":{i},"s":"a\\"b"}}}}' if i % 3 else
+             f'{{"extra":null,"run":"r","payload":null,"x{i % 2}":1}}' for i in range(_FEW + 5)]
+    array = pa.array([x.encode() for x in lines], type=pa.large_binary())
+    by_json = _json_payloads(array)
+    assert by_json is not None
+    texts, unknown = _duckdb_payloads(array)
+    assert [json.loads(t) for t in texts.to_pylist()] == [
+        json.loads(t) for t in by_json[0].to_pylist()]
+    assert sorted(unknown) == sorted(by_json[1])
+    assert (0, "extra") in unknown
+    assert (3, "x1") in unknown

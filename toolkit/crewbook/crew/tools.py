@@ -415,8 +415,9 @@ def precheck(tool: Tool, arguments: JSON | None, project: ProjectLike = None) ->
     """Raise the error a gated call would hit whatever the user answers: arguments the
     schema refuses, no crew loop to report to or step, a loop that exists without
     ``force``. Semi-auto asks for approval only for a call that would otherwise proceed."""
+    from ..autonomous.api import open_autonomous
     from ..errors import AlreadyExistsError, NotFoundError
-    from .api import crew_status, open_autonomous
+    from .api import crew_status
 
     args = check_arguments(tool, arguments)
     if tool.name in ("crew_report", "crew_step"):

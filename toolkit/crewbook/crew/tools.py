@@ -10,15 +10,13 @@ tool error.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, Literal
 
 from ..artifacts.project import ProjectLike
 from ..errors import CrewError, LoopRefused, Problem, did_you_mean
-from .model import BAR_NAMES, CREW_FILE, DEFAULT_TIMEOUT, SCOPES, STATE_FILE
+from .model import BAR_NAMES, DEFAULT_TIMEOUT, SCOPES, STATE_FILE
 
 JSON = dict[str, Any]
 
@@ -286,23 +284,7 @@ def autonomy(project: ProjectLike) -> str:
         proj = as_project(project)
     except NotFoundError:
         return "auto"
-    _check_readable(proj.root / CREW_FILE)
-    return Backlog(proj).crew_file().autonomy
-
-
-def _check_readable(path: Path) -> None:
-    """Fail closed: a `_codev/crew.yaml` that exists (even as a dangling or looping
-    symlink) but cannot be read is an error, never "no policy" (which would be auto)."""
-    if not os.path.lexists(path):
-        return
-    try:
-        with open(path, "rb"):
-            pass
-    except OSError as exc:
-        raise CrewError(f"{CREW_FILE} cannot be read ({exc.strerror or exc}), so the "
-                        "autonomy policy is unknown and the call is refused; fix or remove "
-                        "the file", [Problem("unreadable", f"{CREW_FILE}: {exc.strerror}",
-                                             path=CREW_FILE)]) from exc
+    return Backlog(proj).crew_file().autonomy  # fails closed on an unreadable file
 
 
 def gate_refusal(tool: Tool, project: ProjectLike) -> str | None:

@@ -172,7 +172,7 @@ def named(raw: np.ndarray[Any, np.dtype[np.uint8]], first: Ints, stop: Ints,
     tail = _words(raw, np.maximum(stop - 8, first), 8)
     tail[length < 8] = head[length < 8]
     want = [np.frombuffer(name[:8].ljust(8, b"\0"), dtype="<u8")[0] for name in names]
-    order = np.argsort(want)
+    order = np.argsort(want, kind="stable")
     heads = np.asarray(want, dtype=np.uint64)[order]
     lengths = np.array([len(names[i]) for i in order], dtype=np.int64)
     tails = np.array([np.frombuffer(names[i][-8:].ljust(8, b"\0"), dtype="<u8")[0]

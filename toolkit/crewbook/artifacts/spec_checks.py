@@ -20,6 +20,7 @@ from ..errors import Problem
 from .specs import (
     fence_mask,
     requirement_blocks,
+    requirement_body,
     requirement_key,
     requirements_section,
     split_lines,
@@ -31,8 +32,6 @@ PLACEHOLDER_SUFFIX = ". Update Purpose after archive."
 
 _ANY_HEADER = re.compile(r"^(#{1,6})\s+(.+)$")
 _HEADER_START = re.compile(r"^(#{1,6})\s+")
-_BODY_END = re.compile(r"^#{1,6}\s")
-_METADATA = re.compile(r"^\*\*[^*]+\*\*:")
 _NORMATIVE = re.compile(r"\b(SHALL|MUST)\b")
 _DELTA_HEADER = re.compile(r"^##\s+(ADDED|MODIFIED|REMOVED|RENAMED)\s+Requirements\s*$",
                            re.IGNORECASE)
@@ -93,23 +92,6 @@ def find_section(sections: list[Section], title: str) -> Section | None:
         if (child := find_section(section.children, title)) is not None:
             return child
     return None
-
-
-def requirement_body(lines: list[str]) -> str:
-    """The text of a requirement: its lines before the first header, fenced and blank
-    lines skipped, `**Meta**:` lines only when nothing else is there."""
-    mask = fence_mask(lines)
-    captured: list[str] = []
-    metadata: list[str] = []
-    for hidden, line in zip(mask, lines, strict=True):
-        if hidden:
-            continue
-        if _BODY_END.match(line):
-            break
-        stripped = line.strip()
-        if stripped:
-            (metadata if _METADATA.match(stripped) else captured).append(stripped)
-    return "\n".join(captured or metadata)
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,22 @@ def fold(name: str) -> str:
     return re.sub(r"\s+", " ", requirement_key(name).lower())
 
 
+def requirement_body(lines: list[str]) -> str:
+    """The text of a requirement: its lines before the first header, fenced and blank
+    lines skipped, `**Meta**:` lines only when nothing else is there."""
+    mask = fence_mask(lines)
+    captured: list[str] = []
+    metadata: list[str] = []
+    for hidden, line in zip(mask, lines, strict=True):
+        if hidden:
+            continue
+        if _HEADER.match(line):
+            break
+        stripped = line.strip()
+        if stripped:
+            (metadata if _METADATA.match(stripped) else captured).append(stripped)
+    return "\n".join(captured or metadata)
+
 @dataclass(frozen=True)
 class Scenario:
     """One `#### Scenario:` of a requirement."""
@@ -104,19 +120,7 @@ class Requirement:
     def text(self) -> str:
         """The body before the first header, fenced lines and blanks skipped
         (`**Meta**:` lines only when nothing else is there)."""
-        lines = self.raw.split("\n")[1:]
-        mask = fence_mask(lines)
-        captured: list[str] = []
-        metadata: list[str] = []
-        for hidden, line in zip(mask, lines, strict=True):
-            if hidden:
-                continue
-            if _HEADER.match(line):
-                break
-            stripped = line.strip()
-            if stripped:
-                (metadata if _METADATA.match(stripped) else captured).append(stripped)
-        return "\n".join(captured or metadata)
+        return requirement_body(self.raw.split("\n")[1:])
 
     @cached_property
     def scenarios(self) -> tuple[Scenario, ...]:

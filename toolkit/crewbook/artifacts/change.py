@@ -162,8 +162,10 @@ def open_change(change: str | Path | Change, project: ProjectLike = None) -> Cha
     in_place = proj.layout == "openspec" and folder.is_dir() and folder.name != "archive"
     if not (strict or openspec_meta.is_file() or in_place):
         existing = (
-            [p.name for p in proj.changes_folder.iterdir()] if proj.changes_folder.is_dir() else []
-        )
+            [p.name for p in proj.changes_folder.iterdir()
+             if p.is_dir() and p.name != "archive" and not p.name.startswith(".")]
+            if proj.changes_folder.is_dir() else []
+        )  # the archive folder and hidden entries are not changes
         from ..errors import did_you_mean
 
         what = "holds no change.yaml" if folder.is_dir() else "does not exist"

@@ -165,3 +165,76 @@ def stage_name(value: Any) -> str | None:
     if not name:
         return None
     return name if len(name) <= STAGE_CHARS else name[:STAGE_CHARS - 1] + "…"
+
+
+class LineLog:
+    """What the JSON Lines session importers (Claude Code, Codex CLI) share: reading a
+    file line by line into `items` (``(line, what, data)`` in file order), the first and
+    last timed lines, and the kept records of types they have no mapping for.
+
+    A subclass sets `CODE` (its problem code), `REFUSAL` (what a file that is none of
+    its lines lacks), `OTHER_KIND`, and implements `feed_object` and `events`."""
+
+    CODE: str = "import_bad"
+    REFUSAL: str = "no line is one of this source's records"
+    OTHER_KIND: str = "note"
+
+    def __init__(self, shown: str, stem: str) -> None:
+        self.shown = shown
+        self.stem = stem
+        self.seen = False  # a line of this source was seen
+        self.meta: dict[str, Any] = {}
+        self.first: tuple[int, datetime] | None = None
+        self.last: tuple[int, datetime] | None = None
+        self.items: list[tuple[int, str, Any]] = []
+
+    @classmethod
+    def read(cls, path: Path, shown: str) -> list[LedgerEvent]:
+        """The events of one file; `LedgerError` when no line is one of this source's."""
+        log = cls(shown, path.stem)
+        for number, raw in stream_lines(path, shown, cls.CODE):
+            log.feed(number, raw)
+        if not log.seen:
+            raise LedgerError(f"cannot import {shown}", [Problem(cls.CODE, cls.REFUSAL,
+                                                                 shown)])
+        return log.events()
+
+    def feed(self, number: int, raw: bytes) -> None:
+        """Read one line: a JSON object goes to `feed_object`, anything else is kept."""
+        try:
+            value = json.loads(raw)
+        except ValueError as exc:
+            raise LedgerError(f"cannot import {self.shown}", [Problem(
+                self.CODE, f"not JSON: {exc}", self.shown, number)]) from None
+        if not isinstance(value, dict):
+            self.items.append((number, "other", ("json", None,
+                                                 {"json": type(value).__name__})))
+            return
+        self.feed_object(number, value)
+
+    def feed_object(self, number: int, value: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def events(self) -> list[LedgerEvent]:
+        raise NotImplementedError
+
+    def timed(self, number: int, ts: datetime | None) -> None:
+        """Note a line's time: the session runs from its first to its last timed line."""
+        if ts is None:
+            return
+        if self.first is None:
+            self.first = (number, ts)
+        if self.last is None or ts >= self.last[1]:
+            self.last = (number, ts)
+
+    def add_other(self, run: RunBuilder, number: int, data: Any) -> None:
+        """Keep a record this importer has no mapping for, with its origin; an untimed
+        one takes the time before it (flagged ``ts_inferred``)."""
+        stage, ts, extra = data
+        text = extra.pop("summary", None)
+        if ts is None and self.first is not None:
+            ts = next((e.ts for e in reversed(run.events) if e.ts), self.first[1])
+            extra["ts_inferred"] = True
+        extra["unknown_type"] = stage  # counted by import_runs' unknown_types
+        run.add(self.OTHER_KIND, ts, line=number, stage=stage, summary=text,
+                payload={k: v for k, v in extra.items() if v is not None})

@@ -35,16 +35,14 @@ message on the sidechain, ``<session>/subagents/agent-<id>.jsonl``) is a child r
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
-from ...errors import LedgerError, Problem
 from ..events import LedgerEvent
-from ._common import RunBuilder, count, head_objects, short, stream_lines, utc
+from ._common import LineLog, RunBuilder, count, head_objects, short, utc
 
 SOURCE: Final = "claude-code"
 #: The kind of a record type this importer has no mapping for (kept, never dropped).
@@ -94,50 +92,30 @@ class _Tool:
 
 def import_file(path: Path, shown: str) -> list[LedgerEvent]:
     """The events of one session transcript."""
-    session = _Session(shown, path.stem)
-    for number, raw in stream_lines(path, shown, "import_bad_claude_code"):
-        session.feed(number, raw)
-    if not session.seen:
-        raise LedgerError(f"cannot import {shown}", [Problem(
-            "import_bad_claude_code", "not a Claude Code transcript: no line is a JSON "
-            "object with a 'sessionId' and a 'type' (user, assistant, summary…)", shown)])
-    return session.events()
+    return _Session.read(path, shown)
 
 
-class _Session:
+class _Session(LineLog):
     """Collects one transcript's lines; `events` numbers them in file order."""
 
+    CODE = "import_bad_claude_code"
+    REFUSAL = ("not a Claude Code transcript: no line is a JSON object with a 'sessionId' "
+               "and a 'type' (user, assistant, summary…)")
+    OTHER_KIND = OTHER_KIND
+
     def __init__(self, shown: str, stem: str) -> None:
-        self.shown = shown
-        self.stem = stem
-        self.seen = False
-        self.meta: dict[str, Any] = {}
+        super().__init__(shown, stem)
         self.main_line = False  # a message off the sidechain was seen
-        self.first: tuple[int, datetime] | None = None
-        self.last: tuple[int, datetime] | None = None
         # (line, order) → what to emit; model calls and tools are finished at the end
-        self.items: list[tuple[int, str, Any]] = []
         self.calls: dict[str, _Call] = {}
         self.tools: dict[str, _Tool] = {}
 
-    def feed(self, number: int, raw: bytes) -> None:
-        try:
-            value = json.loads(raw)
-        except ValueError as exc:
-            raise LedgerError(f"cannot import {self.shown}", [Problem(
-                "import_bad_claude_code", f"not JSON: {exc}", self.shown, number)]) from None
-        if not isinstance(value, dict):
-            self.items.append((number, "other", ("json", None, {"json": type(value).__name__})))
-            return
+    def feed_object(self, number: int, value: dict[str, Any]) -> None:
         kind = _kind(value)
         if "sessionId" in value and kind in LINE_TYPES:
             self.seen = True
         ts = utc(value.get("timestamp"))
-        if ts is not None:
-            if self.first is None:
-                self.first = (number, ts)
-            if self.last is None or ts >= self.last[1]:
-                self.last = (number, ts)
+        self.timed(number, ts)
         for key, name in (("sessionId", "session_id"), ("cwd", "cwd"),
                           ("gitBranch", "git_branch"), ("version", "version")):
             if isinstance(value.get(key), str) and value[key] and name not in self.meta:
@@ -272,14 +250,7 @@ class _Session:
                 run.add("act", ts, line=number, role=role, stage=stage, summary=text,
                         payload=payload)
             else:
-                stage, ts, extra = data
-                text = extra.pop("summary", None)
-                if ts is None and self.first is not None:  # untimed: the time before it
-                    ts = next((e.ts for e in reversed(run.events) if e.ts), self.first[1])
-                    extra["ts_inferred"] = True
-                extra["unknown_type"] = stage  # counted by import_runs' unknown_types
-                run.add(OTHER_KIND, ts, line=number, stage=stage, summary=text,
-                        payload={k: v for k, v in extra.items() if v is not None})
+                self.add_other(run, number, data)
         if self.last is not None:
             run.add("finish", self.last[1], line=self.last[0], verdict="session_end",
                     summary="end of the transcript (Claude Code records no outcome)")

@@ -43,9 +43,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
-from ...errors import LedgerError, Problem
 from ..events import LedgerEvent
-from ._common import RunBuilder, count, head_objects, short, stream_lines, utc
+from ._common import LineLog, RunBuilder, count, head_objects, short, utc
 
 SOURCE: Final = "codex"
 #: The kind of a record type this importer has no mapping for (kept, never dropped).
@@ -71,53 +70,33 @@ def looks_like(head: str) -> bool:
 
 def import_file(path: Path, shown: str) -> list[LedgerEvent]:
     """The events of one rollout file."""
-    rollout = _Rollout(shown, path.stem)
-    for number, raw in stream_lines(path, shown, "import_bad_codex"):
-        rollout.feed(number, raw)
-    if not rollout.seen:
-        raise LedgerError(f"cannot import {shown}", [Problem(
-            "import_bad_codex", "not a Codex rollout: no line is a JSON object with a "
-            "'payload' and a 'type' (session_meta, response_item, event_msg…)", shown)])
-    return rollout.events()
+    return _Rollout.read(path, shown)
 
 
-class _Rollout:
+class _Rollout(LineLog):
     """Collects one rollout's lines; `events` numbers them in file order."""
 
+    CODE = "import_bad_codex"
+    REFUSAL = ("not a Codex rollout: no line is a JSON object with a 'payload' and a "
+               "'type' (session_meta, response_item, event_msg…)")
+    OTHER_KIND = OTHER_KIND
+
     def __init__(self, shown: str, stem: str) -> None:
-        self.shown = shown
-        self.stem = stem
-        self.seen = False
-        self.meta: dict[str, Any] = {}
-        self.first: tuple[int, datetime] | None = None
-        self.last: tuple[int, datetime] | None = None
+        super().__init__(shown, stem)
         self.model: str | None = None
         self.provider: str | None = None
         self.total: dict[str, int] = {}
-        self.items: list[tuple[int, str, Any]] = []
         self.tools: dict[str, dict[str, Any]] = {}
         self.complete = False
 
-    def feed(self, number: int, raw: bytes) -> None:
-        try:
-            value = json.loads(raw)
-        except ValueError as exc:
-            raise LedgerError(f"cannot import {self.shown}", [Problem(
-                "import_bad_codex", f"not JSON: {exc}", self.shown, number)]) from None
-        if not isinstance(value, dict):
-            self.items.append((number, "other", ("json", None, {})))
-            return
+    def feed_object(self, number: int, value: dict[str, Any]) -> None:
         kind = str(value.get("type") or "unknown")
         raw_payload = value.get("payload")
         payload: dict[str, Any] = raw_payload if isinstance(raw_payload, dict) else {}
         if kind in LINE_TYPES and isinstance(value.get("payload"), dict):
             self.seen = True
         ts = utc(value.get("timestamp"))
-        if ts is not None:
-            if self.first is None:
-                self.first = (number, ts)
-            if self.last is None or ts >= self.last[1]:
-                self.last = (number, ts)
+        self.timed(number, ts)
         sub = payload.get("type") if isinstance(payload.get("type"), str) else None
         if kind == "session_meta":
             self._meta(number, ts, payload)
@@ -263,14 +242,7 @@ class _Rollout:
                 role, ts, text = data
                 run.add("note", ts, line=number, role=role, stage="message", summary=text)
             else:
-                stage, ts, extra = data
-                text = extra.pop("summary", None)
-                if ts is None and self.first is not None:  # untimed: the time before it
-                    ts = next((e.ts for e in reversed(run.events) if e.ts), self.first[1])
-                    extra["ts_inferred"] = True
-                extra["unknown_type"] = stage  # counted by import_runs' unknown_types
-                run.add(OTHER_KIND, ts, line=number, stage=stage, summary=text,
-                        payload={k: v for k, v in extra.items() if v is not None})
+                self.add_other(run, number, data)
         if self.last is not None:
             run.add("finish", self.last[1], line=self.last[0],
                     verdict="task_complete" if self.complete else "session_end",

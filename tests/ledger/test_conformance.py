@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from crewbook.commands import main
 from crewbook.delivery import (
     Built,
     CoordinatorLoop,
@@ -173,11 +174,76 @@ def test_a_pipeline_run_is_checked_against_its_stages(tmp_path: Path) -> None:
               {"kind": "report", "role": "write", "verdict": "done", "attempt": 1},
               {"kind": "transition", "stage": "review", "attempt": 1},
               {"kind": "verdict", "role": "write", "verdict": "approved", "attempt": 1},
-              {"kind": "report", "role": "review", "verdict": "done", "attempt": 2},
               {"kind": "transition", "stage": "done"},
               {"kind": "finish", "verdict": "done"}]
     frame = check_conformance(ledger(tmp_path, events, loop="pipeline"))
-    assert codes(frame) == [(3, "unexpected_role"), (4, "cap_exceeded")]
+    assert codes(frame) == [(3, "unexpected_role")]
+
+
+def _review_loop(rounds: int, failures: int) -> list[dict[str, Any]]:
+    """A write ⇄ review run: `rounds` send-backs to ``write`` (whose max_retries is 1),
+    then `failures` failed tries of ``write`` in its last visit."""
+    events: list[dict[str, Any]] = [
+        {"kind": "init", "payload": {"start": "write", "stages": ["write", "review"],
+                                     "caps": {"write": 1, "review": 0}}}]
+    attempts = {"write": 0, "review": 0}
+
+    def visit(stage: str, verdict: str = "done") -> dict[str, Any]:
+        attempts[stage] += 1
+        return {"kind": "report", "role": stage, "verdict": verdict,
+                "attempt": attempts[stage]}
+
+    events.append(visit("write"))
+    for round_ in range(2, rounds + 2):
+        events += [{"kind": "transition", "stage": "review", "payload": {"loop": False}},
+                   visit("review"),
+                   {"kind": "verdict", "role": "review", "verdict": "changes_requested"},
+                   {"kind": "transition", "stage": "write",
+                    "payload": {"loop": True, "round": round_}}]
+        if round_ == rounds + 1:
+            events += [visit("write", "failed") for _ in range(failures)]
+        events.append(visit("write"))
+    events += [{"kind": "transition", "stage": "review", "payload": {"loop": False}},
+               visit("review"), {"kind": "verdict", "role": "review", "verdict": "approved"},
+               {"kind": "transition", "stage": "done"}, {"kind": "finish", "verdict": "done"}]
+    return events
+
+
+@pytest.mark.parametrize(("rounds", "failures", "expected"), [
+    (1, 1, []),  # one send-back and one failed retry: both within max_retries 1
+    (2, 0, [(10, "cap_exceeded")]),  # a second send-back to write: the run must escalate
+    (1, 2, [(8, "cap_exceeded")]),  # a report after the try that had to escalate
+])
+def test_a_pipelines_caps_are_the_engines_caps(
+        tmp_path: Path, rounds: int, failures: int, expected: list[tuple[int, str]]) -> None:
+    """B6/B7: ``max_retries`` caps the send-backs to a stage and the failed tries of one
+    visit; the ``attempt`` field, which counts every entry and try, is no cap."""
+    frame = check_conformance(ledger(tmp_path, _review_loop(rounds, failures),
+                                     loop="pipeline"))
+    assert codes(frame) == expected, frame.to_string()
+    assert all("max_retries allows" in m for m in frame["message"])
+
+
+def test_the_engines_own_pipeline_runs_conform(tmp_path: Path) -> None:
+    """Runs the engine plays (through the simulator) with many send-backs and failed
+    tries break no rule: the checker and the engine count the caps alike."""
+    import crewbook
+
+    tour = crewbook.example_project(dest=tmp_path / "tour")
+    out, policy = tmp_path / "sim.jsonl", tmp_path / "policy.yaml"
+    policy.write_text("policy: random\nroles:\n  implementer: {fail: 0.4}\n  reviewer:\n"
+                      "    verdicts:\n      review_report.verdict: "
+                      "{approved: 0.3, changes_requested: 0.7}\n")
+    assert main(["simulate", str(tour / "pipeline" / "role_pipeline.toml"),
+                 "--policy", str(policy), "-n", "300", "--seed", "7", "--workers", "1",
+                 "--no-progress", "--ledger", str(out)]) == 0
+    runs = read_ledger(out)
+    looped = runs[(runs["kind"] == "transition")
+                  & runs["payload"].map(lambda p: bool(p and p.get("loop")))]
+    assert looped["run"].nunique() > 100  # the caps were really reached
+    assert (runs["kind"] == "escalate").any()
+    frame = check_conformance(out)
+    assert frame.empty, frame.head(10).to_string()
 
 
 def test_spec_kit_runs_follow_their_own_rules(tmp_path: Path) -> None:

@@ -89,6 +89,12 @@ def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count:,} {word if count == 1 else many or word + 's'}"
 
 
+def ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th`` … ``11th``, ``12th``, ``13th``, ``21st``."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     """`"; did you mean 'design'?"` for the nearest candidate, or an empty string."""
     matches = difflib.get_close_matches(str(word), sorted(set(candidates)), n=1, cutoff=0.6)

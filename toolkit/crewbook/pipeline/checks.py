@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import Problem, UnsafePathError, did_you_mean
+from ..errors import Problem, UnsafePathError, did_you_mean, ordinal
 from ..ledger.conformance import Event, LoopRules
 from ..models import contained, path_defect
 from ..sources import SourceDoc
@@ -289,24 +289,51 @@ def _unseen(model: PipelineFile, doc: SourceDoc, topo: Topology,
 
 
 def _pipeline_rules(events: Sequence[Event]) -> list[tuple[int | None, str, str]]:
-    """B2/B6 on a ledger: reports come from the pipeline's stages, and no stage runs
-    more attempts than its ``max_retries`` allows (from the ``init`` payload)."""
+    """B2/B6/B7 on a ledger: reports come from the pipeline's stages, and a stage's
+    ``max_retries`` (the ``init`` payload's ``caps``) caps what the engine caps.
+
+    Two counts, as the engine keeps them, not the ``attempt`` field (which counts every
+    entry into a stage and every try): the times work is *sent back* to a stage by a
+    loop transition (the transition's ``round`` is that count plus one), and the failed
+    tries of one visit (the try after ``max_retries`` failed retries escalates, so no
+    report of that stage may follow it).
+    """
     payload = events[0].get("payload") if events and events[0]["kind"] == "init" else None
     if not isinstance(payload, dict):
         return []
     stages, caps = payload.get("stages"), payload.get("caps")
+    caps = caps if isinstance(caps, dict) else {}
     out: list[tuple[int | None, str, str]] = []
+    failed: dict[str, int] = {}  # failed tries in the stage's current visit
     for event in events:
-        if event["kind"] not in ("report", "verdict"):
+        kind, seq = event["kind"], int(event["seq"])
+        if kind == "transition":
+            target, moved = event.get("stage"), event.get("payload")
+            failed.pop(str(target), None)  # a new visit
+            cap = caps.get(target)
+            if isinstance(moved, dict) and moved.get("loop") and isinstance(cap, int):
+                round_ = moved.get("round")
+                if isinstance(round_, int) and round_ > cap + 1:
+                    out.append((seq, "cap_exceeded", f"work sent back to stage {target!r} "
+                                f"a {ordinal(round_ - 1)} time, where its max_retries "
+                                f"allows {cap} (B6: the run escalates instead)"))
             continue
-        seq, role, attempt = int(event["seq"]), event["role"], event["attempt"]
+        if kind not in ("report", "verdict"):
+            continue
+        role = event["role"]
         if isinstance(stages, list) and role not in stages:
             out.append((seq, "unexpected_role", f"{role!r} is no stage of this pipeline "
                         f"({', '.join(map(str, stages))})"))
-        cap = caps.get(role) if isinstance(caps, dict) else None
-        if isinstance(cap, int) and attempt is not None and int(attempt) > cap + 1:
-            out.append((seq, "cap_exceeded", f"attempt {attempt} of stage {role!r}, which "
-                        f"allows {cap} retries ({cap + 1} attempts, B6)"))
+        cap = caps.get(role)
+        if kind != "report" or not isinstance(cap, int):
+            continue
+        before = failed.get(role, 0)
+        if before > cap:
+            out.append((seq, "cap_exceeded", f"stage {role!r} reports after {before} failed "
+                        f"tries in a row, where its max_retries allows {cap} retries "
+                        f"(B7: the try after the last retry escalates)"))
+        if event.get("verdict") == "failed":
+            failed[role] = before + 1
     return out
 
 

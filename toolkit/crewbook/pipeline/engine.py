@@ -50,7 +50,7 @@ from ..core.loop import (
     utc_now,
 )
 from ..core.measures import copy_measures
-from ..errors import ArtifactNotFoundError, LoopRefused, Problem, UsageError
+from ..errors import ArtifactNotFoundError, LoopRefused, Problem, UsageError, ordinal
 from ..routing.router import Router
 from .model import DONE, ESCALATED, TransitionSpec
 from .plan import DEFAULT_MAX_RETRIES, StagePlan, effective_retries, json_copy
@@ -366,7 +366,7 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
             cap = target.max_retries
             if cap is not None and rounds[t.to] > cap:
                 reason = (f"{t.id} ({t.describe()}) would send work back to {t.to!r} a "
-                          f"{_ordinal(rounds[t.to])} time; its max_retries allows {cap}")
+                          f"{ordinal(rounds[t.to])} time; its max_retries allows {cap}")
                 return self._escalate(d, reason, events, act)
             feedback = (f"sent back by {stage_id} ({t.id}: {t.describe()}), round "
                         f"{rounds[t.to] + 1}",)
@@ -436,10 +436,6 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
 def _produced(stage: str, artifacts: Mapping[str, Any], versions: Mapping[str, int]) -> str:
     return f"{stage} produced " + (", ".join([f"{n} v{versions[n]}" for n in artifacts])
                                    or "nothing")
-
-
-def _ordinal(n: int) -> str:
-    return {1: "1st", 2: "2nd", 3: "3rd"}.get(n, f"{n}th")
 
 
 def replay(pipeline: Pipeline, reports: Sequence[PipelineReport | Mapping[str, Any]],

@@ -34,7 +34,9 @@ def _check(path: Path, facts: Facts, source: str) -> pd.DataFrame:
     assert len(calls) == facts.calls
     assert int(calls["tokens_in"].fillna(0).sum()) == facts.tokens_in
     assert int(calls["tokens_out"].fillna(0).sum()) == facts.tokens_out
-    tools = df[(df["kind"] == "act") & (df["role"] != "user")]
+    # a prompt is an act too (role ``subagent`` in a sub-agent's own file): not a tool call
+    prompts = df["stage"].eq("prompt") | df["stage"].astype(str).str.startswith("/")
+    tools = df[(df["kind"] == "act") & (df["role"] != "user") & ~prompts]
     assert len(tools) == facts.tools
     out = run_outcomes(df).iloc[0]
     assert out["started"] == facts.first

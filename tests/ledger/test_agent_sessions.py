@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from crewbook import import_runs
 from crewbook.errors import LedgerError
 from crewbook.ledger.analyses import run_outcomes
-from crewbook.ledger.importers import detect, import_events
+from crewbook.ledger.importers import detect, import_events, unknown_types
 from crewbook.ledger.prices import ESTIMATE_KEY
 
 from .agent_facts import Facts, claude_facts, codex_facts
@@ -129,6 +129,26 @@ def test_unknown_line_types_are_kept_with_their_origin(tmp_path: Path) -> None:
     df = import_runs(path)
     kept = df[df["stage"].isin(["brand-new-thing", "json"])]
     assert sorted(p["origin"]["line"] for p in kept["payload"]) == [2, 3]
+    # kept as the ledger's catch-all kind, marked, and counted
+    assert set(kept["kind"]) == {"note"}
+    assert unknown_types(df) == {"claude-code:brand-new-thing": 1, "claude-code:json": 1}
+
+
+def test_codex_unknown_line_and_event_types_are_kept_and_counted(tmp_path: Path) -> None:
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in [
+        {"timestamp": "2025-01-01T00:00:00Z", "type": "session_meta",
+         "payload": {"id": "x", "cwd": "/p", "cli_version": "0.1"}},
+        {"timestamp": "2025-01-01T00:00:01Z", "type": "brand_new", "payload": {"a": 1}},
+        {"timestamp": "2025-01-01T00:00:02Z", "type": "event_msg",
+         "payload": {"type": "novel_event"}},
+    ]) + "\n", encoding="utf-8")
+    df = import_runs(path)
+    kept = df[df["payload"].map(lambda p: "unknown_type" in p)]
+    assert [(p["unknown_type"], p["origin"]["line"]) for p in kept["payload"]] == [
+        ("brand_new", 2), ("novel_event", 3)]
+    assert set(kept["kind"]) == {"note"}
+    assert unknown_types(df) == {"codex:brand_new": 1, "codex:novel_event": 1}
 
 
 def test_a_line_that_is_not_json_names_file_and_line(tmp_path: Path) -> None:

@@ -29,7 +29,8 @@ from .conftest import SPECKIT_PROJECT
 LOGS = Path(__file__).resolve().parents[1] / "data" / "agent_logs"
 OPENHANDS = sorted((LOGS / "openhands").glob("*.json"))
 SWE_ALL = sorted([*(LOGS / "swe-agent").glob("*.traj"),
-                  *(LOGS / "swe-agent-templates").glob("*.traj")])
+                  *(LOGS / "swe-agent-templates").glob("*.traj"),
+                  *(LOGS / "swe-agent-versions").glob("*.traj")])
 #: Trajectories with a ``trajectory`` list (the history-only template has none).
 SWE = [p for p in SWE_ALL if '"trajectory"' in p.read_text(encoding="utf-8")]
 AIDER = sorted((LOGS / "aider").glob("*.md"))

@@ -136,3 +136,51 @@ def codex_facts(path: Path) -> Facts:
             previous = now
     facts.cost = total if priced else None
     return facts
+
+
+def gemini_facts(path: Path) -> Facts:
+    """A Gemini CLI session (JSON, or JSON Lines where a message's last copy counts):
+    calls = ``gemini`` messages, tokens in = input + tool, out = output + thoughts."""
+    facts = Facts()
+    text = path.read_text(encoding="utf-8")
+    stamps: list[str] = []
+    if path.suffix == ".jsonl":
+        lines = [json.loads(x) for x in text.splitlines() if x.strip()]
+        facts.lines = len(lines)
+        head = dict(lines[0])
+        by_id: dict[str, dict[str, Any]] = {}
+        for line in lines[1:]:
+            if "$set" in line:
+                head.update(line["$set"])
+            else:
+                by_id[line["id"]] = line  # the last copy wins
+        messages = list(by_id.values())
+    else:
+        head = json.loads(text)
+        messages = head["messages"]
+    stamps += [head["startTime"], head["lastUpdated"]]
+    total = Decimal(0)
+    priced = False
+    for m in messages:
+        stamps.append(m["timestamp"])
+        stamps += [c["timestamp"] for c in m.get("toolCalls", []) if "timestamp" in c]
+        if m["type"] != "gemini":
+            continue
+        facts.calls += 1
+        facts.tools += len(m.get("toolCalls", []))
+        t = m.get("tokens", {})
+        t_in = t.get("input", 0) + t.get("tool", 0)
+        t_out = t.get("output", 0) + t.get("thoughts", 0)
+        facts.tokens_in += t_in
+        facts.tokens_out += t_out
+        facts.models.add(m["model"])
+        if t_in or t_out:
+            price = _price(m["model"], "google", pd.Timestamp(m["timestamp"]).to_pydatetime(),
+                           t_in, t_out, t.get("cached", 0), 0)
+            if price is not None:
+                total += price
+                priced = True
+    times = [pd.Timestamp(s).tz_convert("UTC") for s in stamps]
+    facts.first, facts.last = min(times), max(times)
+    facts.cost = total if priced else None
+    return facts

@@ -86,3 +86,30 @@ def sdk_facts(path: Path) -> dict[str, Any]:
         "outcome": "finished" if finished else (None if status in (None, "running", "idle")
                                                 else status),
     }
+
+
+def eval_facts(path: Path) -> dict[str, dict[str, Any]]:
+    """Per instance of an OpenHands evaluation ``output.jsonl`` whose histories are
+    agent-SDK events: model calls, tool calls, first/last time, outcome and cost."""
+    out: dict[str, dict[str, Any]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        events = row["history"]
+        actions = [e for e in events if e["kind"] == "ActionEvent"]
+        ids = {e["id"] for e in actions}
+        tools = [e for e in events if e["kind"] == "ActionEvent" or (
+            e["kind"] == "ObservationEvent" and e["action_id"] not in ids)]
+        stamps = [pd.Timestamp(e["timestamp"], tz="UTC") for e in events]
+        metrics = row.get("metrics") or {}
+        out[row["instance_id"]] = {
+            "calls": len({e["llm_response_id"] for e in events
+                          if e.get("llm_response_id") and e["source"] == "agent"}),
+            "tools": len(tools), "tool_names": [e["tool_name"] for e in tools],
+            "first": min(stamps), "last": max(stamps),
+            "outcome": "finished" if any(e["tool_name"] == "finish" for e in actions)
+            else None,
+            "cost": metrics.get("accumulated_cost"),
+        }
+    return out

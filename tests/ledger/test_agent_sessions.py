@@ -16,14 +16,15 @@ from hypothesis import strategies as st
 from crewbook import import_runs
 from crewbook.errors import LedgerError
 from crewbook.ledger.analyses import run_outcomes
-from crewbook.ledger.importers import detect, import_events
+from crewbook.ledger.importers import detect, import_events, unknown_types
 from crewbook.ledger.prices import ESTIMATE_KEY
 
-from .agent_facts import Facts, claude_facts, codex_facts
+from .agent_facts import Facts, claude_facts, codex_facts, gemini_facts
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "agent_logs"
 CLAUDE = sorted((LOGS / "claude-code").glob("*.jsonl"))
 CODEX = sorted((LOGS / "codex").glob("*.jsonl"))
+GEMINI = sorted((LOGS / "gemini-cli").glob("session-*"))
 
 
 def _check(path: Path, facts: Facts, source: str) -> pd.DataFrame:
@@ -34,7 +35,9 @@ def _check(path: Path, facts: Facts, source: str) -> pd.DataFrame:
     assert len(calls) == facts.calls
     assert int(calls["tokens_in"].fillna(0).sum()) == facts.tokens_in
     assert int(calls["tokens_out"].fillna(0).sum()) == facts.tokens_out
-    tools = df[(df["kind"] == "act") & (df["role"] != "user")]
+    # a prompt is an act too (role ``subagent`` in a sub-agent's own file): not a tool call
+    prompts = df["stage"].eq("prompt") | df["stage"].astype(str).str.startswith("/")
+    tools = df[(df["kind"] == "act") & (df["role"] != "user") & ~prompts]
     assert len(tools) == facts.tools
     out = run_outcomes(df).iloc[0]
     assert out["started"] == facts.first
@@ -69,6 +72,58 @@ def test_codex_facts_equal_the_raw_count(path: Path) -> None:
               and r["payload"].get("type") != "token_count"]
     outcome = "task_complete" if events and events[-1] == "task_complete" else "session_end"
     assert df[df["kind"] == "finish"]["verdict"].tolist() == [outcome]
+
+
+@pytest.mark.parametrize("path", GEMINI, ids=lambda p: p.stem)
+def test_gemini_cli_facts_equal_the_raw_count(path: Path) -> None:
+    assert detect(path) == "gemini-cli"
+    df = _check(path, gemini_facts(path), "gemini-cli")
+    assert df[df["kind"] == "finish"]["verdict"].tolist() == ["session_end"]
+    first = path.read_text(encoding="utf-8").split("\n", 1)[0]
+    head = json.loads(first) if path.suffix == ".jsonl" else json.loads(path.read_text(
+        encoding="utf-8"))
+    assert df["run"].unique().tolist() == [head["sessionId"]]  # one run per session
+
+
+def test_gemini_cli_lines_keep_the_last_copy_of_a_message_at_its_first_place(
+        tmp_path: Path) -> None:
+    """The JSON Lines form writes a message again when its tool calls finish: one model
+    call, with the tool calls of the last copy, and `$set` moves the session's end."""
+    lines = [
+        {"sessionId": "s1", "projectHash": "h", "startTime": "2026-01-01T00:00:00Z",
+         "lastUpdated": "2026-01-01T00:00:00Z", "kind": "main"},
+        {"id": "u", "timestamp": "2026-01-01T00:00:01Z", "type": "user",
+         "content": [{"text": "/plan add-export"}]},
+        {"id": "g", "timestamp": "2026-01-01T00:00:02Z", "type": "gemini", "content": "",
+         "model": "gemini-2.5-pro", "tokens": {"input": 10, "output": 1, "cached": 0,
+                                                "thoughts": 2, "tool": 0, "total": 13}},
+        {"id": "w", "timestamp": "2026-01-01T00:00:03Z", "type": "brand-new", "content": ""},
+        {"id": "g", "timestamp": "2026-01-01T00:00:02Z", "type": "gemini", "content": "",
+         "model": "gemini-2.5-pro", "tokens": {"input": 10, "output": 1, "cached": 0,
+                                                "thoughts": 2, "tool": 0, "total": 13},
+         "toolCalls": [{"id": "c", "name": "read_file", "status": "error",
+                        "timestamp": "2026-01-01T00:00:04Z"}]},
+        {"$set": {"lastUpdated": "2026-01-01T00:00:09Z"}},
+    ]
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    df = import_runs(path)
+    work = df[df["kind"] != "init"]
+    assert work["kind"].tolist() == ["act", "report", "act", "note", "finish"]
+    assert work["stage"].tolist()[:4] == ["/plan", "model", "read_file", "brand-new"]
+    call = work.iloc[1]
+    assert (call["tokens_in"], call["tokens_out"]) == (10, 3)
+    assert [p["origin"].get("line") for p in work["payload"]][:4] == [2, 5, 5, 4]
+    assert work.iloc[2]["verdict"] == "error"
+    assert unknown_types(df) == {"gemini-cli:brand-new": 1}
+    assert run_outcomes(df).iloc[0]["ended"] == pd.Timestamp("2026-01-01T00:00:09Z")
+
+
+def test_gemini_cli_refuses_what_is_not_a_session() -> None:
+    with pytest.raises(LedgerError, match="not a Gemini CLI session"):
+        import_events(CLAUDE[0], "gemini-cli")
+    with pytest.raises(LedgerError, match="not a Gemini CLI session"):
+        import_events(LOGS / "mini-swe-agent" / "django__django-16255.traj.json", "gemini-cli")
 
 
 def test_claude_code_counts_a_reply_once_though_each_block_repeats_its_usage() -> None:
@@ -127,6 +182,26 @@ def test_unknown_line_types_are_kept_with_their_origin(tmp_path: Path) -> None:
     df = import_runs(path)
     kept = df[df["stage"].isin(["brand-new-thing", "json"])]
     assert sorted(p["origin"]["line"] for p in kept["payload"]) == [2, 3]
+    # kept as the ledger's catch-all kind, marked, and counted
+    assert set(kept["kind"]) == {"note"}
+    assert unknown_types(df) == {"claude-code:brand-new-thing": 1, "claude-code:json": 1}
+
+
+def test_codex_unknown_line_and_event_types_are_kept_and_counted(tmp_path: Path) -> None:
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in [
+        {"timestamp": "2025-01-01T00:00:00Z", "type": "session_meta",
+         "payload": {"id": "x", "cwd": "/p", "cli_version": "0.1"}},
+        {"timestamp": "2025-01-01T00:00:01Z", "type": "brand_new", "payload": {"a": 1}},
+        {"timestamp": "2025-01-01T00:00:02Z", "type": "event_msg",
+         "payload": {"type": "novel_event"}},
+    ]) + "\n", encoding="utf-8")
+    df = import_runs(path)
+    kept = df[df["payload"].map(lambda p: "unknown_type" in p)]
+    assert [(p["unknown_type"], p["origin"]["line"]) for p in kept["payload"]] == [
+        ("brand_new", 2), ("novel_event", 3)]
+    assert set(kept["kind"]) == {"note"}
+    assert unknown_types(df) == {"codex:brand_new": 1, "codex:novel_event": 1}
 
 
 def test_a_line_that_is_not_json_names_file_and_line(tmp_path: Path) -> None:
@@ -197,13 +272,14 @@ _JSON = st.recursive(
     | st.sampled_from(["user", "assistant", "summary", "session_meta", "response_item",
                        "event_msg", "token_count", "function_call", "function_call_output",
                        "message", "turn_context", "tool_use", "tool_result", "text",
-                       "2025-01-01T00:00:00Z"]),
+                       "2025-01-01T00:00:00Z", "gemini", "info", "error"]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
         st.sampled_from(["type", "message", "usage", "content", "id", "timestamp",
                          "sessionId", "payload", "info", "total_token_usage", "name",
                          "call_id", "isSidechain", "input_tokens", "model", "role",
                          "tool_use_id", "last_token_usage", "output", "arguments",
-                         "agentId", "costUSD", "git"]), inner,
+                         "agentId", "costUSD", "git", "toolCalls", "tokens", "$set",
+                         "status", "projectHash", "lastUpdated"]), inner,
         max_size=6),
     max_leaves=20)
 
@@ -211,12 +287,14 @@ _JSON = st.recursive(
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(records=st.lists(_JSON, min_size=1, max_size=6),
-       source=st.sampled_from(["claude-code", "codex"]))
+       source=st.sampled_from(["claude-code", "codex", "gemini-cli"]))
 def test_any_json_lines_import_or_fail_with_a_located_error(
         tmp_path: Path, records: list[Any], source: str) -> None:
     path = tmp_path / "log.jsonl"
-    head = ({"type": "user", "sessionId": "s", "message": {"role": "user", "content": "x"}}
-            if source == "claude-code" else {"type": "session_meta", "payload": {"id": "s"}})
+    head = {"claude-code": {"type": "user", "sessionId": "s",
+                            "message": {"role": "user", "content": "x"}},
+            "codex": {"type": "session_meta", "payload": {"id": "s"}},
+            "gemini-cli": {"sessionId": "s", "projectHash": "h"}}[source]
     path.write_text("\n".join(json.dumps(r) for r in [head, *records]) + "\n",
                     encoding="utf-8")
     problems: list[Any] = []
@@ -229,7 +307,7 @@ def test_any_json_lines_import_or_fail_with_a_located_error(
     assert [e.seq for e in events] == list(range(len(events)))
 
 
-@pytest.mark.parametrize("source", ["claude-code", "codex"])
+@pytest.mark.parametrize("source", ["claude-code", "codex", "gemini-cli"])
 def test_a_path_that_cannot_be_read_is_a_located_error(tmp_path: Path, source: str) -> None:
     folder = tmp_path / "not-a-file.jsonl"
     folder.mkdir()

@@ -1,5 +1,6 @@
-"""The final check for Claude Code and Codex CLI: the held-out real files
-(tests/data/agent_logs/heldout/claude-code/ and codex/, read by no other test) import
+"""The final check for Claude Code, Codex CLI and Gemini CLI: the held-out real files
+(tests/data/agent_logs/heldout/claude-code/, codex/ and gemini-cli/, read by no other
+test) import
 with the facts counted from the raw files by `agent_facts`."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from crewbook import import_runs
 from crewbook.ledger.analyses import run_outcomes
 from crewbook.ledger.importers import detect
 
-from .agent_facts import claude_facts, codex_facts
+from .agent_facts import claude_facts, codex_facts, gemini_facts
 
 HELD = Path(__file__).resolve().parents[1] / "data" / "agent_logs" / "heldout"
 
@@ -48,4 +49,21 @@ def test_held_out_codex() -> None:
     prompts = df[(df["kind"] == "act") & (df["stage"] == "prompt")]
     assert len(prompts) == 1  # the user's question; the AGENTS.md and environment are context
     assert prompts["summary"].iloc[0].startswith("can you analyse the MD files")
+    assert out["finished_reason"] == "session_end"
+
+
+def test_held_out_gemini_cli() -> None:
+    (path,) = sorted((HELD / "gemini-cli").glob("session-*"))
+    assert detect(path) == "gemini-cli"
+    facts = gemini_facts(path)
+    df = import_runs(path)
+    out = run_outcomes(df).iloc[0]
+    calls = df[df["stage"] == "model"]
+    assert len(calls) == facts.calls == 3
+    assert (out["tokens_in"], out["tokens_out"]) == (facts.tokens_in, facts.tokens_out)
+    assert (df["kind"].eq("act") & df["role"].eq("assistant")).sum() == facts.tools == 7
+    assert (out["started"], out["ended"]) == (facts.first, facts.last)
+    assert {p["model"] for p in calls["payload"]} == facts.models
+    assert facts.cost is not None
+    assert out["cost"] == pytest.approx(float(facts.cost), rel=1e-9)
     assert out["finished_reason"] == "session_end"

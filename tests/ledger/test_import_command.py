@@ -34,7 +34,8 @@ def test_import_with_from_and_json(tmp_path: Path,
     assert main(["ledger", "import", str(traj), "--from", "swe-agent", "-o", str(out),
                  "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["read"] == [{"source": str(traj), "format": "swe-agent", "events": 7,
+    # init, a model call and a tool call for each of its 5 steps, finish
+    assert data["read"] == [{"source": str(traj), "format": "swe-agent", "events": 12,
                              "runs": 1}]
 
 

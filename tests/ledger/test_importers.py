@@ -29,7 +29,8 @@ from .conftest import SPECKIT_PROJECT
 LOGS = Path(__file__).resolve().parents[1] / "data" / "agent_logs"
 OPENHANDS = sorted((LOGS / "openhands").glob("*.json"))
 SWE_ALL = sorted([*(LOGS / "swe-agent").glob("*.traj"),
-                  *(LOGS / "swe-agent-templates").glob("*.traj")])
+                  *(LOGS / "swe-agent-templates").glob("*.traj"),
+                  *(LOGS / "swe-agent-versions").glob("*.traj")])
 #: Trajectories with a ``trajectory`` list (the history-only template has none).
 SWE = [p for p in SWE_ALL if '"trajectory"' in p.read_text(encoding="utf-8")]
 AIDER = sorted((LOGS / "aider").glob("*.md"))
@@ -187,6 +188,26 @@ def test_swe_agent_has_no_clock_so_no_duration(path: Path) -> None:
     assert list(steps["stage"]) == [s["action"].split()[0] for s in raw["trajectory"]]
 
 
+@pytest.mark.parametrize("path", SWE_ALL, ids=lambda p: p.stem)
+def test_swe_agent_step_is_one_model_call_then_one_tool_call(path: Path) -> None:
+    """Each step (or, history only, each assistant message) is the model call that wrote
+    it and the command it ran, both pointing at the step."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    where = "trajectory" if "trajectory" in raw else "history(assistant)"
+    steps = raw.get("trajectory") or [m for m in raw["history"] if m["role"] == "assistant"]
+    df = import_runs(path)
+    work = df[df["kind"].isin(["act", "report"])]
+    expected: list[tuple[str, str, str]] = []
+    for i, step in enumerate(steps):
+        expected.append(("act", "model", f"{where}[{i}]"))
+        if step["action"].split():
+            expected.append(("report", step["action"].split()[0], f"{where}[{i}]"))
+    got = [(k, s, origin(r)["record"]) for (_, r), k, s
+           in zip(work.iterrows(), work["kind"], work["stage"], strict=True)]
+    assert got == expected
+    assert (work["role"] == "agent").all()
+
+
 # -- aider -----------------------------------------------------------------------------
 
 
@@ -313,7 +334,8 @@ def test_usage_by_tool_action_where_there_is_no_role() -> None:
     by_action = usage_by_role(df, by="stage")
     steps = df[df["kind"] == "report"]
     assert by_action["acts"].sum() == len(steps)
-    assert set(by_action.index.dropna()) == set(steps["stage"].astype(str))
+    # the tools run, and "model" for the model calls that chose them
+    assert set(by_action.index.dropna()) == {*steps["stage"].astype(str), "model"}
     assert by_action["time"].sum() == pd.to_timedelta(steps["duration_ms"].sum(), unit="ms")
 
 

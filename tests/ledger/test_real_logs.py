@@ -15,7 +15,7 @@ from crewbook.ledger.analyses import run_outcomes
 from crewbook.ledger.importers import detect
 from crewbook.ledger.reader import LedgerWarning
 
-from .real_facts import mini_facts, sdk_facts
+from .real_facts import eval_facts, mini_facts, sdk_facts
 from .test_importers import LOGS
 
 MINI = sorted((LOGS / "mini-swe-agent").glob("*.traj.json"))
@@ -100,8 +100,9 @@ def test_swe_agent_history_only_trajectory() -> None:
 
 def test_openhands_evaluation_output_jsonl(tmp_path: Path) -> None:
     """An evaluation ``output.jsonl``: one instance per line, its ``history`` a V0 event
-    list. No public output.jsonl was reachable: these lines wrap two real V0 histories
-    (tests/data/agent_logs/openhands/) in the evaluation fields OpenHands writes."""
+    list. The real output.jsonl (openhands-eval/) holds agent-SDK histories: these lines
+    wrap two real V0 histories (tests/data/agent_logs/openhands/) in the evaluation
+    fields OpenHands writes."""
     import json
 
     lines, expected = [], {}
@@ -125,6 +126,29 @@ def test_openhands_evaluation_output_jsonl(tmp_path: Path) -> None:
         assert out.loc[instance, "cost"] == pytest.approx(cost)
         lines_seen = {p["origin"]["line"] for p in run["payload"]}
         assert lines_seen == {sorted(expected).index(instance) + 1}
+
+
+def test_openhands_real_evaluation_output_jsonl() -> None:
+    """A real evaluation output.jsonl (OpenHands/benchmarks, agent-SDK histories, no
+    metrics recorded): each instance a run with the facts counted from the raw line."""
+    path = LOGS / "openhands-eval" / "openagentsafety-gpt-4o-output.jsonl"
+    expected = eval_facts(path)
+    assert detect(path) == "openhands"
+    df = import_runs(path)
+    out = run_outcomes(df)
+    assert sorted(out.index) == sorted(expected)
+    for instance, facts in expected.items():
+        run = df[df["run"] == instance]
+        assert len(_calls(run)) == facts["calls"]
+        assert list(run[run["kind"] == "report"]["stage"]) == facts["tool_names"]
+        row = out.loc[instance]
+        assert (row["started"], row["ended"]) == (facts["first"], facts["last"])
+        assert row["finished_reason"] == facts["outcome"] or (
+            facts["outcome"] is None and pd.isna(row["finished_reason"]))
+        assert facts["cost"] is None  # the file records no metrics
+        assert pd.isna(row["cost"])  # so the cost is unknown, never 0
+        assert pd.isna(row["tokens_in"])
+    assert {p["origin"]["line"] for p in df["payload"]} == {1, 2}
 
 
 def test_a_v0_list_with_an_event_of_neither_kind_imports_it_as_a_note(

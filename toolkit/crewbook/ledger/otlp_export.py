@@ -329,6 +329,8 @@ class _RunSpans:
                 last.verdict or "").lower() in FAILED_VERDICTS)
             status: dict[str, Any] = {"code": STATUS_ERROR, "message": last.summary or ""} \
                 if failed else {"code": STATUS_UNSET}
+            if any(self.events[i].ts is None for i in indexes):  # its times were placed too
+                attrs.append(_attr("crewbook.time_placed", True))
             out.append(self._span(span_id(self.run, f"turn/{event.seq}"), self.root,
                                   f"invoke_agent {event.role}", (start, end), attrs, status))
         return out

@@ -122,6 +122,9 @@ REGISTRY: Final[tuple[Source, ...]] = (
            "\"mini-swe-agent-1\", 'messages' and 'info')"),
     Source("aider", "aider:detects", "aider:import_file",
            "an aider chat history ('# aider chat started at ...')"),
+    Source("gemini-cli", "gemini:detects", "gemini:import_file",
+           "a Gemini CLI session (session-*.json with sessionId, projectHash and messages, "
+           "or its JSON Lines form: a header line, then one line per message)"),
     Source("claude-code", f"{__name__}:_looks_like_claude_code", "claude_code:import_file",
            "a Claude Code session transcript (JSON Lines with sessionId, type "
            "user/assistant, message)"),

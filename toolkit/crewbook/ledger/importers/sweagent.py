@@ -5,10 +5,13 @@ SWE-agent                        crewbook event
 ===============================  ==============================================
 the file                         ``init`` (payload: the environment, the model
                                  stats' api_calls)
-``trajectory[i]`` (or, in a      ``report``: role ``agent``, stage = the
-history-only file, each          command (first word of ``action``), summary =
-``assistant`` message)           the thought, duration_ms = ``execution_time``
-                                 when recorded
+``trajectory[i]`` (or, in a      two events: the model call that wrote it
+history-only file, each          (``act``: role ``agent``, stage ``model``,
+``assistant`` message)           summary = the thought) and, when the step has an
+                                 ``action``, the tool call it ran (``report``:
+                                 stage = the command, its first word; summary =
+                                 the action; duration_ms = ``execution_time``
+                                 when recorded)
 ``info.exit_status``             ``finish``: verdict = the exit status (e.g.
                                  ``submitted``, ``exit_cost``), carrying the
                                  run's tokens and cost from ``info.model_stats``
@@ -80,11 +83,16 @@ def import_file(path: Path, shown: str) -> list[LedgerEvent]:
                 key=f"{where}[{index}]")])
         action: str = step["action"] if isinstance(step.get("action"), str) else ""
         words = action.split()
-        run.add("report", None, record=f"{where}[{index}]", role=ROLE,
-                stage=stage_name(words[0] if words else None) or "(none)", verdict="done",
-                summary=short(step.get("thought")) or short(action),
-                duration_ms=_ms(step.get("execution_time")),
-                payload={"action": short(action)})
+        record = f"{where}[{index}]"
+        # a step is one model call (the thought and the action it wrote) and, when it
+        # wrote an action, one tool call (the command run, timed by execution_time)
+        run.add("act", None, record=record, role=ROLE, stage="model",
+                summary=short(step.get("thought")) or short(action))
+        if words:
+            run.add("report", None, record=record, role=ROLE,
+                    stage=stage_name(words[0]) or "(none)", verdict="done",
+                    summary=short(action), duration_ms=_ms(step.get("execution_time")),
+                    payload={"action": short(action)})
     status = info.get("exit_status")
     if isinstance(status, str) and status:
         cost = stats.get("instance_cost")

@@ -348,8 +348,8 @@ class _Raw:
         reply: dict[str, Any] = json.loads(self.proc.stdout.readline())
         return reply
 
-    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        reply = self.request("tools/call", {"name": name, "arguments": arguments})
+    def call(self, name: str, arguments: dict[str, Any], **extra: Any) -> dict[str, Any]:
+        reply = self.request("tools/call", {"name": name, "arguments": arguments, **extra})
         assert "result" in reply, reply  # never a JSON-RPC error: a result, isError or not
         result: dict[str, Any] = reply["result"]
         return result
@@ -374,14 +374,29 @@ def test_every_protocol_version_gets_results_and_refusals(project: Path, tmp_pat
             assert raw.proc.stdin is not None
             raw.proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
         gated = raw.call("crew_init", {"goal": "g", "bar": {"test": GREEN}})
+        declined = None
+        if raw.modern:  # no back-channel: the question comes back as the result, and the
+            # client's retry carries the user's answer
+            answer = {"action": "decline"}
+            declined = raw.call("crew_init", {"goal": "g", "bar": {"test": GREEN}},
+                                inputResponses={"approval": answer},
+                                requestState=gated.get("requestState"))
         status = raw.call("crew_status", {})
         bad = raw.call("crew_init", {"goal": "g", "bar": {"test": GREEN}, "scope": "x"})
         unknown = raw.call("crew_stats", {})
     finally:
         raw.close()
-    # semi-auto: no client here can answer an elicitation, so the documented refusal
-    assert gated["isError"] is True
-    assert gated["structuredContent"]["code"] == "needs_approval"
+    if version < "2026":  # semi-auto: an elicitation cannot reach this client, so the
+        assert gated["isError"] is True  # documented refusal
+        assert gated["structuredContent"]["code"] == "needs_approval"
+    else:  # it declared elicitation in the request: asked, then declined
+        assert gated["resultType"] == "input_required", gated
+        question = gated["inputRequests"]["approval"]
+        assert question["method"] == "elicitation/create"
+        assert "approve crew_init" in question["params"]["message"]
+        assert declined is not None
+        assert declined["isError"] is True
+        assert declined["structuredContent"]["code"] == "declined"
     assert status["isError"] is True  # read-only, not gated: "no crew loop" at once
     assert "no crew loop" in status["content"][0]["text"]
     assert bad["structuredContent"]["code"] == "invalid_argument"

@@ -44,6 +44,8 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
     import anyio
     from mcp import types
     from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
+    from mcp_types.methods import SERVER_REQUESTS
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
     from .. import __version__
@@ -75,7 +77,8 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
 
     def failure(exc: CrewbookError) -> types.CallToolResult:
         problems = list(getattr(exc, "problems", ()))
-        code = getattr(exc, "code", None) or (problems[0].code if problems else None)
+        code = (getattr(exc, "code", None) or (problems[0].code if problems else None)
+                or _code_of(exc))
         message = _capped(str(exc))
         error = {"error": type(exc).__name__, "code": code, "message": message,
                  "problems": [{k: _capped(v) if isinstance(v, str) else v
@@ -104,11 +107,17 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
         question = (f"semi-auto: approve {name} with "
                     f"{json.dumps(args, ensure_ascii=False)[:500]}?")
         schema: dict[str, Any] = {"type": "object", "properties": {}}
+        version = getattr(ctx, "protocol_version", "")
         if getattr(ctx.session, "can_send_request", True):
-            elicited = await ctx.session.elicit(question, schema,
-                                                related_request_id=ctx.request_id)
+            if ("elicitation/create", version) not in SERVER_REQUESTS:
+                return None  # a revision before elicitation (2024-11-05, 2025-03-26)
+            try:
+                elicited = await ctx.session.elicit(question, schema,
+                                                    related_request_id=ctx.request_id)
+            except MCPError:  # the client could not answer: as if it could not ask
+                return None
             return str(elicited.action)
-        if getattr(ctx, "protocol_version", "") in MODERN_PROTOCOL_VERSIONS:
+        if version in MODERN_PROTOCOL_VERSIONS:
             return types.InputRequiredResult(input_requests={APPROVAL: types.ElicitRequest(
                 params=types.ElicitRequestFormParams(message=question,
                                                      requested_schema=schema))},
@@ -181,6 +190,13 @@ APPROVAL = "approval"
 
 #: The tool calls running now; those left when the client disconnects end with it.
 RUNNING: list[str] = []
+
+
+def _code_of(exc: BaseException) -> str:
+    """A code for an error that carries none, from its class (``AlreadyExistsError`` →
+    ``already_exists``): every refusal has a top-level code a client can branch on."""
+    name = type(exc).__name__.removesuffix("Error") or type(exc).__name__
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 def _capped(text: str, limit: int = MAX_MESSAGE) -> str:

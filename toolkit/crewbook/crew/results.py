@@ -110,11 +110,34 @@ def loop_schema(kind: str) -> JSON:
     return schema
 
 
-def output_schema(name: str) -> JSON:
-    """The JSON Schema of tool `name`'s result; KeyError for a tool without one."""
+_INT_OR_NULL: JSON = {"type": ["integer", "null"]}
+
+#: The structured content of a refusal (`isError`): clients that validate every
+#: structured content against the declared schema (the TypeScript SDK, so the MCP
+#: Inspector) accept it only when the schema allows it too.
+ERROR: JSON = _record({
+    "error": _STR, "code": _STR, "message": _STR,
+    "problems": _array(_record({
+        "code": _STR, "path": _STR_OR_NULL, "line": _INT_OR_NULL, "column": _INT_OR_NULL,
+        "key": _STR_OR_NULL, "message": _STR,
+        "severity": {"type": "string", "enum": ["error", "warning"]}}))})
+
+
+def result_schema(name: str) -> JSON:
+    """The JSON Schema of tool `name`'s successful result; KeyError for no such tool."""
     if name in LOOP:
         return loop_schema(LOOP[name])
     return ROUTING[name]
 
 
-__all__ = ["LOOP", "ROUTING", "loop_schema", "output_schema"]
+def output_schema(name: str) -> JSON:
+    """Tool `name`'s MCP `outputSchema`: its result (first branch of ``anyOf``) or a
+    refusal (`ERROR`, second), the pydantic ``$defs`` of a loop result lifted to the
+    top so their references still resolve."""
+    result = dict(result_schema(name))
+    defs = result.pop("$defs", None)
+    return {"type": "object", **({"$defs": defs} if defs else {}),
+            "anyOf": [result, ERROR]}
+
+
+__all__ = ["ERROR", "LOOP", "ROUTING", "loop_schema", "output_schema", "result_schema"]

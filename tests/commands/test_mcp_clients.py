@@ -118,10 +118,13 @@ async def drive(client: Client, project: Path) -> dict[str, tuple[str, Answer]]:
     await call("again", "crew_init", {"goal": GOAL, "bar": {"test": GREEN}}, progress=True)
     step = await call("step", "crew_step", {})
     act = step.structured["act"] if not step.is_error else 1
+    ledger = project / "_codev" / "crew" / "crew.jsonl"
+    before = ledger.read_bytes()
     await call("wrong_role", "crew_report", {"role": "qa", "verdict": "go",
                                              "summary": "not my turn"})
     await call("stale", "crew_report", {"role": "analyst", "verdict": "done",
                                         "summary": "framed", "act": act + 5})
+    assert ledger.read_bytes() == before  # a refused report logs nothing
     await call("analyst", "crew_report", {"role": "analyst", "verdict": "done",
                                           "summary": "framed", "act": act})
     await call("developer", "crew_report", {"role": "developer", "verdict": "done",
@@ -328,9 +331,10 @@ def test_a_fastmcp_client_drives_an_epic(project: Path, tmp_path: Path) -> None:
                               progress_handler=on_progress) as client:
             fast = Fast(client)
             schemas = await fast.tools()
-            return await drive(fast, project), schemas
+            return await drive(fast, project), schemas, client.protocol_version
 
-    out, schemas = anyio.run(main)
+    out, schemas, spoken = anyio.run(main)
+    assert spoken == MODERN_PROTOCOL_VERSIONS[-1]  # its default: the newest revision
     check(out, schemas, user)
 
 

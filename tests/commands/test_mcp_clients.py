@@ -13,9 +13,13 @@ result's ``structuredContent`` must validate against the tool's declared
   approval travels as an ``InputRequiredResult``);
 - a ``fastmcp`` client with progress and elicitation handlers (its default: a progress
   token on every call, the newest protocol);
-- the MCP Inspector CLI (npm, pinned in ``tests/mcp_inspector/``, installed by
-  ``.ci/run``), one process per call as a user runs it; skipped when it is not installed,
-  except under CI (``CI`` set), where its absence fails.
+- the MCP Inspector (npm, pinned in ``tests/mcp_inspector/``, installed by ``.ci/run``):
+  its connection CLI ``mcpdo`` for the drive (one server, each command a call on it, an
+  approval answered with ``elicitation/respond``), and ``inspector --cli`` (one server
+  per command) for the listing and a refusal with a progress token. Skipped when it is
+  not installed, except under CI (``CI`` set), where its absence fails.
+
+One server process per drive keeps the file at about 40 s of CPU.
 """
 
 from __future__ import annotations
@@ -204,6 +208,9 @@ def check(out: dict[str, tuple[str, Answer]], schemas: dict[str, dict[str, Any]]
     assert checked == ALL_TOOLS
     assert set(schemas) == ALL_TOOLS
     assert all(s["title"] for s in schemas.values())
+    for s in schemas.values():
+        jsonschema.Draft202012Validator.check_schema(s["outputSchema"])
+        assert s["outputSchema"]["type"] == "object"  # as MCP requires of an outputSchema
 
 
 # --- the official MCP SDK client ---------------------------------------------------

@@ -410,7 +410,11 @@ class InspectorClient(Client):
         assert connected.get("name") == "crewbook", connected
 
     async def stop(self) -> None:
-        await anyio.run_process([self.mcpdo, "daemon", "stop"], env=self.env, check=False)
+        """Stop the daemon (and with it the server), and remove its folder."""
+        if "MCP_INSPECTOR_DAEMON_DIR" in self.env:
+            await anyio.run_process([self.mcpdo, "daemon", "stop"], env=self.env,
+                                    check=False)
+            shutil.rmtree(self.env["MCP_INSPECTOR_DAEMON_DIR"], ignore_errors=True)
 
     async def tools(self) -> dict[str, dict[str, Any]]:
         listed = (await self.run("--connection", "crewbook", "tools/list"))["tools"]
@@ -443,8 +447,8 @@ def test_the_inspector_drives_an_epic(project: Path, tmp_path: Path) -> None:
     client = InspectorClient(bin_dir, _inspector_env(tmp_path), config, user)
 
     async def main() -> Any:
-        await client.start()
         try:
+            await client.start()
             schemas = await client.tools()
             return await drive(client, project), schemas
         finally:

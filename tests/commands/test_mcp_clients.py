@@ -146,14 +146,16 @@ async def drive(client: Client, project: Path) -> dict[str, tuple[str, Answer]]:
     (project / "_codev" / "crew.yaml").write_text("autonomy: semi-auto\n")
     await call("gated", "crew_init", {"goal": GOAL, "bar": {"test": GREEN}, "force": True})
     await call("gated_again", "crew_step", {})
+    await call("gated_third", "crew_report", {"role": "analyst", "verdict": "done",
+                                              "summary": "framed"})
     await call("disabled", "loop_init", {"goal": GOAL, "force": True})
     return out
 
 
 def check(out: dict[str, tuple[str, Answer]], schemas: dict[str, dict[str, Any]],
           user: User | None) -> None:
-    """What every client must see. `user`: the client asks the user (first answer
-    accept, second decline), or None when it cannot ask."""
+    """What every client must see. `user`: the client asks the user (answers accept,
+    decline, cancel), or None when it cannot ask."""
     def ok(key: str) -> Any:
         answer = out[key][1]
         assert not answer.is_error, (key, answer.text)
@@ -189,10 +191,12 @@ def check(out: dict[str, tuple[str, Answer]], schemas: dict[str, dict[str, Any]]
     if user is None:
         refused("gated", "needs_approval", "crewbook crew init")
         refused("gated_again", "needs_approval", "crewbook crew step")
-    else:  # asked for each gated call: accepted the first, declined the second
+        refused("gated_third", "needs_approval", "crewbook crew report")
+    else:  # asked for each gated call: accepted, declined, dismissed
         assert ok("gated")["current"] == "analyst"
         refused("gated_again", "declined", "the user declined crew_step")
-        assert len(user.asked) == 2, user.asked
+        refused("gated_third", "declined", "the user dismissed crew_report")
+        assert len(user.asked) == 3, user.asked
         assert "approve crew_init" in user.asked[0]
     # every tool answered once at least, each result as its outputSchema's first branch
     # says, each refusal as its second
@@ -280,7 +284,7 @@ async def _sdk_drive(params: StdioServerParameters, version: str, project: Path,
 
 @pytest.mark.parametrize("version", [*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS])
 def test_the_sdk_client_drives_an_epic(project: Path, tmp_path: Path, version: str) -> None:
-    user = User(["accept", "decline"])
+    user = User(["accept", "decline", "cancel"])
     out, schemas, spoken = anyio.run(_sdk_drive, _server(project, tmp_path / "home"),
                                      version, project, user)
     assert spoken == version
@@ -302,7 +306,7 @@ def test_a_fastmcp_client_drives_an_epic(project: Path, tmp_path: Path) -> None:
     from fastmcp.client.elicitation import ElicitResult
     from fastmcp.client.transports import StdioTransport
 
-    user = User(["accept", "decline"])
+    user = User(["accept", "decline", "cancel"])
     progress: list[float] = []
 
     async def on_elicit(message: str, response_type: Any, params: Any,
@@ -443,7 +447,7 @@ def test_the_inspector_drives_an_epic(project: Path, tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {
         "crewbook": _server_entry(project, tmp_path / "home")}}))
-    user = User(["accept", "decline"])
+    user = User(["accept", "decline", "cancel"])
     client = InspectorClient(bin_dir, _inspector_env(tmp_path), config, user)
 
     async def main() -> Any:

@@ -145,7 +145,8 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
                     if isinstance(answer, types.InputRequiredResult):
                         return answer  # the client asks the user, then calls again
                     if answer in ("decline", "cancel"):
-                        raise LoopRefused(f"the user declined {name} (semi-auto: approval "
+                        said = "declined" if answer == "decline" else "dismissed"
+                        raise LoopRefused(f"the user {said} {name} (semi-auto: approval "
                                           "asked through MCP elicitation); nothing was done",
                                           code="declined")
                     approved = answer == "accept"

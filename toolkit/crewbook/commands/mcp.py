@@ -44,6 +44,9 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
     import anyio
     from mcp import types
     from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
+    from mcp_types.methods import SERVER_REQUESTS
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
     from .. import __version__
     from ..crew.tools import (
@@ -55,7 +58,7 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
         output_schema,
         precheck,
     )
-    from ..errors import CrewbookError, CrewError, Problem, did_you_mean
+    from ..errors import CrewbookError, CrewError, LoopRefused, Problem, did_you_mean
 
     lock = anyio.Lock()
     names = {tool_prefix + t.name: t for t in TOOLS}
@@ -74,7 +77,8 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
 
     def failure(exc: CrewbookError) -> types.CallToolResult:
         problems = list(getattr(exc, "problems", ()))
-        code = getattr(exc, "code", None) or (problems[0].code if problems else None)
+        code = (getattr(exc, "code", None) or (problems[0].code if problems else None)
+                or _code_of(exc))
         message = _capped(str(exc))
         error = {"error": type(exc).__name__, "code": code, "message": message,
                  "problems": [{k: _capped(v) if isinstance(v, str) else v
@@ -82,21 +86,46 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
         return types.CallToolResult(content=[types.TextContent(type="text", text=message)],
                                     structured_content=error, is_error=True)
 
-    async def approve(ctx: Any, name: str, args: dict[str, Any]) -> bool:
-        """Ask the user through MCP elicitation; False when this request cannot ask: the
-        client lacks elicitation, or the request has no back-channel (the 2026-07-28
-        protocol's per-request capabilities, a stateless HTTP request)."""
-        caps = types.ClientCapabilities(elicitation=types.ElicitationCapability())
-        if not getattr(ctx.session, "can_send_request", True):
-            return False
-        if not ctx.session.check_client_capability(caps):
-            return False
-        answer = await ctx.session.elicit(
-            f"semi-auto: approve {name} with {json.dumps(args, ensure_ascii=False)[:500]}?",
-            {"type": "object", "properties": {}}, related_request_id=ctx.request_id)
-        return bool(answer.action == "accept")
+    async def approve(ctx: Any, params: Any, name: str,
+                      args: dict[str, Any]) -> str | types.InputRequiredResult | None:
+        """Ask the user through MCP elicitation: the answer (``accept``, ``decline``,
+        ``cancel``), or None when this request cannot ask (a client without
+        elicitation, a stateless HTTP request). Over a back-channel the question goes
+        at once; on the 2026-07-28 protocol, which has none, the call answers an
+        `InputRequiredResult` carrying the question, and the client's retry carries the
+        answer (`input_responses`), matched to this very call by `request_state`."""
+        import hashlib
 
-    async def call(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        state = "approval:" + hashlib.sha256(json.dumps(
+            [name, args], sort_keys=True, default=str).encode()).hexdigest()[:32]
+        answer = (params.input_responses or {}).get(APPROVAL)
+        if answer is not None and params.request_state == state:
+            return str(getattr(answer, "action", "cancel"))
+        caps = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+        if not ctx.session.check_client_capability(caps):
+            return None
+        question = (f"semi-auto: approve {name} with "
+                    f"{json.dumps(args, ensure_ascii=False)[:500]}?")
+        schema: dict[str, Any] = {"type": "object", "properties": {}}
+        version = getattr(ctx, "protocol_version", "")
+        if getattr(ctx.session, "can_send_request", True):
+            if ("elicitation/create", version) not in SERVER_REQUESTS:
+                return None  # a revision before elicitation (2024-11-05, 2025-03-26)
+            try:
+                elicited = await ctx.session.elicit(question, schema,
+                                                    related_request_id=ctx.request_id)
+            except MCPError:  # the client could not answer: as if it could not ask
+                return None
+            return str(elicited.action)
+        if version in MODERN_PROTOCOL_VERSIONS:
+            return types.InputRequiredResult(input_requests={APPROVAL: types.ElicitRequest(
+                params=types.ElicitRequestFormParams(message=question,
+                                                     requested_schema=schema))},
+                request_state=state)
+        return None
+
+    async def call(ctx: Any, params: types.CallToolRequestParams,
+                   ) -> types.CallToolResult | types.InputRequiredResult:
         name = params.name
         args = dict(params.arguments or {})
         tool = BY_NAME.get(name[len(tool_prefix):]) if name.startswith(tool_prefix) else None
@@ -112,7 +141,15 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
                 why = await anyio.to_thread.run_sync(gate_refusal, tool, project)
                 if why is not None:  # ask only for a call that would otherwise proceed
                     await anyio.to_thread.run_sync(precheck, tool, args, project)
-                    approved = await approve(ctx, name, args)
+                    answer = await approve(ctx, params, name, args)
+                    if isinstance(answer, types.InputRequiredResult):
+                        return answer  # the client asks the user, then calls again
+                    if answer in ("decline", "cancel"):
+                        said = "declined" if answer == "decline" else "dismissed"
+                        raise LoopRefused(f"the user {said} {name} (semi-auto: approval "
+                                          "asked through MCP elicitation); nothing was done",
+                                          code="declined")
+                    approved = answer == "accept"
             work = functools.partial(call_tool, name, args, project, approved=approved)
             # abandon_on_cancel: a client that disconnects cancels the call at once; the
             # thread left behind (a bar) ends with the process (`serve`)
@@ -149,8 +186,18 @@ MAX_MESSAGE = 4000
 MAX_ANSWER = 4 * 1024 * 1024
 
 
+#: The key of the approval question in an `InputRequiredResult` (2026-07-28).
+APPROVAL = "approval"
+
 #: The tool calls running now; those left when the client disconnects end with it.
 RUNNING: list[str] = []
+
+
+def _code_of(exc: BaseException) -> str:
+    """A code for an error that carries none, from its class (``AlreadyExistsError`` →
+    ``already_exists``): every refusal has a top-level code a client can branch on."""
+    name = type(exc).__name__.removesuffix("Error") or type(exc).__name__
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 def _capped(text: str, limit: int = MAX_MESSAGE) -> str:

@@ -372,25 +372,13 @@ TITLES: dict[str, str] = {
     "provider_profile_show": "Show the active provider profile",
     "task_classify": "Classify a task", "task_route_show": "Show a task's route"}
 
-#: Which tools answer a loop `Status` and which an `Act` (their result's exact keys).
-_RETURNS = {"crew_init": "Status", "crew_status": "Status", "loop_init": "Status",
-            "crew_report": "Act", "crew_step": "Act", "loop_step": "Act"}
-
-
 def output_schema(tool: Tool) -> JSON:
-    """The JSON Schema of `tool`'s result (MCP `outputSchema`, matching the structured
-    content): an object, with its keys listed and required for the loop tools, whose
-    results are the fields of `Status` or `Act`."""
-    from dataclasses import fields
+    """The JSON Schema of `tool`'s result (MCP `outputSchema`), which its structured
+    content validates against: a `Status` or `Act` for the loop tools, the exact JSON of
+    the routing results for the others (`crewbook.crew.results`)."""
+    from .results import output_schema as schema_of
 
-    from ..core import loop
-
-    kind = _RETURNS.get(tool.name)
-    if kind is None:
-        return {"type": "object"}
-    keys = [f.name for f in fields(getattr(loop, kind))]
-    return {"type": "object", "title": kind, "properties": {k: {} for k in keys},
-            "required": keys}
+    return schema_of(tool.name)
 
 
 def precheck(tool: Tool, arguments: JSON | None, project: ProjectLike = None) -> None:

@@ -30,7 +30,7 @@ except ImportError:  # pragma: no cover - Windows: a lock file beside the ledger
     fcntl = None  # type: ignore[assignment]
 
 from ..errors import UsageError
-from .linebuild import numbered
+from .linebuild import Built, numbered
 
 if fcntl is not None:
     _LOCK_EX: Final = fcntl.LOCK_EX
@@ -116,10 +116,11 @@ class AppendFile:
 
     # -- writing -------------------------------------------------------------------------
 
-    def land(self, run: str, bodies: list[dict[str, Any]], first: int, data: bytes) -> None:
-        """Write `data` (`bodies`, one run's, numbered from `first` by the caller from
-        `seqs`, before the lock) with one lock, one ``lseek`` and one ``write``; if anybody
-        else wrote since they were numbered, catch up and number them again first."""
+    def land(self, act: Built) -> None:
+        """Write the lines of one act (numbered from `seqs` before the lock) with one
+        lock, one ``lseek`` and one ``write``; if anybody else wrote since they were
+        numbered, catch up and number them again first."""
+        run, bodies, first, data = act
         with self.thread_lock:
             fd = self.fd
             if fd is None or fcntl is None:  # closed (refused there), or Windows: the lock file

@@ -193,11 +193,17 @@ def numbered(bodies: list[dict[str, Any]], first: int) -> bytes | None:
 
 
 
-def _utc_iso(ts: str) -> bool:
-    """Whether `ts` is in a form `datetime.isoformat` gives for a UTC time (taken as
-    written, ``+00:00`` as ``Z``)."""
-    return ts[-6:] == "+00:00" and "1678" <= ts <= "2262" and (
-        len(ts) == 25 or (len(ts) == 32 and ts[20:26] != "000000"))
+#: The lines of one act (`LineBuilder.built`): its run, its bodies, the `seq` they are
+#: numbered from and the whole lines written out (a plain tuple: a `NamedTuple` costs
+#: more to make than the rest of the step it stands for).
+Built = tuple[str, list[dict[str, Any]], int, bytes]
+
+
+def _numbered_act(run: str, bodies: list[dict[str, Any]], seqs: dict[str, int]
+                  ) -> Built | None:
+    first = seqs.get(run, 0)
+    data = numbered(bodies, first)
+    return None if data is None else (run, bodies, first, data)
 
 
 class LineBuilder:
@@ -209,13 +215,14 @@ class LineBuilder:
         self.ts_cache: tuple[str | None, str] = (None, "")
         self.head_cache: tuple[Any, str, bytes] = (None, "", b"")
 
-    def built(self, items: list[Any], run: str, loop: str | None
-              ) -> tuple[str, list[dict[str, Any]]] | None:
-        """The run and the stored bodies (unnumbered) of the events of one act an engine
-        built (`Ledger.append_built`), or None when the writer's general path must take
-        them, whole: an event that is not a dict, several runs, a value or a ``ts`` these
-        rules leave to the model, no event at all. `run` and `loop` fill the events that
-        name none."""
+    def built(self, items: list[Any], run: str, loop: str | None, seqs: dict[str, int]
+              ) -> Built | None:
+        """The lines of the events of one act an engine built (`Ledger.append_built`),
+        numbered from the run's next `seq` in `seqs` (the writer's count, before the
+        lock), or None when the writer's general path must take them, whole: an event
+        that is not a dict, several runs, a value or a ``ts`` these rules leave to the
+        model, a value that is not JSON, no event at all. `run` and `loop` fill the events
+        that name none."""
         builders = _BUILDERS
         found: Any = None
         text: Any = None
@@ -232,7 +239,7 @@ class LineBuilder:
                     builders[keys] = build
             body = None if build is None else build(event, run, loop)
             if body is None:  # a key set or a value the builders leave to the plans
-                return self._planned(items, run, loop)
+                return self._planned(items, run, loop, seqs)
             if found is None:
                 found = body["run"]
             elif body["run"] != found:
@@ -240,7 +247,8 @@ class LineBuilder:
             ts = body["ts"]
             if ts is None or ts != last_ts:
                 last_ts = ts
-                if ts is not None and _utc_iso(ts):
+                if ts is not None and ts[-6:] == "+00:00" and "1678" <= ts <= "2262" and (
+                        len(ts) == 25 or (len(ts) == 32 and ts[20:26] != "000000")):
                     text = ts[:-6] + "Z"  # as `datetime.isoformat` writes a UTC time
                 else:
                     text = self.ts_text(ts)
@@ -248,10 +256,10 @@ class LineBuilder:
                         return None
             body["ts"] = text
             bodies.append(body)
-        return None if found is None else (found, bodies)
+        return None if found is None else _numbered_act(found, bodies, seqs)
 
-    def _planned(self, items: list[Any], run: str, loop: str | None
-                 ) -> tuple[str, list[dict[str, Any]]] | None:
+    def _planned(self, items: list[Any], run: str, loop: str | None, seqs: dict[str, int]
+                 ) -> Built | None:
         """`built` for events the builders leave out (a field set to None, a key set not
         seen yet): each event's shape (keys and value types) finds its plan."""
         by_keys = _BUILT_PLANS
@@ -292,7 +300,8 @@ class LineBuilder:
             ts = event["ts"] if plan.has_ts else None
             if ts is None or ts != last_ts:
                 last_ts = ts
-                if type(ts) is str and _utc_iso(ts):
+                if type(ts) is str and ts[-6:] == "+00:00" and "1678" <= ts <= "2262" and (
+                        len(ts) == 25 or (len(ts) == 32 and ts[20:26] != "000000")):
                     text = ts[:-6] + "Z"  # as `datetime.isoformat` writes a UTC time
                 else:
                     text = self.ts_text(ts)
@@ -305,7 +314,7 @@ class LineBuilder:
             if not plan.has_payload:
                 body["payload"] = {}
             bodies.append(body)
-        return None if found is None else (found, bodies)
+        return None if found is None else _numbered_act(found, bodies, seqs)
 
     def quick(self, event: Any, run: str, loop: str | None) -> Line | None:
         """`event` checked by the model's rules and written out, or None when these
@@ -327,7 +336,10 @@ class LineBuilder:
         kind = event.get("kind")
         if kind not in _KIND_SET or not _NEEDS[kind] <= plan.present:
             return None
-        if plan.values and not _values_ok(event, plan):
+        for key, low in plan.counts:  # `_values_ok`, inline: every event of a batch
+            if not low <= event[key] <= MAX_INT:
+                return None
+        if plan.has_v and event["v"] != 1:
             return None
         if plan.has_run:
             run = event["run"]
@@ -335,6 +347,10 @@ class LineBuilder:
             loop = event["loop"]
         if not run or loop is None or loop == "":
             return None
+        if plan.has_cost:
+            cost = event["cost"]
+            if not math.isfinite(cost) or cost < 0:
+                return None
         if plan.has_payload:
             for name in event["payload"]:
                 if type(name) is not str:

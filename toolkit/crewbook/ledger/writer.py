@@ -50,7 +50,7 @@ from pydantic_core import PydanticSerializationError
 from ..errors import LedgerError, Problem, UsageError
 from .appendfile import AppendFile, FsyncPolicy
 from .events import LedgerEvent, validation_problems
-from .linebuild import Line, LineBuilder, numbered
+from .linebuild import Line, LineBuilder
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -217,17 +217,12 @@ class Ledger:
         wrote since, and only then are they caught up with and numbered again.
         """
         items = events if type(events) is list else list(events)
-        found = self._lines.built(items, self.run, self.loop)
-        if found is None:  # outside the builders' forms (or nothing): the general path
-            return self.append_batch(items)
-        run, bodies = found
         file = self._file
-        first = file.seqs.get(run, 0)
-        data = numbered(bodies, first)  # numbered and written out before the lock
-        if data is None:  # not JSON: the model's refusal
+        act = self._lines.built(items, self.run, self.loop, file.seqs)
+        if act is None:  # outside the builders' forms, not JSON, or nothing: the general path
             return self.append_batch(items)
-        file.land(run, bodies, first, data)
-        return len(bodies)
+        file.land(act)
+        return len(act[1])
 
     def _not_json(self, exc: Exception) -> LedgerError:
         return LedgerError(f"cannot append to {self.path}: an event is not JSON", [

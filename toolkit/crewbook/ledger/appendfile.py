@@ -30,6 +30,7 @@ except ImportError:  # pragma: no cover - Windows: a lock file beside the ledger
     fcntl = None  # type: ignore[assignment]
 
 from ..errors import UsageError
+from .filebytes import last_seq, needles, read_at, size_of, write_all
 from .linebuild import Built, numbered
 
 if fcntl is not None:
@@ -170,7 +171,7 @@ class AppendFile:
                 fcntl.flock(fd, fcntl.LOCK_UN)
 
     def _numbered_write(self, fd: int, run: str, lines: list[tuple[bytes, bytes]]) -> None:
-        if _size(fd) == self.scanned and (not self.head or run in self.seqs):
+        if size_of(fd) == self.scanned and (not self.head or run in self.seqs):
             first = self.seqs.get(run, 0)  # nobody else wrote meanwhile
         else:
             first = self.numbers([run])[0]
@@ -210,7 +211,7 @@ class AppendFile:
         if data:
             written = os.write(fd, data)
             if written != len(data):  # rare (a full disk, a signal): write the rest
-                _write_all(fd, data[written:])
+                write_all(fd, data[written:])
             if self.fsync == "always":
                 os.fsync(fd)
         self.scanned += len(data)
@@ -240,7 +241,7 @@ class AppendFile:
             return  # small: `_catch_up` reads it all at once
         end = size
         start = end - _TAIL_BYTES
-        data = _read_at(fd, start, end - start)
+        data = read_at(fd, start, end - start)
         complete = data.rfind(b"\n") + 1
         if not complete:
             return  # no whole line in the tail: scan everything, as before
@@ -268,7 +269,7 @@ class AppendFile:
         a new run one pass of byte search, not a parse of the whole file. A line that could
         spell the run another way (an ASCII character written ``\\u00XX``) is parsed too;
         a run id with other characters falls back to the full scan (`_scan_head`)."""
-        wanted = {run: _needles(run) for run in runs if run not in self.seqs}
+        wanted = {run: needles(run) for run in runs if run not in self.seqs}
         if not all(wanted.values()):
             self.scan_head()
             return
@@ -276,14 +277,14 @@ class AppendFile:
         end = self.head
         while wanted and end > 0:
             start = max(0, end - _STREAM_BYTES)
-            chunk = _read_at(fd, start, end - start)
+            chunk = read_at(fd, start, end - start)
             cut = chunk.find(b"\n") + 1 if start else 0  # the first line may be cut
             if start and not cut:  # one line longer than a chunk: scan it all, as before
                 self.scan_head()
                 return
             escaped = chunk.find(b"\\", cut) >= 0 and chunk.find(b"\\u00", cut) >= 0
-            for run, needles in list(wanted.items()):
-                seq = _last_seq(chunk, cut, run, needles, escaped)
+            for run, marks in list(wanted.items()):
+                seq = last_seq(chunk, cut, run, marks, escaped)
                 if seq is not None:
                     self.seqs[run] = seq + 1  # a run's seq only grows along the file
                     del wanted[run]
@@ -300,7 +301,7 @@ class AppendFile:
         self.seqs, self.events = {}, 0
         offset = 0
         while offset < self.head:
-            chunk = _read_at(fd, offset, min(_STREAM_BYTES, self.head - offset))
+            chunk = read_at(fd, offset, min(_STREAM_BYTES, self.head - offset))
             complete = chunk.rfind(b"\n") + 1
             if not complete:  # one line longer than a chunk: take it whole
                 complete = len(chunk)
@@ -319,24 +320,24 @@ class AppendFile:
         newline can only be a cut line.
         """
         fd = self.require_open()
-        size = _size(fd)
+        size = size_of(fd)
         if size < self.scanned:  # the file was truncated or replaced: start over
             self.scanned, self.events, self.seqs, self.head = 0, 0, {}, 0
         while size - self.scanned > _STREAM_BYTES:  # streamed: memory stays bounded
-            chunk = _read_at(fd, self.scanned, _STREAM_BYTES)
+            chunk = read_at(fd, self.scanned, _STREAM_BYTES)
             complete = chunk.rfind(b"\n") + 1 or len(chunk)
             self._scan(chunk[:complete])
             self.scanned += complete
         if size == self.scanned:
             return
-        chunk = _read_at(fd, self.scanned, size - self.scanned)
+        chunk = read_at(fd, self.scanned, size - self.scanned)
         complete = chunk.rfind(b"\n") + 1
         if complete:
             self._scan(chunk[:complete])
         self.scanned += complete
         tail = chunk[complete:]
         if tail:
-            _write_all(fd, b"\n")
+            write_all(fd, b"\n")
             self.scanned += len(tail) + 1
             warnings.warn(
                 f"{self.path}: the last line was cut short (a writer died mid-write); "
@@ -382,70 +383,3 @@ class AppendFile:
         self.events += table.num_rows
         self.last_run = table["run"][-1].as_py()
         return True
-
-
-
-def _needles(run: str) -> tuple[bytes, ...]:
-    """The ways a JSON writer spells the string `run` (with its quotes), or () when it
-    has characters other than printable ASCII (then no short list covers every spelling)."""
-    if not all(" " <= char <= "~" for char in run):
-        return ()
-    plain = json.dumps(run).encode("ascii")
-    return (plain, plain.replace(b"/", b"\\/")) if b"/" in plain else (plain,)
-
-
-def _last_seq(body: bytes, lo: int, run: str, needles: tuple[bytes, ...],
-              escaped: bool) -> int | None:
-    """The `seq` of the last line of ``body[lo:]`` (whole lines) whose `run` is `run`,
-    parsing only the lines that hold one of `needles` (or ``\\u00``, when `escaped`)."""
-    marks = (*needles, b"\\u00") if escaped else needles
-    hi = len(body)
-    while hi > lo:
-        pos = max(body.rfind(mark, lo, hi) for mark in marks)
-        if pos < 0:
-            return None
-        first = body.rfind(b"\n", 0, pos) + 1
-        last = body.find(b"\n", pos)
-        try:
-            obj = json.loads(body[first:last if last >= 0 else len(body)])
-        except ValueError:
-            obj = None
-        if isinstance(obj, dict) and obj.get("run") == run:
-            seq = obj.get("seq")
-            if isinstance(seq, int) and not isinstance(seq, bool):
-                return seq
-        hi = first
-    return None
-
-
-def _size(fd: int) -> int:
-    """The file's size: where its end is (``lseek``, a few times cheaper than ``fstat``;
-    the descriptor appends, so moving its offset changes nothing), or ``fstat``'s size
-    for a file that cannot seek."""
-    try:
-        return os.lseek(fd, 0, os.SEEK_END)
-    except OSError:
-        return os.fstat(fd).st_size
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _read_at(fd: int, offset: int, size: int) -> bytes:
-    parts: list[bytes] = []
-    while size > 0:
-        if hasattr(os, "pread"):
-            part = os.pread(fd, size, offset)
-        else:  # pragma: no cover - Windows
-            os.lseek(fd, offset, os.SEEK_SET)
-            part = os.read(fd, size)
-        if not part:
-            break
-        parts.append(part)
-        offset += len(part)
-        size -= len(part)
-    return b"".join(parts)

@@ -3,11 +3,13 @@ and the plain-data simulator both ask: each rule's answers, in the engine's orde
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from crewbook.delivery.rules import (
     DELEGATION_CODES,
     budget_refusal,
+    caps_reached,
     delegation_refusal,
     gate_codes,
     outcome_of,
@@ -18,6 +20,18 @@ from crewbook.delivery.rules import (
 OPEN: dict[str, Any] = {"known": True, "is_self": False, "planned": True, "anytime": False,
                         "has_instructions": True, "launches": 0, "limit": None,
                         "reviewer": False, "qa_passed": False}
+
+
+def test_the_global_caps_in_either_unit_of_time() -> None:
+    assert caps_reached(60, 60, 0, None)  # the steps cap
+    assert not caps_reached(59, 60, 0, None)
+    assert not caps_reached(0, None, 10**9, None)  # no limit at all
+    assert caps_reached(0, None, 240 * 60_000, 240 * 60_000)  # milliseconds
+    assert not caps_reached(0, None, 240 * 60_000 - 1, 240 * 60_000)
+    hours = timedelta(hours=4)
+    assert caps_reached(0, None, hours, hours)  # timedeltas
+    assert not caps_reached(0, None, hours - timedelta(microseconds=1), hours)
+    assert not caps_reached(0, 5, timedelta(0), hours)  # not started yet
 
 
 def test_the_gates_in_order() -> None:

@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from datetime import datetime
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, Final
 
 from ..core.clock import iso_text, utc_now
 from ..core.loop import Act, EventSink, JournalEntry, RouteSource, Transition, check_caps
@@ -61,9 +61,11 @@ from .codec import (
 )
 from .engine import DeliveryLoop, Draft, Event, _fmt, _minutes, path_defect, transition_of
 from .model import ARCHITECT, QA, REVIEWER
-from .rules import DELEGATION_CODES, delegation_refusal, sends_back
+from .rules import DELEGATION_CODES, caps_reached, delegation_refusal, sends_back
 from .state import PendingQuestion, PlanRecord, TaskState, Wait
 
+#: The run time of a task not started yet.
+_NO_TIME: Final = timedelta(0)
 #: Moves that remain once a global cap (steps, run time) is reached (C4.3).
 AT_CAP: tuple[str, ...] = ("finalise", "fail")
 _MOVES = (Plan, Revise, Delegate, Answer, Finalise, Fail)
@@ -159,16 +161,11 @@ class CoordinatorLoop(DeliveryLoop):
         """Whether a global cap (steps, run time) may be reached: `global_caps` and its
         `Cap` objects are built only then (the same test as `Cap.reached`)."""
         limits = self.task.limits
-        if limits.steps is not None and state.steps >= limits.steps:
-            return True
-        minutes = limits.duration_minutes
-        if minutes is None:
-            return False
-        started = state.started
-        if started is None:
-            return minutes <= 0
+        minutes, started = limits.duration_minutes, state.started
         # int(elapsed minutes) >= minutes, for whole minutes: elapsed >= that many minutes
-        return at - started >= _minutes(minutes)
+        return caps_reached(state.steps, limits.steps,
+                            _NO_TIME if started is None else at - started,
+                            None if minutes is None else _minutes(minutes))
 
     # ------------------------------------------------------------------ moves
     def _plan(self, d: Draft, s: TaskState, report: Plan | Revise, at: datetime, act: int,

@@ -1,9 +1,9 @@
 """Simulated coordinator runs on plain data: the random player of `players.py` and the
 rules of `CoordinatorLoop` it can meet, played with local variables instead of the
 per-act objects (states, contracts, events), for `crewbook.simulate`. The rules are the
-engine's own functions (`crewbook.delivery.rules`: the gates, the delegation checks,
-sending work back, the step budget, who gives a `Result`, the outcome), called on these
-local variables.
+engine's own functions (`crewbook.delivery.rules`: the global caps, the gates, the
+delegation checks, sending work back, the step budget, who gives a `Result`, the
+outcome), called on these local variables.
 
 Why: a Monte Carlo sweep of a million tasks needs outcomes, not contracts or ledger
 lines. Each run here makes the same draws, in the same order, as the random player
@@ -30,6 +30,7 @@ from .review import ReviewDecision, review_required
 from .rules import (
     DELEGATION_CODES,
     budget_refusal,
+    caps_reached,
     delegation_refusal,
     gate_codes,
     outcome_of,
@@ -96,7 +97,9 @@ class _Kernel:
         self.spec = spec
         self.max_acts, self.max_refusals = max_acts, max_refusals
         self.steps_limit: int | None = limits.steps
-        self.minutes_limit: int | None = limits.duration_minutes
+        #: the run time limit in milliseconds (`caps_reached` on plain numbers)
+        self.time_limit: int | None = (None if limits.duration_minutes is None
+                                       else limits.duration_minutes * 60_000)
         self.wait_ms = limits.wait_minutes * 60_000
         self.agent_steps: int | None = limits.agent_steps
         catalogue = loop.catalogue
@@ -148,7 +151,7 @@ class _Kernel:
 
         finalise_early = spec.coordinator.finalise_early
         fail_at_cap = spec.coordinator.fail_at_cap
-        steps_limit, minutes_limit = self.steps_limit, self.minutes_limit
+        steps_limit, time_limit = self.steps_limit, self.time_limit
         wait_ms, agent_steps, limit = self.wait_ms, self.agent_steps, self.limit
         roles = self.roles
 
@@ -214,10 +217,8 @@ class _Kernel:
                 t_in = round(tokens * share)
                 t_out, price_cost = tokens - t_in, round(tokens * price / 1e6, 6)
                 base = now if now is not None else clock
-                open_capped = (steps_limit is not None and steps >= steps_limit) or (
-                    minutes_limit is not None and (
-                        (base - started) // 60_000 if started is not None else 0
-                    ) >= minutes_limit)
+                open_capped = caps_reached(steps, steps_limit,
+                                           0 if started is None else base - started, time_limit)
                 can_finalise = plan and gate() is None
                 target = ""
                 if can_finalise:
@@ -256,11 +257,8 @@ class _Kernel:
                     code = "bad_report"
                 elif question is not None and kind not in ("answer", "fail"):
                     code = "question_pending"
-                elif kind not in ("finalise", "fail") and (
-                        (steps_limit is not None and steps >= steps_limit) or (
-                            minutes_limit is not None and (
-                                (at - started) // 60_000 if started is not None else 0
-                            ) >= minutes_limit)):
+                elif kind not in ("finalise", "fail") and caps_reached(
+                        steps, steps_limit, 0 if started is None else at - started, time_limit):
                     code = "cap_reached"
                 elif kind == "delegate":
                     known = target in roles

@@ -8,18 +8,32 @@ state object and a handful of local variables can both call it.
 
 from __future__ import annotations
 
-from typing import Final
+from datetime import timedelta
+from typing import Final, TypeVar
 
 from .model import DEVELOPER, JUDGES
 
-__all__ = ["DELEGATION_CODES", "budget_refusal", "delegation_refusal", "gate_codes",
-           "outcome_of", "result_refusal", "sends_back"]
+__all__ = ["DELEGATION_CODES", "budget_refusal", "caps_reached", "delegation_refusal",
+           "gate_codes", "outcome_of", "result_refusal", "sends_back"]
+
+#: A span of time: a `timedelta` (the engine) or milliseconds (the plain-data simulator).
+Span = TypeVar("Span", int, timedelta)
 
 #: A refused delegation's reason (`delegation_refusal`) → its refusal code.
 DELEGATION_CODES: Final[dict[str, str]] = {
     "unknown_role": "bad_move", "self": "bad_move", "plan_first": "bad_move",
     "no_instructions": "bad_move", "launch_cap": "cap_reached", "qa_first": "qa_first",
 }
+
+
+def caps_reached(steps: int, steps_limit: int | None, elapsed: Span, limit: Span | None
+                 ) -> bool:
+    """Whether a global cap of the task is reached (C4.3): its accepted acts, or its run
+    time (`elapsed` since its first act, zero before it; `limit` in the same unit, None:
+    no limit). At a cap only finalising and failing remain."""
+    if steps_limit is not None and steps >= steps_limit:
+        return True
+    return limit is not None and elapsed >= limit
 
 
 def gate_codes(qa_verdict: str | None, review_required: bool,

@@ -256,7 +256,19 @@ class LineBuilder:
                         return None
             body["ts"] = text
             bodies.append(body)
-        return None if found is None else _numbered_act(found, bodies, seqs)
+        if found is None:
+            return None
+        first = seqs.get(found, 0)
+        if len(bodies) == 1:  # the usual act: `numbered`, inline
+            only = bodies[0]
+            only["seq"] = first
+            try:
+                data: bytes | None = to_json(only, inf_nan_mode="null") + b"\n"
+            except (PydanticSerializationError, ValueError, RecursionError):
+                return None
+        else:
+            data = numbered(bodies, first)
+        return None if data is None else (found, bodies, first, data)
 
     def _planned(self, items: list[Any], run: str, loop: str | None, seqs: dict[str, int]
                  ) -> Built | None:

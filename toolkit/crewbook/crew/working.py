@@ -4,8 +4,9 @@
 ``loop.view``, snapshots, the state file. Copying it and validating a new `ActRecord` on
 every act cost more than the act itself, so the engine works on a `Working` instead:
 a plain object with the same fields (declared once, `crewbook.crew.model.CrewFields`),
-whose trail and covered stories only grow (appended in place, never copied), built once from a checked `CrewState` (`Working.of`) and turned back into one
-only when someone asks (`Working.state`, cached by the loop until the next act).
+whose trail and covered stories only grow (appended in place, never copied), built once
+from a checked `CrewState` (`Working.of`) and turned back into one only when someone
+asks (`Working.state`, cached by the loop until the next act).
 
 Nothing outside `crewbook.crew.engine` holds a `Working`: snapshots and ``loop.state``
 are `CrewState`s, immutable, so appending to a working trail never changes them.

@@ -4,13 +4,15 @@ out as its JSON line, without building the model (`crewbook.ledger.writer.Ledger
 This is the writer's one fast path, behind one seam, `LineBuilder`:
 
 - `LineBuilder.quick(event, run, loop)` (`Ledger.append_batch`): the event's shape (its
-  keys and the types of its values) is checked once per shape (`_shape_plan`,
+  keys and the types of its values) is checked once per shape (`shapes.shape_plan`,
   remembered); what remains per event depends on the values themselves. The result is a
   `Line`, numbered under the lock.
-- `LineBuilder.built(events, run, loop)` (`Ledger.append_built`, the engines' own
-  events): straight-line code made once per key set (`_builder`), or the shape plans for
-  a key set with a None field; the bodies come back unnumbered (`numbered` numbers and
-  serialises them).
+- `LineBuilder.built(events, run, loop, seqs)` (`Ledger.append_built`, the engines' own
+  events): straight-line code made once per key set (`shapes.builder`), or the shape
+  plans for a key set with a None field; the lines come back numbered from the writer's
+  count (`Built`), checked again under the lock.
+
+What is worked out once per shape or key set is in `crewbook.ledger.shapes`.
 
 Both answer None for anything their exact rules cannot settle: the writer then takes the
 model's path, so what lands in the file, and every refusal, is what
@@ -22,145 +24,30 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Final, NamedTuple, cast
+from typing import Any, Final, NamedTuple
 
 from pydantic_core import PydanticSerializationError, to_json
 
-from .events import FIELDS, KINDS, MAX_INT, REQUIRED_BY_KIND
+from .events import MAX_INT
+from .shapes import (
+    BUILDERS,
+    BUILT_PLANS,
+    KIND_SET,
+    MAX_PLANS,
+    NEEDS,
+    PLANS,
+    UNKNOWN,
+    builder,
+    shape_plan,
+    values_ok,
+)
 
-#: The fields of a line after its `seq`, in the order the writer writes them.
-_BODY: Final = FIELDS[FIELDS.index("seq") + 1:]
-_BODY_TAIL: Final = _BODY[2:]  # after loop and kind
-_KIND_SET: Final = frozenset(KINDS)
-#: The rule each field follows in `LineBuilder.quick` (the model's types, checked exactly).
-_TEXT, _COUNT, _NAME, _KIND, _ATTEMPT, _COST, _PAYLOAD, _TS, _V, _SKIP = range(10)
-_RULES: Final[dict[str, int]] = {
-    "v": _V, "ts": _TS, "run": _NAME, "seq": _SKIP, "loop": _NAME, "kind": _KIND,
-    "role": _TEXT, "stage": _TEXT, "verdict": _TEXT, "attempt": _ATTEMPT, "version": _COUNT,
-    "summary": _TEXT, "tokens_in": _COUNT, "tokens_out": _COUNT, "cost": _COST,
-    "duration_ms": _COUNT, "payload": _PAYLOAD,
-}
-assert set(_RULES) == set(FIELDS), "a field of LedgerEvent has no rule here"
 #: The ISO-8601 forms both `datetime.fromisoformat` and the model read the same way.
 _TS_FORM: Final = re.compile(
     r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|[+-]\d{2}:\d{2})?")
 #: Compact JSON, text as UTF-8, no NaN (what the model writes); one encoder, made once.
 _JSON: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-#: The fields each kind needs, as sets (`_quick` checks them with one subset test).
-_NEEDS: Final[dict[str, frozenset[str]]] = {k: frozenset(v) for k, v in REQUIRED_BY_KIND.items()}
-#: The type each rule wants (exactly: ``True`` is not a count, ``1`` is not a cost).
-_TYPE_OF: Final[dict[int, type]] = {_TEXT: str, _COUNT: int, _NAME: str, _KIND: str,
-                                    _ATTEMPT: int, _COST: float, _PAYLOAD: dict, _V: int}
-
-
-class _ShapePlan(NamedTuple):
-    """What `_quick` still checks and writes for events of one shape (keys and types)."""
-
-    order: tuple[str, ...]  # body fields present (not None), in the writer's order
-    counts: tuple[tuple[str, int], ...]  # integer fields present, with their minimum
-    present: frozenset[str]  # fields present (not None)
-    has_v: bool
-    has_run: bool
-    has_loop: bool
-    has_ts: bool
-    has_cost: bool
-    has_payload: bool
-    kinds: frozenset[str]  # the kinds whose required fields this shape has
-    has_kind: bool
-    values: bool  # whether a value needs a look (a count, v or cost is present)
-
-
-#: Plans by shape; bounded (a caller inventing shapes endlessly just misses the cache).
-_PLANS: dict[tuple[tuple[Any, ...], tuple[type, ...]], _ShapePlan] = {}
-_MAX_PLANS: Final = 1024
-#: The last plan seen for each set of keys, with its value types (`Ledger.append_built`:
-#: an engine builds each key set with the same types, so this finds the plan without
-#: hashing the types).
-_BUILT_PLANS: dict[tuple[Any, ...], tuple[tuple[type, ...], _ShapePlan]] = {}
-
-
-def _shape_plan(keys: tuple[Any, ...], types: tuple[type, ...]) -> _ShapePlan | None:
-    """The plan for events with these keys and value types, or None when a key is unknown
-    or a value's type is not the one its field takes (the model then explains)."""
-    present: set[str] = set()
-    counts: list[tuple[str, int]] = []
-    for key, kind in zip(keys, types, strict=True):
-        rule = _RULES.get(key) if type(key) is str else None
-        if rule is None:
-            return None
-        if kind is type(None) or rule == _SKIP:
-            continue
-        if rule != _TS and kind is not _TYPE_OF[rule]:
-            return None
-        present.add(key)
-        if rule in (_COUNT, _ATTEMPT):
-            counts.append((key, 1 if rule == _ATTEMPT else 0))
-    order = tuple(key for key in _BODY_TAIL if key in present)
-    kinds = frozenset(kind for kind, needs in _NEEDS.items() if needs <= present)
-    return _ShapePlan(order, tuple(counts), frozenset(present), "v" in present,
-                      "run" in present, "loop" in present, "ts" in present,
-                      "cost" in present, "payload" in present, kinds, "kind" in present,
-                      bool(counts) or "v" in present or "cost" in present)
-
-
-#: What a builder checks of each field's value (`_builder`): the model's type, exactly
-#: (``True`` is not a count, ``1`` is not a cost), and its range.
-_CHECK: Final[dict[int, str]] = {
-    _TEXT: "type({v}) is str", _NAME: "type({v}) is str and {v}",
-    _KIND: "{v} in kinds", _PAYLOAD: "type({v}) is dict",
-    _COUNT: "type({v}) is int and 0 <= {v} <= MAX_INT",
-    _ATTEMPT: "type({v}) is int and 1 <= {v} <= MAX_INT",
-    _COST: "type({v}) is float and isfinite({v}) and {v} >= 0",
-    _V: "type({v}) is int and {v} == 1", _TS: "type({v}) is str",
-}
-_Builder = Callable[[dict[str, Any], Any, Any], "dict[str, Any] | None"]
-#: `_BUILDERS` has not seen the key set yet.
-_UNKNOWN: Final[Any] = object()
-#: Builders by key set (None: that key set has none, the plan path takes it); bounded.
-_BUILDERS: dict[tuple[Any, ...], _Builder | None] = {}
-
-
-def _builder(keys: tuple[Any, ...], event: dict[str, Any]) -> _Builder | None:
-    """Straight-line code for events with exactly these keys (`Ledger.append_built`):
-    ``build(event, run, loop)`` checks every value (see `_CHECK`: the same rules as
-    `_shape_plan` and the plan's per-value checks, written out) and returns the stored
-    body (the writer's field order, ``seq`` 0, ``ts`` as given; `run` and `loop` fill
-    those the event lacks), or None when a check fails (the general path then decides,
-    and explains). None for a key set it cannot serve: an unknown key, a key that is None
-    in `event` (such a field is left out of the line, so its events take the plan path),
-    or a ``ts`` that is not text.
-
-    Engines build a few key sets over and over, so one lookup by the keys and one call
-    replace the shape's tuple of types, the plan's loops and the copy into the body (as
-    `dataclasses` writes ``__init__``, the code is made once with ``exec``; the keys are
-    the model's own field names, checked against `_RULES` before they are written in)."""
-    plan = _shape_plan(keys, tuple(map(type, event.values())))
-    if plan is None or len(plan.present) != len([k for k in keys if k != "seq"]) \
-            or "kind" not in keys or (plan.has_ts and type(event["ts"]) is not str):
-        return None
-    names = {key: f"x{i}" for i, key in enumerate(keys)}
-    lines = [f"    {names[key]} = e[{key!r}]" for key in keys]
-    tests = [_CHECK[_RULES[key]].format(v=names[key]) for key in keys
-             if _RULES[key] != _SKIP]
-    run, loop = names.get("run", "run"), names.get("loop", "loop")
-    if "run" not in names:
-        tests.append("run")
-    if "loop" not in names:
-        tests.append("loop")
-    body = [f'"v": 1, "ts": {names.get("ts")}, "run": {run}, '
-            f'"seq": 0, "loop": {loop}, "kind": {names["kind"]}']
-    body += [f"{key!r}: {names[key]}" for key in plan.order]
-    if not plan.has_payload:
-        body.append('"payload": {}')
-    source = ("def build(e, run, loop):\n" + "\n".join(lines) + "\n"
-              f"    if not ({' and '.join(f'({t})' for t in tests)}):\n        return None\n"
-              f"    return {{{', '.join(body)}}}\n")
-    space: dict[str, Any] = {"MAX_INT": MAX_INT, "isfinite": math.isfinite,
-                             "kinds": plan.kinds}
-    exec(compile(source, f"<ledger builder {len(_BUILDERS)}>", "exec"), space)
-    return cast(_Builder, space["build"])
 
 
 class Line(NamedTuple):
@@ -223,7 +110,7 @@ class LineBuilder:
         that is not a dict, several runs, a value or a ``ts`` these rules leave to the
         model, a value that is not JSON, no event at all. `run` and `loop` fill the events
         that name none."""
-        builders = _BUILDERS
+        builders = BUILDERS
         found: Any = None
         text: Any = None
         last_ts: Any = None
@@ -232,10 +119,10 @@ class LineBuilder:
             if type(event) is not dict:
                 return None
             keys = tuple(event)
-            build = builders.get(keys, _UNKNOWN)
-            if build is _UNKNOWN:  # a key set not seen yet
-                build = _builder(keys, event)
-                if len(builders) < _MAX_PLANS:
+            build = builders.get(keys, UNKNOWN)
+            if build is UNKNOWN:  # a key set not seen yet
+                build = builder(keys, event)
+                if len(builders) < MAX_PLANS:
                     builders[keys] = build
             body = None if build is None else build(event, run, loop)
             if body is None:  # a key set or a value the builders leave to the plans
@@ -274,7 +161,7 @@ class LineBuilder:
                  ) -> Built | None:
         """`built` for events the builders leave out (a field set to None, a key set not
         seen yet): each event's shape (keys and value types) finds its plan."""
-        by_keys = _BUILT_PLANS
+        by_keys = BUILT_PLANS
         found: Any = None
         text: Any = None
         last_ts: Any = None
@@ -288,16 +175,16 @@ class LineBuilder:
             if known is not None and known[0] == types:  # the usual: one shape per key set
                 plan = known[1]
             else:
-                plan_of = _PLANS.get((keys, types))
+                plan_of = PLANS.get((keys, types))
                 if plan_of is None:  # a shape not seen yet: checked (and remembered) there
                     return None
                 plan = plan_of
-                if len(by_keys) < _MAX_PLANS:
+                if len(by_keys) < MAX_PLANS:
                     by_keys[keys] = (types, plan)
             kind = event["kind"] if plan.has_kind else None
             if kind not in plan.kinds:  # unknown, or a field it needs is missing
                 return None
-            if plan.values and not _values_ok(event, plan):
+            if plan.values and not values_ok(event, plan):
                 return None
             this_run = event["run"] if plan.has_run else run
             if found is None:
@@ -333,22 +220,22 @@ class LineBuilder:
         rules cannot settle it (then the model does: same line, or its refusal).
 
         The keys of an event and the types of its values (its shape) are checked once per
-        shape (`_shape_plan`, remembered): engines build the same few shapes over and
+        shape (`shape_plan`, remembered): engines build the same few shapes over and
         over. What remains per event is what depends on the values themselves."""
         if type(event) is not dict:
             return None
         shape = (tuple(event), tuple(map(type, event.values())))
-        plan = _PLANS.get(shape)
+        plan = PLANS.get(shape)
         if plan is None:
-            plan = _shape_plan(*shape)
+            plan = shape_plan(*shape)
             if plan is None:
                 return None  # an unknown key or a wrong type: the model names it
-            if len(_PLANS) < _MAX_PLANS:
-                _PLANS[shape] = plan
+            if len(PLANS) < MAX_PLANS:
+                PLANS[shape] = plan
         kind = event.get("kind")
-        if kind not in _KIND_SET or not _NEEDS[kind] <= plan.present:
+        if kind not in KIND_SET or not NEEDS[kind] <= plan.present:
             return None
-        for key, low in plan.counts:  # `_values_ok`, inline: every event of a batch
+        for key, low in plan.counts:  # `values_ok`, inline: every event of a batch
             if not low <= event[key] <= MAX_INT:
                 return None
         if plan.has_v and event["v"] != 1:
@@ -425,17 +312,3 @@ class LineBuilder:
         if type(value) is str:
             self.ts_cache = (value, text)  # the events of one act share their ts
         return text
-
-
-def _values_ok(event: dict[str, Any], plan: _ShapePlan) -> bool:
-    """Whether the values a report could make wrong are in range: counts, ``v``, cost."""
-    for key, low in plan.counts:
-        if not low <= event[key] <= MAX_INT:
-            return False
-    if plan.has_v and event["v"] != 1:
-        return False
-    if plan.has_cost:
-        cost = event["cost"]
-        if not math.isfinite(cost) or cost < 0:
-            return False
-    return True

@@ -25,11 +25,12 @@ report it already checked, trusted for what the engine formatted (times, payload
 still checked where a report's value could break the format; the same lines again, one
 lock, one ``lseek`` and one ``write`` per act.
 
-The writer is three modules, one job each: this one (the public `Ledger`: its ways in
-and the model's path), `crewbook.ledger.linebuild` (the line builders: events checked by
-exact rules and written out without the model, the writer's one fast path, behind one
-seam) and `crewbook.ledger.appendfile` (the file, its lock and this writer's count of
-each run's `seq`).
+The writer is split by job: this module (the public `Ledger`: its ways in and the
+model's path), `crewbook.ledger.linebuild` (the line builders: events checked by exact
+rules and written out without the model, the writer's one fast path, behind one seam;
+what they work out once per shape is in `crewbook.ledger.shapes`) and
+`crewbook.ledger.appendfile` (the file, its lock and this writer's count of each run's
+`seq`; its byte-level helpers in `crewbook.ledger.filebytes`).
 """
 
 from __future__ import annotations
@@ -202,7 +203,7 @@ class Ledger:
         builds its events from checked values, in the shapes it always builds. So only what
         is cheap and could still carry a bad value from a report is checked here (each
         value's type, exactly; the kind and the fields it needs; counts, cost, run and
-        loop), by straight-line code made once per key set (`_builder`; a key set with a
+        loop), by straight-line code made once per key set (`shapes.builder`; a key set with a
         None field takes the shape plans instead); a ``ts`` in the forms
         `datetime.isoformat` gives for a UTC time is taken as written (others are parsed as
         by `append_batch`), and payloads are not walked. The line is the one `append_batch`

@@ -37,9 +37,9 @@ CREW = Path("_codev/crew")
 #: printing "ack N" once act N was accepted. MODE chooses where it kills itself.
 CHILD = textwrap.dedent("""
     import os, signal, sys
-    from crewbook.ledger.writer import Ledger
+    from crewbook.ledger.appendfile import AppendFile
     root, loop, mode, nth = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-    original = Ledger._write  # where every append's lines reach the file, in one write
+    original = AppendFile.write  # where every append's lines reach the file, in one write
     calls = [0]
 
     def write(self, data, numbered):
@@ -50,7 +50,7 @@ CHILD = textwrap.dedent("""
         if mode == "after-append" and calls[0] == nth:
             os.kill(os.getpid(), signal.SIGKILL)
 
-    Ledger._write = write
+    AppendFile.write = write
     from crewbook.autonomous.api import loop_step, open_autonomous
     from crewbook.crew.api import crew_report, crew_step
     print("ready", flush=True)

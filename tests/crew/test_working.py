@@ -93,11 +93,21 @@ def test_a_story_written_above_the_pointer_is_still_found(project: Path) -> None
     assert loop.view.finished_reason == "scope_covered"
 
 
-def test_the_working_state_has_every_field_of_the_state() -> None:
-    """`Working` mirrors `CrewState` field by field (a near-copy kept by this test)."""
-    from dataclasses import fields
+def test_the_crew_state_fields_are_declared_once(project: Path) -> None:
+    """`CrewState` and the engine's `Working` take their fields from one declaration
+    (`CrewFields`), and a working copy of a state turns back into an equal state."""
+    from crewbook.crew.model import CrewFields
+    from crewbook.crew.working import SCALARS, Working
 
-    from crewbook.crew import CrewState
-    from crewbook.crew.working import Working
-
-    assert set(CrewState.model_fields) - {"format"} <= {f.name for f in fields(Working)}
+    assert list(CrewState.model_fields) == list(CrewFields.__annotations__)
+    assert issubclass(CrewState, CrewFields)
+    assert issubclass(Working, CrewFields)
+    assert set(SCALARS) == set(CrewState.model_fields) - {"format", "stories_covered", "trail"}
+    loop = _loop(project)
+    for role, verdict in (*STORY, ("analyst", "done"), ("developer", "done"), ("qa", "no-go")):
+        _act(loop, role, verdict)
+    state = loop.state
+    assert state.no_go == 1
+    assert state.stories_covered == (("add-csv-export", "Export"),)
+    assert len(state.trail) == 6
+    assert Working.of(state).state() == state

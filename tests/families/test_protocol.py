@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from crewbook.core.family import Declined
+from crewbook.core.family import CodecBase, Declined
 from crewbook.errors import LoopRefused
 from crewbook.families import AnyFamily, family_of
 from crewbook.ledger import check_conformance
@@ -106,6 +106,15 @@ def test_replaying_the_ledger_reproduces_the_run(factory: Callable[[], Any]) -> 
         again.report(report)
     assert again.status() == loop.status()
     assert [e["kind"] for e in events(again)] == [e["kind"] for e in events(loop)]
+
+
+def test_the_codec_replays_through_the_one_skeleton(factory: Callable[[], Any]) -> None:
+    """A family says only what report each event stands for (`report_of`): the walk over
+    a run's events, and the times kept with the reports, are `CodecBase.from_events`."""
+    codec = family_of_loop(factory()).codec
+    assert isinstance(codec, CodecBase)
+    assert type(codec).from_events is CodecBase.from_events
+    assert type(codec).report_of is not CodecBase.report_of
 
 
 def test_the_codec_round_trips_every_report(factory: Callable[[], Any]) -> None:

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crewbook.core.atomic import write_atomic
 from crewbook.core.clock import ManualClock
-from crewbook.core.family import LoopFamily, StoreBase
+from crewbook.core.family import CodecBase, LoopFamily, Replay, StoreBase
 from crewbook.core.form import Draft, FormBase, as_mapping
 from crewbook.core.loop import Act, Cap, Loop, Status, Transition
 from crewbook.core.players import Draws, Player, default_rounds
@@ -135,7 +134,7 @@ def _parse(data: Mapping[str, Any]) -> ToyReport:
     return ToyReport(move=data["move"], note=str(data.get("note") or ""))
 
 
-class ToyCodec:
+class ToyCodec(CodecBase[ToyState, ToyReport]):
     """Toy reports as ``{"move", "note"?}``; back from ``report``/``verdict`` events."""
 
     def parse(self, data: Mapping[str, Any]) -> ToyReport:
@@ -144,17 +143,12 @@ class ToyCodec:
     def serialize(self, report: ToyReport) -> dict[str, Any]:
         return {"move": report.move, **({"note": report.note} if report.note else {})}
 
-    def from_events(self, events: Sequence[Mapping[str, Any]], loop: Loop[Any, Any]
-                    ) -> tuple[list[Any], list[datetime | None]]:
-        reports: list[Any] = []
-        times: list[datetime | None] = []
-        for e in events:
-            if e.get("kind") in ("report", "verdict"):
-                move = "submit" if e["kind"] == "report" else str(e["verdict"])
-                reports.append(ToyReport(move, str(e.get("summary") or "")))
-                when = e.get("ts")
-                times.append(when if isinstance(when, datetime) else None)
-        return reports, times
+    def report_of(self, event: Mapping[str, Any], replay: Replay[ToyState, ToyReport]
+                  ) -> ToyReport | None:
+        if event.get("kind") not in ("report", "verdict"):
+            return None
+        move = "submit" if event["kind"] == "report" else str(event["verdict"])
+        return ToyReport(move, str(event.get("summary") or ""))
 
 
 class _RandomToy(Player):

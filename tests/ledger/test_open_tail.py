@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from crewbook.ledger import writer
+from crewbook.ledger import appendfile
 from crewbook.ledger.writer import Ledger
 
 
@@ -53,7 +53,7 @@ def test_opening_a_big_ledger_reads_its_tail_in_bounded_memory(tmp_path: Path) -
 def test_a_run_further_back_is_found_by_a_streamed_scan(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch
                                                         ) -> None:
-    monkeypatch.setattr(writer, "_STREAM_BYTES", 64 * 1024 + 7)  # many odd-sized chunks
+    monkeypatch.setattr(appendfile, "_STREAM_BYTES", 64 * 1024 + 7)  # many odd-sized chunks
     path = tmp_path / "big.jsonl"
     counts = _generate(path, 3)
     with Ledger(path) as ledger:
@@ -86,8 +86,8 @@ def _line(run: str, seq: int, **extra: object) -> str:
 @pytest.fixture
 def small_windows(monkeypatch: pytest.MonkeyPatch) -> None:
     """A tail of 4 KiB and chunks of odd sizes, so a few hundred KiB is 'big'."""
-    monkeypatch.setattr(writer, "_TAIL_BYTES", 4096)
-    monkeypatch.setattr(writer, "_STREAM_BYTES", 1000 + 7)
+    monkeypatch.setattr(appendfile, "_TAIL_BYTES", 4096)
+    monkeypatch.setattr(appendfile, "_STREAM_BYTES", 1000 + 7)
 
 
 def test_a_run_is_found_backwards_without_scanning_the_whole_file(

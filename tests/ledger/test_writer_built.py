@@ -124,18 +124,18 @@ def test_a_field_none_in_a_known_key_set_is_left_out_as_append_batch_does(
 
 def test_each_known_key_set_gets_straight_line_code_once(tmp_path: Path) -> None:
     """The builders are made per key set, once, and only from the model's field names."""
-    from crewbook.ledger import writer
+    from crewbook.ledger import shapes
 
     event = {"loop": "L", "ts": TS, "kind": "note", "summary": "s", "run": "r",
              "tokens_in": 3}
     with Ledger(tmp_path / "k.jsonl") as ledger:
         ledger.append_built([event])
-        build = writer._BUILDERS[tuple(event)]
+        build = shapes.BUILDERS[tuple(event)]
         ledger.append_built([dict(event)])
-        assert writer._BUILDERS[tuple(event)] is build
+        assert shapes.BUILDERS[tuple(event)] is build
         assert build is not None
         assert build({**event, "tokens_in": -1}, "r", "L") is None
         with pytest.raises(LedgerError):  # not a field: the model's refusal, no code made
             ledger.append_built([{**event, "role'] = 1 #": "x"}])
-    assert (tuple({**event, "role'] = 1 #": "x"}) not in writer._BUILDERS
-            or writer._BUILDERS[tuple({**event, "role'] = 1 #": "x"})] is None)
+    assert (tuple({**event, "role'] = 1 #": "x"}) not in shapes.BUILDERS
+            or shapes.BUILDERS[tuple({**event, "role'] = 1 #": "x"})] is None)

@@ -245,6 +245,17 @@ def test_report_forms(loop: PipelineLoop) -> None:
         assert info.value.code == "bad_report"
 
 
+def test_a_steering_report_names_its_unknown_key() -> None:
+    """The one unknown-key guard of every codec (`core.form.refuse_unknown_keys`): the key
+    is named, with the keys a steering report has."""
+    with pytest.raises(LoopRefused) as info:
+        parse_report({"steer": "x", "stear": "y"})
+    assert str(info.value) == "a steering report has no key 'stear'; did you mean 'steer'?"
+    assert info.value.code == "bad_report"
+    with pytest.raises(LoopRefused, match="no key 'zzz'; keys: by, kind, steer"):
+        parse_report({"steer": "x", "zzz": "y"})
+
+
 def test_restore_rewinds_to_an_earlier_act(loop: PipelineLoop) -> None:
     step_all(loop, [*TO_IMPLEMENTER, IMPLEMENT])
     snap = loop.snapshot()

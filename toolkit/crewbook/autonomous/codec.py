@@ -3,19 +3,17 @@ test run as a `BarRun`'s JSON data), and back from the events of an autonomous r
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
 from pydantic import ValidationError
 
+from ..core.family import CodecBase, Replay
 from ..core.form import refuse_unknown_keys
 from ..crew.model import BarRun
 from ..errors import LoopRefused
 from .engine import LoopStep
-
-if TYPE_CHECKING:
-    from ..core.loop import Loop
+from .model import LoopState
 
 __all__ = ["AutonomousCodec", "parse_step", "serialize_step"]
 
@@ -65,30 +63,21 @@ def _run_of(event: Mapping[str, Any]) -> BarRun:
                   truncated=bool(p.get("truncated")), tail=str(p.get("tail") or ""))
 
 
-class AutonomousCodec:
+class AutonomousCodec(CodecBase[LoopState, LoopStep]):
     """Autonomous steps as plain mappings, and back from a run's ledger events."""
 
     parse = staticmethod(parse_step)
     serialize = staticmethod(serialize_step)
 
-    def from_events(self, events: Sequence[Mapping[str, Any]], loop: Loop[Any, Any]
-                    ) -> tuple[list[Any], list[datetime | None]]:
+    def report_of(self, event: Mapping[str, Any], replay: Replay[LoopState, LoopStep]
+                  ) -> LoopStep | None:
         """One step per phase act: the plan, each implementation, each recette (its test
-        run rebuilt from the ``bar`` event), the delivery."""
-        reports: list[Any] = []
-        times: list[datetime | None] = []
-        run: BarRun | None = None
-        for e in events:
-            kind, stage = e.get("kind"), e.get("stage")
-            step: LoopStep | None = None
-            if kind == "bar":
-                run = _run_of(e)
-            elif kind == "plan" or (kind == "report" and stage in ("implementation", "delivery")):
-                step = LoopStep(summary=str(e.get("summary") or ""))
-            elif kind == "verdict" and stage == "recette" and run is not None:
-                step, run = LoopStep(test=run), None
-            if step is not None:
-                reports.append(step)
-                when = e.get("ts")
-                times.append(when if isinstance(when, datetime) else None)
-        return reports, times
+        run rebuilt from the ``bar`` event before it), the delivery."""
+        kind, stage = event.get("kind"), event.get("stage")
+        if kind == "bar":
+            replay.carried["run"] = _run_of(event)
+        elif kind == "plan" or (kind == "report" and stage in ("implementation", "delivery")):
+            return LoopStep(summary=str(event.get("summary") or ""))
+        elif kind == "verdict" and stage == "recette" and replay.carried.get("run") is not None:
+            return LoopStep(test=replay.carried.pop("run"))
+        return None

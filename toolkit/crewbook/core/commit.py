@@ -34,6 +34,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import InvalidInputError, LoopRefused, NotFoundError, Problem
 from .atomic import write_atomic
+from .loop import appender
 from .paths import kind_of, read_capped
 
 M = TypeVar("M", bound=BaseModel)
@@ -212,10 +213,7 @@ class StateStore(Generic[M]):
         text = state.model_dump_json(indent=1)  # serialised once: the pending file and the state
         where = json.dumps({"offset": offset, "first": first}, ensure_ascii=False)
         write_atomic(self.pending, f'{where[:-1]}, "state": {text}}}\n')
-        batch = getattr(sink, "append_built", None)  # engine-built events: trusted
-        if batch is None:
-            batch = getattr(sink, "append_batch", None)
-        stored = batch(list(events)) if batch is not None else sink.append_many(list(events))
+        stored = appender(sink)(list(events))  # the engines' one seam to a sink
         self._dumped = (state, text)
         self.save(state)
         self.pending.unlink(missing_ok=True)

@@ -49,8 +49,8 @@ if TYPE_CHECKING:
 State = TypeVar("State")
 Report = TypeVar("Report")
 
-__all__ = ["Codec", "Declined", "Engine", "FastSimulator", "LoopFamily", "Players", "Store",
-           "StoreBase", "render_act", "resolve"]
+__all__ = ["Codec", "CodecBase", "Declined", "Engine", "FastSimulator", "LoopFamily",
+           "Players", "Replay", "Store", "StoreBase", "render_act", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,53 @@ class Codec(Protocol[State, Report]):
     def from_events(self, events: Sequence[Mapping[str, object]], loop: Loop[State, Report]
                     ) -> tuple[list[Report], list[datetime | None]]:
         """The reports (and their times) that produced these recorded events."""
+
+
+class Replay(Generic[State, Report]):
+    """What `CodecBase.report_of` sees besides the event: the loop being replayed, the
+    run's events and where the replay is (`after`: the events that follow), and
+    `carried`, what one event leaves for a later one (a test run waiting for its verdict).
+    """
+
+    def __init__(self, events: Sequence[Mapping[str, Any]], loop: Loop[State, Report]) -> None:
+        self.events = events
+        self.loop = loop
+        self.index = 0
+        self.carried: dict[str, Any] = {}
+
+    def after(self) -> Sequence[Mapping[str, Any]]:
+        """The events after the current one."""
+        return self.events[self.index + 1:]
+
+
+class CodecBase(Generic[State, Report]):
+    """`from_events` written once (see `Codec`): each event of the run, in order, goes to
+    the family's `report_of`, and every report it gives is kept with its `time_of`. A
+    family's codec subclasses it and gives `parse`, `serialize` and `report_of`."""
+
+    def report_of(self, event: Mapping[str, Any], replay: Replay[State, Report]
+                  ) -> Report | None:
+        """The report that wrote `event`, or None when it wrote none (a family says)."""
+        raise NotImplementedError(f"{type(self).__name__} gives no report_of")
+
+    def time_of(self, event: Mapping[str, Any], report: Report) -> datetime | None:
+        """When `report` was given: the event's ``ts`` when it is a time, else None."""
+        when = event.get("ts")
+        return when if isinstance(when, datetime) else None
+
+    def from_events(self, events: Sequence[Mapping[str, Any]], loop: Loop[State, Report]
+                    ) -> tuple[list[Report], list[datetime | None]]:
+        """The reports (and their times) that produced these recorded events."""
+        replay = Replay(events, loop)
+        reports: list[Report] = []
+        times: list[datetime | None] = []
+        for index, event in enumerate(events):
+            replay.index = index
+            report = self.report_of(event, replay)
+            if report is not None:
+                reports.append(report)
+                times.append(self.time_of(event, report))
+        return reports, times
 
 
 class Players(Protocol[State, Report]):

@@ -49,9 +49,9 @@ that persists its state between processes (a CLI) rebuilds the loop with
 ``Status.details``.
 
 Acts and events: the events of one act are stamped with one ``ts`` and handed to
-``ledger.append_built(events)`` (a `Ledger`: the engine's own events, trusted) or
-``ledger.append_many(events)`` when the sink has it (one lock and one write per act:
-they land together or not at all), else appended one by one. ``is_finished()`` is a
+the sink through one seam, `appender`: a `Ledger`'s ``append_built`` (the engine's own
+events, trusted), else the sink's ``append_many`` when it has one (one lock and one write
+per act: they land together or not at all), else one ``append`` each. ``is_finished()`` is a
 cheap check engines may override (``report`` asks it instead of building a `Status`).
 The first event of a run can be emitted by ``transition`` itself (the pipeline logs
 ``init`` with its first accepted report, so building a loop writes nothing). An event
@@ -682,22 +682,22 @@ class Loop(Drawable, ABC, Generic[State, Report]):
 
 
 def append_events(ledger: EventSink, events: Sequence[Mapping[str, Any]]) -> None:
-    """Log the events of one act (or a batch) together: the sink's ``append_built`` when it
-    has one (`crewbook.Ledger`: the events an engine built, trusted, one lock and one
-    write), else ``append_batch`` or ``append_many``, else one ``append`` each."""
+    """Log the events of one act (or a batch) together, through `appender`."""
     appender(ledger)(events)
 
 
 def appender(ledger: EventSink) -> Callable[[Sequence[Mapping[str, Any]]], Any]:
-    """How `append_events` logs a batch in `ledger` (an engine that logs every act in the
-    same sink looks it up once)."""
-    batch = getattr(ledger, "append_built", None)
-    if batch is None:
-        batch = getattr(ledger, "append_batch", None)
-    if batch is None:
-        batch = getattr(ledger, "append_many", None)
+    """How a loop logs the events of one act in `ledger`: the one seam between the
+    engines and their sinks (an engine that logs every act in the same sink looks it up
+    once).
+
+    A `crewbook.Ledger` takes them by ``append_built`` (the events an engine built,
+    trusted for what it formatted: one lock and one write, no model built); any other
+    sink by ``append_many`` when it has one (`EventSink`: all of an act at once), else
+    one ``append`` each."""
+    batch = getattr(ledger, "append_built", None) or getattr(ledger, "append_many", None)
     if batch is not None:
-        return cast("Callable[[Sequence[Mapping[str, Any]]], Any]", batch)  # text: no alias made
+        return cast("Callable[[Sequence[Mapping[str, Any]]], Any]", batch)
 
     def one_by_one(events: Sequence[Mapping[str, Any]]) -> None:
         for event in events:

@@ -3,17 +3,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
+from ..core.family import CodecBase, Replay
 from ..core.form import refuse_unknown_keys
 from ..core.measures import MEASURES, measures_of
 from ..errors import LoopRefused
 from .engine import CrewReport
-
-if TYPE_CHECKING:
-    from ..core.loop import Loop
+from .model import CrewState
 
 __all__ = ["CrewCodec", "parse_report", "serialize_report"]
 
@@ -47,25 +45,19 @@ def serialize_report(report: CrewReport) -> dict[str, Any]:
     return data
 
 
-class CrewCodec:
+class CrewCodec(CodecBase[CrewState, CrewReport]):
     """Crew reports as plain mappings, and back from a run's ledger events."""
 
     parse = staticmethod(parse_report)
     serialize = staticmethod(serialize_report)
 
-    def from_events(self, events: Sequence[Mapping[str, Any]], loop: Loop[Any, Any]
-                    ) -> tuple[list[Any], list[datetime | None]]:
-        """The reports behind the ``report`` and ``verdict`` events of the roles."""
-        reports: list[Any] = []
-        times: list[datetime | None] = []
-        for e in events:
-            if e.get("kind") not in ("report", "verdict") or e.get("role") is None:
-                continue
-            payload = e.get("payload") or {}
-            data = payload.get("data") if isinstance(payload, Mapping) else None
-            reports.append(CrewReport(str(e["role"]), str(e.get("verdict") or ""),
-                                      str(e.get("summary") or ""),
-                                      dict(data) if data else None, **measures_of(e)))
-            when = e.get("ts")
-            times.append(when if isinstance(when, datetime) else None)
-        return reports, times
+    def report_of(self, event: Mapping[str, Any], replay: Replay[CrewState, CrewReport]
+                  ) -> CrewReport | None:
+        """The report behind a ``report`` or ``verdict`` event of a role."""
+        if event.get("kind") not in ("report", "verdict") or event.get("role") is None:
+            return None
+        payload = event.get("payload") or {}
+        data = payload.get("data") if isinstance(payload, Mapping) else None
+        return CrewReport(str(event["role"]), str(event.get("verdict") or ""),
+                          str(event.get("summary") or ""), dict(data) if data else None,
+                          **measures_of(event))

@@ -239,10 +239,10 @@ class ActRecord(BaseModel):
     story: str | None
 
 
-class CrewState(BaseModel):
-    """The crew loop's persisted state (`_codev/crew/state.json`)."""
-
-    model_config = FROZEN
+class CrewFields:
+    """The fields of the crew loop's state, declared once: `CrewState` (the model the loop
+    shows and saves) takes them as its fields, and the engine's working copy
+    (`crewbook.crew.working.Working`) as its attributes."""
 
     format: Literal[1] = 1
     run: str
@@ -266,6 +266,12 @@ class CrewState(BaseModel):
     feedback: tuple[str, ...] = ()
     finished_reason: FinishedReason | None = None
     trail: tuple[ActRecord, ...] = ()
+
+
+class CrewState(BaseModel, CrewFields):
+    """The crew loop's persisted state (`_codev/crew/state.json`)."""
+
+    model_config = FROZEN
 
     @field_validator("run")
     @classmethod

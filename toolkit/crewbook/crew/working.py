@@ -3,9 +3,10 @@
 `CrewState` (a frozen pydantic model) is what the loop shows and saves: ``loop.state``,
 ``loop.view``, snapshots, the state file. Copying it and validating a new `ActRecord` on
 every act cost more than the act itself, so the engine works on a `Working` instead:
-a slotted object whose trail and covered stories only grow (appended in place, never
-copied), built once from a checked `CrewState` (`Working.of`) and turned back into one
-only when someone asks (`Working.state`, cached by the loop until the next act).
+a plain object with the same fields (declared once, `crewbook.crew.model.CrewFields`),
+whose trail and covered stories only grow (appended in place, never copied), built once
+from a checked `CrewState` (`Working.of`) and turned back into one only when someone
+asks (`Working.state`, cached by the loop until the next act).
 
 Nothing outside `crewbook.crew.engine` holds a `Working`: snapshots and ``loop.state``
 are `CrewState`s, immutable, so appending to a working trail never changes them.
@@ -14,10 +15,9 @@ are `CrewState`s, immutable, so appending to a working trail never changes them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from .model import ActRecord, BarFacts, CrewConfig, CrewState
+from .model import ActRecord, CrewFields, CrewState
 
 if TYPE_CHECKING:
     from .backlog import Epic
@@ -46,45 +46,26 @@ class Rec(NamedTuple):
                          summary=self.summary, epic=self.epic, story=self.story)
 
 
-#: The `CrewState` fields a `Working` copies as they are (the others: trail, stories).
-SCALARS = ("run", "config", "expected", "previous", "acts", "version", "attempt", "epic",
-           "epic_axis", "story", "epics_started", "epics_covered", "promoted", "no_go",
-           "dev_act", "bar", "bar_runs", "feedback", "finished_reason")
+#: The fields a `Working` copies as they are (`CrewFields` but the trail, the covered
+#: stories and the format).
+SCALARS: Final = tuple(name for name in CrewFields.__annotations__
+                       if name not in ("format", "stories_covered", "trail"))
 
 
-@dataclass(eq=False)
-class Working:
-    """The fields of `CrewState` (same names, same meaning), with the trail and the covered
-    stories as lists the engine appends to, a set of the covered stories for lookups,
-    and where the last scan for the next story stopped (`cursor`).
+class Working(CrewFields):
+    """The fields of `CrewState` (the one declaration, `CrewFields`), with the trail and
+    the covered stories as lists the engine appends to, a set of the covered stories for
+    lookups, and where the last scan for the next story stopped (`cursor`).
 
     A plain instance dictionary, not slots: an act's changes are taken with one
     ``__dict__.update`` (`apply`)."""
 
-    run: str
-    config: CrewConfig
-    expected: str = "analyst"
-    previous: str | None = None
-    acts: int = 0
-    version: int = 0
-    attempt: int = 1
-    epic: str | None = None
-    epic_axis: str | None = None
-    story: str | None = None
-    epics_started: int = 1
-    epics_covered: tuple[str, ...] = ()
-    promoted: tuple[str, ...] = ()
-    no_go: int = 0
-    dev_act: int | None = None
-    bar: BarFacts | None = None
-    bar_runs: int = 0
-    feedback: tuple[str, ...] = ()
-    finished_reason: str | None = None
-    stories_covered: list[tuple[str, str]] = field(default_factory=list)
-    covered: set[tuple[str, str]] = field(default_factory=set)
-    trail: list[Rec] = field(default_factory=list)
+    # the two fields kept as lists here (the state holds tuples)
+    stories_covered: list[tuple[str, str]]  # type: ignore[assignment]
+    trail: list[Rec]  # type: ignore[assignment]
+    covered: set[tuple[str, str]]
     #: `ActRecord`s of `trail[:len(records)]`, made when a `CrewState` was last asked for.
-    records: list[ActRecord] = field(default_factory=list)
+    records: list[ActRecord]
     #: (epic, i): every story of that `Epic` (that very parse) before index i is covered
     #: or fully checked, so the next open story is searched from i on.
     cursor: tuple[Epic, int] | None = None
@@ -94,7 +75,9 @@ class Working:
     @classmethod
     def of(cls, state: CrewState) -> Working:
         """A working copy of a (checked) state."""
-        work = cls(**{name: getattr(state, name) for name in SCALARS})
+        work = cls()
+        for name in SCALARS:
+            setattr(work, name, getattr(state, name))
         work.stories_covered = list(state.stories_covered)
         work.covered = set(work.stories_covered)
         work.trail = [Rec(r.act, r.ts, r.role, r.verdict, r.summary, r.epic, r.story)

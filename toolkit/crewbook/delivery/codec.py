@@ -19,18 +19,17 @@ Every report may carry measures (``duration_ms``, ``tokens_in``, ``tokens_out``,
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
+from ..core.family import CodecBase, Replay
 from ..core.form import refuse_unknown_keys
 from ..core.measures import measures_of
 from ..errors import LoopRefused, did_you_mean
 from .diffstat import ChangeSummary
-
-if TYPE_CHECKING:
-    from ..core.loop import Loop
+from .state import TaskState
 
 DeliveryPath = Literal["full", "already-done", "quick-fix"]
 PATHS: tuple[str, ...] = ("full", "already-done", "quick-fix")
@@ -239,60 +238,54 @@ def serialize_report(report: Any) -> dict[str, Any]:
     return data
 
 
-class DeliveryCodec:
+class DeliveryCodec(CodecBase[TaskState, DeliveryReport]):
     """Delivery reports as plain mappings, and back from a run's ledger events."""
 
     parse = staticmethod(parse_report)
     serialize = staticmethod(serialize_report)
 
-    def from_events(self, events: Sequence[Mapping[str, Any]], loop: Loop[Any, Any]
-                    ) -> tuple[list[Any], list[datetime | None]]:
-        """The moves and reports that wrote `events` (times: when each act started)."""
-        reports: list[Any] = []
-        times: list[datetime | None] = []
-        for e in events:
-            kind, role, p = e.get("kind"), e.get("role"), e.get("payload") or {}
-            m = measures_of(e)
-            report: Any = None
-            when = e.get("ts")
-            if kind == "plan":
-                criteria = tuple(p.get("criteria") or ())
-                if p.get("revision"):
-                    report = Revise(criteria, path=p.get("path"),
-                                    files=tuple(p.get("files") or ()), **m)
-                else:
-                    report = Plan(criteria, path=p.get("path") or "full",
-                                  files=tuple(p.get("files") or ()),
-                                  summary=str(e.get("summary") or ""), **m)
-            elif kind == "act" and p.get("by") == "architect":
-                report = Delegate(str(role), str(e.get("summary") or "continue"),
-                                  fixes=tuple(p.get("fixes") or ()), focus=bool(p.get("focus")),
-                                  **m)
-            elif kind == "report" and role == "developer":
-                steps = p.get("steps")
-                report = Built(tuple(p.get("files") or ()), head=p.get("head"),
-                               steps=steps if isinstance(steps, int) else None, **m)
-            elif kind == "report" and role is not None:
-                report = Result(str(role), str(e.get("summary") or ""),
-                                tuple(p.get("findings") or ()), **m)
-            elif kind == "verdict":
-                report = Judgement(str(role), str(e.get("verdict")), e.get("version"),
-                                   tuple(p.get("findings") or ()), **m)
-            elif kind == "question":
-                report = Question(str(role), str(e.get("summary") or "?"), **m)
-            elif kind == "answer":
-                report = Answer(str(p.get("decision") or "go on"), str(p.get("reason") or "-"),
-                                **m)
-            elif kind == "error" and p.get("reason") == "wait_expired":
-                report = Expire()
-            elif kind == "finish" and role == "architect":
-                if e.get("verdict") == "failed":
-                    report = Fail(str(e.get("summary") or "failed"), **m)
-                else:
-                    report = Finalise(**m)
-            if report is not None:
-                reports.append(report)
-                if isinstance(when, datetime):  # the act's time includes its own duration
-                    when = when - timedelta(milliseconds=m.get("duration_ms") or 0)
-                times.append(when if isinstance(when, datetime) else None)
-        return reports, times
+    def report_of(self, event: Mapping[str, Any], replay: Replay[TaskState, DeliveryReport]
+                  ) -> DeliveryReport | None:
+        """The move or report that wrote `event`, or None."""
+        e = event
+        kind, role, p = e.get("kind"), e.get("role"), e.get("payload") or {}
+        m = measures_of(e)
+        if kind == "plan":
+            criteria = tuple(p.get("criteria") or ())
+            if p.get("revision"):
+                return Revise(criteria, path=p.get("path"), files=tuple(p.get("files") or ()),
+                              **m)
+            return Plan(criteria, path=p.get("path") or "full",
+                        files=tuple(p.get("files") or ()), summary=str(e.get("summary") or ""),
+                        **m)
+        if kind == "act" and p.get("by") == "architect":
+            return Delegate(str(role), str(e.get("summary") or "continue"),
+                            fixes=tuple(p.get("fixes") or ()), focus=bool(p.get("focus")), **m)
+        if kind == "report" and role == "developer":
+            steps = p.get("steps")
+            return Built(tuple(p.get("files") or ()), head=p.get("head"),
+                         steps=steps if isinstance(steps, int) else None, **m)
+        if kind == "report" and role is not None:
+            return Result(str(role), str(e.get("summary") or ""),
+                          tuple(p.get("findings") or ()), **m)
+        if kind == "verdict":
+            return Judgement(str(role), str(e.get("verdict")), e.get("version"),
+                             tuple(p.get("findings") or ()), **m)
+        if kind == "question":
+            return Question(str(role), str(e.get("summary") or "?"), **m)
+        if kind == "answer":
+            return Answer(str(p.get("decision") or "go on"), str(p.get("reason") or "-"), **m)
+        if kind == "error" and p.get("reason") == "wait_expired":
+            return Expire()
+        if kind == "finish" and role == "architect":
+            if e.get("verdict") == "failed":
+                return Fail(str(e.get("summary") or "failed"), **m)
+            return Finalise(**m)
+        return None
+
+    def time_of(self, event: Mapping[str, Any], report: DeliveryReport) -> datetime | None:
+        """When the act started: the event's time less the act's own duration."""
+        when = event.get("ts")
+        if not isinstance(when, datetime):
+            return None
+        return when - timedelta(milliseconds=measures_of(event).get("duration_ms") or 0)

@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from datetime import datetime
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, Final
 
 from ..core.clock import iso_text, utc_now
 from ..core.loop import Act, EventSink, JournalEntry, RouteSource, Transition, check_caps
@@ -60,9 +60,12 @@ from .codec import (
     move_name,
 )
 from .engine import DeliveryLoop, Draft, Event, _fmt, _minutes, path_defect, transition_of
-from .model import ARCHITECT, DEVELOPER, QA, REVIEWER
+from .model import ARCHITECT, QA, REVIEWER
+from .rules import DELEGATION_CODES, caps_reached, delegation_refusal, sends_back
 from .state import PendingQuestion, PlanRecord, TaskState, Wait
 
+#: The run time of a task not started yet.
+_NO_TIME: Final = timedelta(0)
 #: Moves that remain once a global cap (steps, run time) is reached (C4.3).
 AT_CAP: tuple[str, ...] = ("finalise", "fail")
 _MOVES = (Plan, Revise, Delegate, Answer, Finalise, Fail)
@@ -158,16 +161,11 @@ class CoordinatorLoop(DeliveryLoop):
         """Whether a global cap (steps, run time) may be reached: `global_caps` and its
         `Cap` objects are built only then (the same test as `Cap.reached`)."""
         limits = self.task.limits
-        if limits.steps is not None and state.steps >= limits.steps:
-            return True
-        minutes = limits.duration_minutes
-        if minutes is None:
-            return False
-        started = state.started
-        if started is None:
-            return minutes <= 0
+        minutes, started = limits.duration_minutes, state.started
         # int(elapsed minutes) >= minutes, for whole minutes: elapsed >= that many minutes
-        return at - started >= _minutes(minutes)
+        return caps_reached(state.steps, limits.steps,
+                            _NO_TIME if started is None else at - started,
+                            None if minutes is None else _minutes(minutes))
 
     # ------------------------------------------------------------------ moves
     def _plan(self, d: Draft, s: TaskState, report: Plan | Revise, at: datetime, act: int,
@@ -234,33 +232,18 @@ class CoordinatorLoop(DeliveryLoop):
     def _delegate(self, d: Draft, s: TaskState, report: Delegate, at: datetime, act: int,
                   events: list[Event]) -> None:
         role_id = report.role
-        if role_id not in self.catalogue:
-            raise LoopRefused(f"no delivery role {role_id!r}"
-                              f"{did_you_mean(role_id, self.catalogue.ids)}", code="bad_move")
-        if role_id == ARCHITECT:
-            raise LoopRefused("the coordinator is the architect: it plans and revises itself "
-                              "(Plan, Revise), it does not delegate to itself", code="bad_move")
-        role = self.catalogue.role(role_id)
-        if s.plan is None and not role.anytime:
-            raise LoopRefused(f"plan first: {role_id} works from the plan and its acceptance "
-                              "criteria (C3); before the plan only "
-                              + ", ".join(r.id for r in self.catalogue if r.anytime)
-                              + " may be delegated", code="bad_move")
-        if not report.instructions.strip():
-            raise LoopRefused("a delegation says what to achieve: give instructions (C3)",
-                              code="bad_move")
-        limit = self.task.limits.launch_limit(role_id)
+        known = role_id in self.catalogue
+        limit = self.task.limits.launch_limit(role_id) if known else None
         used = s.launches.get(role_id, 0)
-        if limit is not None and used >= limit:
-            raise LoopRefused(
-                f"{role_id} was launched {used} times, the most this task allows (C4.3); "
-                "other roles, revise, finalise or fail remain", code="cap_reached")
-        if role_id == REVIEWER:
-            qa = s.latest(QA, s.version)
-            if qa is None or qa.verdict != "pass":
-                raise LoopRefused(f"the reviewer reviews what QA passed: QA has not passed "
-                                  f"version {s.version} (C3); delegate it to QA first",
-                                  code="qa_first")
+        qa = s.latest(QA, s.version) if role_id == REVIEWER else None
+        why = delegation_refusal(
+            known=known, is_self=role_id == ARCHITECT, planned=s.plan is not None,
+            anytime=known and self.catalogue.role(role_id).anytime,
+            has_instructions=bool(report.instructions.strip()), launches=used, limit=limit,
+            reviewer=role_id == REVIEWER, qa_passed=qa is not None and qa.verdict == "pass")
+        if why is not None:
+            raise LoopRefused(self._refused_delegation(why, role_id, s, used),
+                              code=DELEGATION_CODES[why])
         focus: tuple[str, ...] = ()
         if report.focus:
             if not self.task.focused_recheck:
@@ -278,11 +261,32 @@ class CoordinatorLoop(DeliveryLoop):
                                   "recheck checks a new build; delegate the fix to the "
                                   "developer first (C6)", code="bad_move")
             focus = s.findings
-        sent_back = role_id == DEVELOPER and bool(s.verdicts) and \
-            s.verdicts[-1].verdict in ("fail", "changes") and s.verdicts[-1].covers(s.version)
+        final = s.verdicts[-1] if s.verdicts else None
+        sent_back = sends_back(role_id, final.verdict if final is not None else None,
+                               final is not None and final.covers(s.version))
         self._launch(d, role_id, at, act, events, report.instructions, by=ARCHITECT,
                      fixes=report.fixes, focus=focus, sent_back=sent_back)
         d["notices"] = ()
+
+    def _refused_delegation(self, why: str, role_id: str, s: TaskState, used: int) -> str:
+        """The message of a delegation `delegation_refusal` refuses (`why`, its reason)."""
+        if why == "unknown_role":
+            return f"no delivery role {role_id!r}{did_you_mean(role_id, self.catalogue.ids)}"
+        if why == "self":
+            return ("the coordinator is the architect: it plans and revises itself (Plan, "
+                    "Revise), it does not delegate to itself")
+        if why == "plan_first":
+            return (f"plan first: {role_id} works from the plan and its acceptance criteria "
+                    "(C3); before the plan only "
+                    + ", ".join(r.id for r in self.catalogue if r.anytime)
+                    + " may be delegated")
+        if why == "no_instructions":
+            return "a delegation says what to achieve: give instructions (C3)"
+        if why == "launch_cap":
+            return (f"{role_id} was launched {used} times, the most this task allows (C4.3); "
+                    "other roles, revise, finalise or fail remain")
+        return (f"the reviewer reviews what QA passed: QA has not passed version {s.version} "
+                "(C3); delegate it to QA first")
 
     def _answer(self, d: Draft, s: TaskState, report: Answer, at: datetime, act: int,
                 events: list[Event]) -> None:

@@ -52,6 +52,7 @@ from .model import (
 )
 from .outcomes import check_gates, path_text, pr_description
 from .review import ReviewDecision, review_required
+from .rules import budget_refusal, outcome_of, result_refusal
 from .state import Outcome, Step, TaskState, Wait, freeze
 from .views import agent_contract, loop_status
 
@@ -266,8 +267,8 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         elif isinstance(report, Judgement):
             self._judged(d, s, w, report, base, at, act, events)
         elif isinstance(report, Result):
-            if role in JUDGES or role == DEVELOPER:
-                wanted = "Judgement" if role in JUDGES else "Built"
+            wanted = result_refusal(role)
+            if wanted is not None:
                 raise LoopRefused(f"{role} reports a {wanted}, not a Result", code="bad_report")
             events.append({**base, "kind": "report", "verdict": "done", "version": s.version,
                            "summary": report.summary,
@@ -287,15 +288,14 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
             defect = path_defect(f)
             if defect:
                 raise LoopRefused(f"file {f!r} refused: {defect}", code="unsafe_path")
-        if report.steps is None and w.steps is not None:
-            raise LoopRefused(f"this launch has a budget of {w.steps} steps"
-                              + (" (quick fix, C6)" if s.path == "quick-fix" else "")
-                              + ": the developer's report says how many it took (steps=)",
-                              code="over_budget")
-        if report.steps is not None and w.steps is not None and report.steps > w.steps:
-            raise LoopRefused(f"the developer reports {report.steps} steps; this launch's budget "
-                              f"is {w.steps}" + (" (quick fix, C6)" if s.path == "quick-fix"
-                                                 else ""), code="over_budget")
+        over = budget_refusal(report.steps, w.steps)
+        if over is not None:
+            quick = " (quick fix, C6)" if s.path == "quick-fix" else ""
+            raise LoopRefused(f"this launch has a budget of {w.steps} steps{quick}: the "
+                              "developer's report says how many it took (steps=)"
+                              if over == "missing" else
+                              f"the developer reports {report.steps} steps; this launch's "
+                              f"budget is {w.steps}{quick}", code="over_budget")
         version = s.version + (1 if report.files else 0)
         outside: list[str] = []
         if s.plan is not None and s.path == "quick-fix":
@@ -439,7 +439,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         s: TaskState = freeze(d)
         decision = self.review_decision(s)
         path = path_text(self.mode, s)
-        if s.version == 0:
+        if outcome_of(s.version) == "already_done":
             outcome = Outcome("already_done", "QA confirmed the code already does what is "
                               "asked: nothing to merge, no pull request", 0, decision, None, path)
         else:

@@ -1,6 +1,9 @@
 """Simulated coordinator runs on plain data: the random player of `players.py` and the
 rules of `CoordinatorLoop` it can meet, played with local variables instead of the
-per-act objects (states, contracts, events), for `crewbook.simulate` (issue 25).
+per-act objects (states, contracts, events), for `crewbook.simulate`. The rules are the
+engine's own functions (`crewbook.delivery.rules`: the global caps, the gates, the
+delegation checks, sending work back, the step budget, who gives a `Result`, the
+outcome), called on these local variables.
 
 Why: a Monte Carlo sweep of a million tasks needs outcomes, not contracts or ledger
 lines. Each run here makes the same draws, in the same order, as the random player
@@ -24,6 +27,16 @@ from .diffstat import ChangeSummary, summary_of
 from .engine import MAX_DURATION_MS
 from .model import ARCHITECT, DEVELOPER, QA, REVIEWER
 from .review import ReviewDecision, review_required
+from .rules import (
+    DELEGATION_CODES,
+    budget_refusal,
+    caps_reached,
+    delegation_refusal,
+    gate_codes,
+    outcome_of,
+    result_refusal,
+    sends_back,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -84,7 +97,9 @@ class _Kernel:
         self.spec = spec
         self.max_acts, self.max_refusals = max_acts, max_refusals
         self.steps_limit: int | None = limits.steps
-        self.minutes_limit: int | None = limits.duration_minutes
+        #: the run time limit in milliseconds (`caps_reached` on plain numbers)
+        self.time_limit: int | None = (None if limits.duration_minutes is None
+                                       else limits.duration_minutes * 60_000)
         self.wait_ms = limits.wait_minutes * 60_000
         self.agent_steps: int | None = limits.agent_steps
         catalogue = loop.catalogue
@@ -136,7 +151,7 @@ class _Kernel:
 
         finalise_early = spec.coordinator.finalise_early
         fail_at_cap = spec.coordinator.fail_at_cap
-        steps_limit, minutes_limit = self.steps_limit, self.minutes_limit
+        steps_limit, time_limit = self.steps_limit, self.time_limit
         wait_ms, agent_steps, limit = self.wait_ms, self.agent_steps, self.limit
         roles = self.roles
 
@@ -178,12 +193,10 @@ class _Kernel:
 
         def gate() -> str | None:
             """The first gate's code (C4.2), or None when the version may ship."""
-            if latest(QA, version) != "pass":
-                return "version_not_verified"
-            if self.review(files, launches.get(REVIEWER, 0) > 0) and \
-                    latest(REVIEWER, version) != "approved":
-                return "review_required"
-            return None
+            qa = latest(QA, version)  # no QA pass: the first gate, whatever the review
+            review = qa == "pass" and self.review(files, launches.get(REVIEWER, 0) > 0)
+            codes = gate_codes(qa, review, latest(REVIEWER, version) if review else None)
+            return codes[0] if codes else None
 
         while outcome is None:
             if acts >= self.max_acts:
@@ -204,10 +217,8 @@ class _Kernel:
                 t_in = round(tokens * share)
                 t_out, price_cost = tokens - t_in, round(tokens * price / 1e6, 6)
                 base = now if now is not None else clock
-                open_capped = (steps_limit is not None and steps >= steps_limit) or (
-                    minutes_limit is not None and (
-                        (base - started) // 60_000 if started is not None else 0
-                    ) >= minutes_limit)
+                open_capped = caps_reached(steps, steps_limit,
+                                           0 if started is None else base - started, time_limit)
                 can_finalise = plan and gate() is None
                 target = ""
                 if can_finalise:
@@ -246,20 +257,19 @@ class _Kernel:
                     code = "bad_report"
                 elif question is not None and kind not in ("answer", "fail"):
                     code = "question_pending"
-                elif kind not in ("finalise", "fail") and (
-                        (steps_limit is not None and steps >= steps_limit) or (
-                            minutes_limit is not None and (
-                                (at - started) // 60_000 if started is not None else 0
-                            ) >= minutes_limit)):
+                elif kind not in ("finalise", "fail") and caps_reached(
+                        steps, steps_limit, 0 if started is None else at - started, time_limit):
                     code = "cap_reached"
                 elif kind == "delegate":
-                    if target not in roles or (not plan and not roles[target].anytime):
-                        code = "bad_move"
-                    elif limit.get(target) is not None and \
-                            launches.get(target, 0) >= limit[target]:
-                        code = "cap_reached"
-                    elif target == REVIEWER and latest(QA, version) != "pass":
-                        code = "qa_first"
+                    known = target in roles
+                    why = delegation_refusal(  # in order: known, is_self, planned, anytime,
+                        # has_instructions, launches, limit, reviewer, qa_passed
+                        known, target == ARCHITECT, plan, known and roles[target].anytime,
+                        True, launches.get(target, 0), limit.get(target),
+                        target == REVIEWER,
+                        target == REVIEWER and latest(QA, version) == "pass")
+                    if why is not None:
+                        code = DELEGATION_CODES[why]
                 elif kind == "finalise":
                     code = "bad_move" if not plan else gate()
                 if code is None:  # accepted: the new state
@@ -269,8 +279,9 @@ class _Kernel:
                         plan = True
                     elif kind == "delegate":
                         n = launches[target] = launches.get(target, 0) + 1
-                        if target == DEVELOPER and verdicts and verdicts[-1][1] in (
-                                "fail", "changes") and verdicts[-1][2] == version:
+                        final = verdicts[-1] if verdicts else None
+                        if sends_back(target, final[1] if final else None,
+                                      final is not None and final[2] == version):
                             sent_back += 1
                         wait = (target, at + wait_ms, n, version)
                         holder = target
@@ -279,7 +290,7 @@ class _Kernel:
                         wait = (wait[0], at + wait_ms, wait[2], wait[3])
                         holder, question = wait[0], None
                     elif kind == "finalise":
-                        outcome = "pull_request" if version else "already_done"
+                        outcome = outcome_of(version)
                         holder, wait = None, None
                     else:  # fail
                         outcome = "failed"
@@ -320,9 +331,9 @@ class _Kernel:
                         code = "bad_report"
                     elif at > deadline:
                         code = "wait_expired"
-                    elif kind == "built" and agent_steps is not None:
+                    elif kind == "built" and budget_refusal(None, agent_steps) is not None:
                         code = "over_budget"  # the random developer reports no steps
-                    elif kind == "result" and role in (QA, REVIEWER, DEVELOPER):
+                    elif kind == "result" and result_refusal(role) is not None:
                         code = "bad_report"
                     if code is None:
                         if started is None:

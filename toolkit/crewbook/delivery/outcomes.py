@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .model import QA, REVIEWER
 from .review import ReviewDecision
+from .rules import gate_codes
 from .state import Outcome, TaskState
 
 
@@ -18,30 +19,28 @@ def check_gates(s: TaskState, decision: ReviewDecision) -> list[tuple[str, str]]
     v = s.version
     out: list[tuple[str, str]] = []
     qa = s.latest(QA, v)
-    if qa is None:
-        older = s.latest(QA)
-        if older is not None and older.verdict == "pass":
-            out.append(("version_not_verified",
-                        f"finalising needs a QA pass on version {v}, the version that ships; "
-                        f"QA passed version {older.version} and the branch changed since "
-                        "(C4.2): the new version goes back to QA"))
+    rv = s.latest(REVIEWER, v) if decision.required else None
+    codes = gate_codes(qa.verdict if qa is not None else None, decision.required,
+                       rv.verdict if rv is not None else None)
+    if "version_not_verified" in codes:
+        if qa is not None:
+            text = (f"QA failed version {v} (act {qa.act}): the findings go back to the "
+                    "developer, or the task fails")
+        elif (older := s.latest(QA)) is not None and older.verdict == "pass":
+            text = (f"finalising needs a QA pass on version {v}, the version that ships; QA "
+                    f"passed version {older.version} and the branch changed since (C4.2): "
+                    "the new version goes back to QA")
         else:
-            out.append(("version_not_verified",
-                        f"finalising needs a QA pass on version {v}, the version that ships; "
-                        "QA has not verified it (C4.2)"))
-    elif qa.verdict != "pass":
-        out.append(("version_not_verified",
-                    f"QA failed version {v} (act {qa.act}): the findings go back to the "
-                    "developer, or the task fails"))
-    if decision.required:
-        rv = s.latest(REVIEWER, v)
+            text = (f"finalising needs a QA pass on version {v}, the version that ships; "
+                    "QA has not verified it (C4.2)")
+        out.append(("version_not_verified", text))
+    if "review_required" in codes:
         if rv is None:
-            out.append(("review_required",
-                        f"review is required ({'; '.join(decision.reasons)}) and the reviewer "
-                        f"has not approved version {v} (C4.2)"))
-        elif rv.verdict != "approved":
-            out.append(("review_required",
-                        f"the reviewer asked for changes on version {v} (act {rv.act})"))
+            text = (f"review is required ({'; '.join(decision.reasons)}) and the reviewer "
+                    f"has not approved version {v} (C4.2)")
+        else:
+            text = f"the reviewer asked for changes on version {v} (act {rv.act})"
+        out.append(("review_required", text))
     return out
 
 

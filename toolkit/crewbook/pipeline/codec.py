@@ -5,17 +5,17 @@ JSON Schemas) that simulate and replay use."""
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from ..core.examples import example_of
 from ..core.examples import plain_copy as _copy
-from ..core.loop import Loop
+from ..core.family import CodecBase, Replay
 from ..core.measures import measures_of
 from ..errors import SimulationError
 from .kinds import FILE_WRITTEN
-from .state import StageReport, Steer, parse_report
+from .state import PipelineReport, PipelineState, StageReport, Steer, parse_report
 
 __all__ = ["PipelineCodec", "judged_fields", "serialize_report", "templates"]
 
@@ -41,51 +41,48 @@ def serialize_report(report: Any) -> dict[str, Any]:
     return data
 
 
-class PipelineCodec:
+class PipelineCodec(CodecBase[PipelineState, PipelineReport]):
     """Stage reports and steering notes as plain mappings, and back from ledger events."""
 
     parse = staticmethod(parse_report)
     serialize = staticmethod(serialize_report)
 
-    def from_events(self, events: Sequence[Mapping[str, Any]], loop: Loop[Any, Any]
-                    ) -> tuple[list[Any], list[datetime | None]]:
-        """The stage reports and steering notes that wrote `events`."""
-        pipeline = loop.pipeline  # type: ignore[attr-defined]
+    def report_of(self, event: Mapping[str, Any],
+                  replay: Replay[PipelineState, PipelineReport]) -> PipelineReport | None:
+        """The stage report (its artifacts rebuilt from the verdicts that follow it) or
+        the steering note that wrote `event`."""
+        e = event
+        kind = e.get("kind")
+        if kind == "note" and isinstance(e.get("payload"), Mapping) and \
+                e["payload"].get("journal") in ("steering", "approval"):
+            return Steer(str(e.get("summary") or ""), str(e.get("role") or "human"),
+                         e["payload"]["journal"])
+        if kind != "report":
+            return None
+        pipeline = replay.loop.pipeline  # type: ignore[attr-defined]
         made = templates(pipeline)
-        plans = pipeline.plans
-        reports: list[Any] = []
-        times: list[datetime | None] = []
-        for i, e in enumerate(events):
-            kind = e.get("kind")
-            if kind == "note" and isinstance(e.get("payload"), Mapping) and \
-                    e["payload"].get("journal") in ("steering", "approval"):
-                reports.append(Steer(str(e.get("summary") or ""), str(e.get("role") or "human"),
-                                     e["payload"]["journal"]))
-                times.append(e.get("ts"))
-                continue
-            if kind != "report":
-                continue
-            stage = str(e.get("stage"))
-            payload = e.get("payload") or {}
-            measures = measures_of(e)
-            if payload.get("outcome") == "failed" or stage not in plans:
-                reports.append(StageReport(stage, {}, summary=e.get("summary"), **measures))
-                times.append(e.get("ts"))
-                continue
-            artifacts = {n: _copy(v) for n, v in made.get(stage, {}).items()
-                         if n in payload.get("artifacts", made.get(stage, {}))}
-            for later in events[i + 1:]:
-                if later.get("kind") != "verdict" or later.get("stage") != stage:
-                    break
-                lp = later.get("payload") or {}
-                name, field = lp.get("artifact"), lp.get("field")
-                if name in artifacts and isinstance(field, str):
-                    _set_field(artifacts[name], field, _typed(later.get("verdict"),
-                                                              pipeline, stage, name, field))
-            writes = tuple(str(w) for w in payload.get("writes") or ())
-            reports.append(StageReport(stage, artifacts, writes, e.get("summary"), **measures))
-            times.append(e.get("ts"))
-        return reports, times
+        stage = str(e.get("stage"))
+        payload = e.get("payload") or {}
+        measures = measures_of(e)
+        if payload.get("outcome") == "failed" or stage not in pipeline.plans:
+            return StageReport(stage, {}, summary=e.get("summary"), **measures)
+        artifacts = {n: _copy(v) for n, v in made.get(stage, {}).items()
+                     if n in payload.get("artifacts", made.get(stage, {}))}
+        for later in replay.after():
+            if later.get("kind") != "verdict" or later.get("stage") != stage:
+                break
+            lp = later.get("payload") or {}
+            name, field = lp.get("artifact"), lp.get("field")
+            if name in artifacts and isinstance(field, str):
+                _set_field(artifacts[name], field, _typed(later.get("verdict"),
+                                                          pipeline, stage, name, field))
+        writes = tuple(str(w) for w in payload.get("writes") or ())
+        return StageReport(stage, artifacts, writes, e.get("summary"), **measures)
+
+    def time_of(self, event: Mapping[str, Any], report: PipelineReport) -> datetime | None:
+        """The event's ``ts`` as recorded."""
+        when: datetime | None = event.get("ts")
+        return when
 
 
 def templates(pipeline: Any) -> dict[str, dict[str, Any]]:

@@ -110,9 +110,9 @@ def parse_report(data: Mapping[str, Any]) -> PipelineReport:
 
 
 def _steer(data: Mapping[str, Any]) -> Steer:
-    unknown = sorted(set(data) - {"steer", "by", "kind"})
+    refuse_unknown_keys(data, ("steer", "by", "kind"), "a steering report")
     text, by, kind = data.get("steer"), data.get("by", "human"), data.get("kind", "steering")
-    if unknown or not isinstance(text, str) or not text.strip() or not isinstance(by, str):
+    if not isinstance(text, str) or not text.strip() or not isinstance(by, str):
         raise LoopRefused("a steering report is {\"steer\": TEXT, \"by\": WHO, \"kind\": "
                           "\"steering\" | \"approval\"}", code="bad_report")
     if kind not in ("steering", "approval"):

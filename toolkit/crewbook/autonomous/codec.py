@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from ..core.bar import BarRun
 from ..core.form import refuse_unknown_keys
-from ..crew.model import BarRun
 from ..errors import LoopRefused
 from .engine import LoopStep
 

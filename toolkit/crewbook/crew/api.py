@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..artifacts.project import Project, ProjectLike, as_project
+from ..core.bar import DEFAULT_TIMEOUT
 from ..core.commit import StateStore, turn_lock
 from ..core.loop import Act, Status, utc_now
 from ..errors import AlreadyExistsError, CrewError, Problem, UnsafePathError
@@ -38,7 +39,6 @@ from .engine import CrewLoop, CrewReport, next_axis
 from .model import (
     CREW_DIR,
     CREW_LEDGER,
-    DEFAULT_TIMEOUT,
     PROMPTS_DIR,
     SAFE_NAME,
     STATE_FILE,

@@ -285,7 +285,7 @@ def keep(line: int, output: int, argv: list[str], cwd: str, env: dict[bytes, byt
 
 def serve(control: int) -> int:
     """The keeper server: one per crewbook process, started once, so that a bar command
-    costs no Python start and no fork (`crewbook.crew.bar`).
+    costs no Python start and no fork (`crewbook.core.bar`).
 
     Requests come on `control` (a ``SOCK_SEQPACKET`` socket), each taken by one of the
     idle keepers the server forked (`keeper`). A keeper says on its own pipe ``T`` when

@@ -3,7 +3,7 @@
 `run_command` runs one configured shell command so that it can never hang or kill the
 loop that asked for it:
 
-- it runs under a keeper (`crewbook.crew.keeper`): a child subreaper that holds the
+- it runs under a keeper (`crewbook.core.keeper`): a child subreaper that holds the
   command's whole tree (a child that calls ``setsid`` or double-forks included), in
   its own process group, stdin closed; on Linux the keepers come from one keeper server
   per crewbook process, started with the first command, so a command costs about what
@@ -43,16 +43,23 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol
 
-from ..core.paths import kind_of, path_problem
+from pydantic import BaseModel, ConfigDict
+
 from ..errors import CrewError, Problem, UnsafePathError
-from .model import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT, BarCommand, BarRun
+from .paths import kind_of, path_problem
+
+#: Seconds a bar command may run before its whole process group is killed (DESIGN rule 7).
+DEFAULT_TIMEOUT: Final = 600.0
+#: Bytes of a bar command's output kept (half from its start, half from its end).
+DEFAULT_MAX_OUTPUT: Final = 64 * 1024
 
 #: Seconds to wait for the last output once the command itself has exited.
 EXIT_GRACE: Final = 0.5
-#: Whether bar commands run under the keeper (`crewbook.crew.keeper`, POSIX).
+#: Whether bar commands run under the keeper (`crewbook.core.keeper`, POSIX).
 KEEPER: Final = hasattr(os, "killpg")
 #: Seconds the keeper has to kill a command's tree once told to stop.
 KEEPER_GRACE: Final = 10.0
@@ -64,6 +71,46 @@ SERVER: Final = (KEEPER and sys.platform.startswith("linux")
 LINE_CHECK: Final = 0.25
 _CHUNK: Final = 65536
 _KEEPER_PY: Final = str(Path(__file__).with_name("keeper.py"))
+
+
+class BarRun(BaseModel):
+    """What one bar command did: exit code, time, whether it passed, its output's end."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    command: str
+    cwd: str
+    exit_code: int | None
+    timed_out: bool
+    duration_ms: int
+    output_bytes: int
+    truncated: bool
+    tail: str
+
+    @property
+    def passed(self) -> bool:
+        """Exit code 0 within the timeout."""
+        return self.exit_code == 0 and not self.timed_out
+
+    def line(self) -> str:
+        """`test: pass (exit 0, 1.2 s)`."""
+        if self.timed_out:
+            how = f"timed out after {self.duration_ms / 1000:.1f} s, process group killed"
+        else:
+            how = f"exit {self.exit_code}, {self.duration_ms / 1000:.1f} s"
+        return f"{self.name}: {'pass' if self.passed else 'fail'} ({how})"
+
+
+class BarSpec(Protocol):
+    """One configured command of a bar (the crew's `BarCommand` is one)."""
+
+    @property
+    def command(self) -> str: ...
+    @property
+    def cwd(self) -> str | None: ...
+    @property
+    def timeout(self) -> float | None: ...
 
 
 class BoundedOutput:
@@ -137,7 +184,7 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 class _Server:
-    """This process's keeper server (`crewbook.crew.keeper.serve`), started on the first
+    """This process's keeper server (`crewbook.core.keeper.serve`), started on the first
     bar command: a bar command then goes to a keeper already running instead of starting
     a Python interpreter (about 10 ms, more than the rest of the runner). Requests go on
     one ``SOCK_SEQPACKET`` socket, each with its output pipe and its line (`_watch`)."""
@@ -446,7 +493,7 @@ def run_command(
 
 
 def run_bar(
-    bar: dict[str, BarCommand], *, root: Path, timeout: float = DEFAULT_TIMEOUT,
+    bar: Mapping[str, BarSpec], *, root: Path, timeout: float = DEFAULT_TIMEOUT,
     max_output: int = DEFAULT_MAX_OUTPUT,
 ) -> list[BarRun]:
     """Run every command of a bar in order (test, lint, typecheck, build as configured)."""
@@ -477,4 +524,5 @@ def bar_event(run: BarRun, *, act: int | None = None, role: str | None = None,
     return event
 
 
-__all__ = ["BoundedOutput", "bar_event", "confined_cwd", "run_bar", "run_command"]
+__all__ = ["DEFAULT_MAX_OUTPUT", "DEFAULT_TIMEOUT", "BarRun", "BarSpec", "BoundedOutput",
+           "bar_event", "confined_cwd", "run_bar", "run_command"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from crewbook.crew.bar import run_command
+from crewbook.core.bar import run_command
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="the keeper's subreaper is Linux")
@@ -90,7 +90,7 @@ def test_a_command_killed_by_sigkill_reports_it_too(tmp_path: Path) -> None:
 CREWBOOK = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from crewbook.crew.bar import run_command
+    from crewbook.core.bar import run_command
     run_command(sys.argv[2], root=Path(sys.argv[1]), timeout=600)
 """)
 
@@ -160,7 +160,7 @@ def test_the_keeper_server_dies_and_is_replaced(tmp_path: Path) -> None:
 def test_a_keeper_of_its_own_when_there_is_no_server(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The way macOS runs, and Linux when the server cannot take a command."""
-    from crewbook.crew import bar
+    from crewbook.core import bar
 
     monkeypatch.setattr(bar, "_SERVER", None)
     run = run_command(ESCAPERS.format(rest="echo out; exit 3"), root=tmp_path, timeout=60)

@@ -50,6 +50,10 @@ from .paths import kind_of, path_problem
 
 #: Seconds a bar command may run before its whole process group is killed (DESIGN rule 7).
 DEFAULT_TIMEOUT: Final = 600.0
+#: The environment variable naming the project whose bar a command runs in (its root,
+#: resolved): crewbook inside a bar refuses at once what would wait for that project's
+#: lock, held by the loop measuring the bar (`core.commit.taking_turn`).
+BAR_ROOT_ENV: Final = "CREWBOOK_BAR_ROOT"
 
 
 class BarRun(BaseModel):
@@ -137,7 +141,8 @@ def run_command(
     deadline = started + timeout
     argv = ["/bin/sh", "-c", command]
     out = BoundedOutput(max_output)
-    code, timed_out = run_kept(argv, folder, out, deadline, name)
+    env = {BAR_ROOT_ENV: str(root.resolve())}
+    code, timed_out = run_kept(argv, folder, env, out, deadline, name)
     duration_ms = int((time.monotonic() - started) * 1000)
     text = out.text()
     return BarRun(
@@ -180,5 +185,5 @@ def bar_event(run: BarRun, *, act: int | None = None, role: str | None = None,
     return event
 
 
-__all__ = ["DEFAULT_MAX_OUTPUT", "DEFAULT_TIMEOUT", "BarRun", "BarSpec", "BoundedOutput",
-           "bar_event", "confined_cwd", "run_bar", "run_command"]
+__all__ = ["BAR_ROOT_ENV", "DEFAULT_MAX_OUTPUT", "DEFAULT_TIMEOUT", "BarRun", "BarSpec",
+           "BoundedOutput", "bar_event", "confined_cwd", "run_bar", "run_command"]

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
@@ -297,11 +298,13 @@ def _umask() -> int:
     return -1
 
 
-def _run_served(argv: list[str], folder: Path, out: BoundedOutput,
+def _run_served(argv: list[str], folder: Path, env: Mapping[str, str], out: BoundedOutput,
                 deadline: float) -> tuple[int | None, bool] | None:
     """Run through this process's keeper server; None when it cannot take the command."""
     assert SERVER is not None
-    request = marshal.dumps((argv, str(folder), dict(os.environb), _umask()))
+    environment = dict(os.environb)
+    environment.update({os.fsencode(k): os.fsencode(v) for k, v in env.items()})
+    request = marshal.dumps((argv, str(folder), environment, _umask()))
     for _ in range(2):  # a request no keeper took: the server died, start another
         reader, writer = os.pipe()
         ours, theirs = socket.socketpair()
@@ -321,19 +324,21 @@ def _run_served(argv: list[str], folder: Path, out: BoundedOutput,
     return None
 
 
-def _run_alone(argv: list[str], folder: Path, out: BoundedOutput, deadline: float,
+def _run_alone(argv: list[str], folder: Path, env: Mapping[str, str], out: BoundedOutput,
+               deadline: float,
                name: str) -> tuple[int | None, bool]:
     """Run under a keeper of its own (a Python start per command: ``keeper.main``, the
     line on its standard input, the output on its standard output), or, without process
     groups (Windows), alone; (status, timed out)."""
     if not KEEPER:  # pragma: no cover - Windows: the command alone, its output read whole
-        return _run_bare(argv[-1], folder, out, deadline)
+        return _run_bare(argv[-1], folder, env, out, deadline)
     reader, writer = os.pipe()
     ours, theirs = socket.socketpair()
     try:
         proc = subprocess.Popen(  # a command the user configured (rule 7)
             [sys.executable, "-I", "-S", _KEEPER_PY, *argv], cwd=folder, stdin=theirs.fileno(),
-            stdout=writer, stderr=subprocess.DEVNULL, start_new_session=True)
+            stdout=writer, stderr=subprocess.DEVNULL, start_new_session=True,
+            env={**os.environ, **env})
     except OSError as exc:
         os.close(reader)
         ours.close()
@@ -359,12 +364,13 @@ def _run_alone(argv: list[str], folder: Path, out: BoundedOutput, deadline: floa
     return done
 
 
-def _run_bare(command: str, folder: Path, out: BoundedOutput,
+def _run_bare(command: str, folder: Path, env: Mapping[str, str], out: BoundedOutput,
               deadline: float) -> tuple[int | None, bool]:  # pragma: no cover - Windows
     """The command alone, where there are no process groups: killed alone at the
     deadline, its output bounded once read."""
     proc = subprocess.Popen(command, shell=True, cwd=folder, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env={**os.environ, **env})
     try:
         output, _ = proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
@@ -376,12 +382,13 @@ def _run_bare(command: str, folder: Path, out: BoundedOutput,
     return proc.returncode, False
 
 
-def run_kept(argv: list[str], folder: Path, out: BoundedOutput, deadline: float,
-             name: str) -> tuple[int | None, bool]:
-    """Run `argv` in `folder` under a keeper until `deadline`, its output into `out`:
-    (status, timed out). `CrewError` when no keeper can be started."""
-    done = _run_served(argv, folder, out, deadline) if SERVER is not None else None
-    return _run_alone(argv, folder, out, deadline, name) if done is None else done
+def run_kept(argv: list[str], folder: Path, env: Mapping[str, str], out: BoundedOutput,
+             deadline: float, name: str) -> tuple[int | None, bool]:
+    """Run `argv` in `folder` under a keeper until `deadline`, with crewbook's environment
+    and `env`, its output into `out`: (status, timed out). `CrewError` when no keeper can
+    be started."""
+    done = _run_served(argv, folder, env, out, deadline) if SERVER is not None else None
+    return _run_alone(argv, folder, env, out, deadline, name) if done is None else done
 
 
 __all__ = ["SERVER", "run_kept"]

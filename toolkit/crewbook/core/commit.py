@@ -34,7 +34,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import InvalidInputError, LoopRefused, NotFoundError, Problem
 from .atomic import write_atomic
-from .paths import kind_of, read_capped
+from .paths import file_or_absent, kind_of, read_capped
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -64,6 +64,7 @@ def turn_lock(path: Path) -> Any:
     take turns on it; a forked child gets its own)."""
     from filelock import FileLock
 
+    file_or_absent(Path(path), "lock file")
     key = os.path.abspath(path)
     with _LOCKS_GUARD:
         lock = _LOCKS.get(key)

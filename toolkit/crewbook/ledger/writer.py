@@ -54,6 +54,7 @@ except ImportError:  # pragma: no cover - Windows: a lock file beside the ledger
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError, to_json
 
+from ..core.paths import file_or_absent
 from ..errors import LedgerError, Problem, UsageError
 from .events import FIELDS, KINDS, MAX_INT, REQUIRED_BY_KIND, LedgerEvent, validation_problems
 
@@ -287,6 +288,7 @@ class Ledger:
         self.loop = loop
         self.fsync: FsyncPolicy = fsync
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        file_or_absent(self.path, "ledger")  # not a folder, a FIFO, a device
         self._thread_lock = threading.Lock()
         self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         self._finalizer = weakref.finalize(self, os.close, self._fd)

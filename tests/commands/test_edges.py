@@ -100,3 +100,16 @@ def test_a_closed_standard_output_is_no_traceback(
     assert done.returncode == status, done.stderr
     assert b"Traceback" not in done.stderr
     assert done.stdout == b""
+
+
+@pytest.mark.parametrize("source", ["auto", "otlp", "codex", "claude-code", "openhands"])
+@pytest.mark.parametrize("text", ["[" * 100_000, '{"a": ' * 100_000])
+def test_json_nested_too_deep_is_a_clear_import_error(
+        tmp_path: Path, cli: Callable[..., Any], source: str, text: str) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text(text + "\n", encoding="utf-8")
+    result = cli("ledger", "import", deep, "--from", source, "-o", tmp_path / "out.jsonl")
+    assert result.code == 1, result.err
+    assert "import_too_deep" in result.err
+    assert str(deep) in result.err
+    assert not (tmp_path / "out.jsonl").exists()

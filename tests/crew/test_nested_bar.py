@@ -9,8 +9,13 @@ import shlex
 import sys
 from pathlib import Path
 
+import pytest
+
+from crewbook.core.bar import BAR_ROOT_ENV
+from crewbook.core.commit import taking_turn
 from crewbook.crew import crew_init, crew_report, crew_status
 from crewbook.crew.model import CREW_LEDGER
+from crewbook.errors import LoopRefused
 
 CLI = (f"{shlex.quote(sys.executable)} -c \"import sys; from crewbook.commands import main; "
        "sys.exit(main())\"")
@@ -48,3 +53,24 @@ def test_a_nested_status_from_inside_a_bar_is_served(project: Path) -> None:
     assert isinstance(payload, dict)
     assert payload["exit_code"] == 0
     assert '"expected_role"' in str(payload["tail"])
+
+
+def test_taking_a_held_turn_inside_a_bar_of_that_project_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only inside a bar of the lock's own project, and only while the lock is held."""
+    from filelock import FileLock
+
+    lock = tmp_path / "project" / "_codev" / "crew" / ".lock"
+    lock.parent.mkdir(parents=True)
+    holder = FileLock(str(lock))  # another holder, as the loop measuring the bar is
+    holder.acquire()
+    try:
+        monkeypatch.setenv(BAR_ROOT_ENV, str((tmp_path / "project").resolve()))
+        with pytest.raises(LoopRefused) as info, taking_turn(lock):
+            pass
+        assert info.value.code == "inside_bar"
+        assert str((tmp_path / "project").resolve()) in str(info.value)
+    finally:
+        holder.release()
+    with taking_turn(lock):  # free: served, even inside the bar
+        assert lock.exists()

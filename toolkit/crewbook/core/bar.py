@@ -19,10 +19,14 @@ loop that asked for it:
   server ends too);
 - if the bar kills its keeper, the command's process group is killed and the run says
   so (exit -9); on Linux the keeper server is a subreaper too, so the rest of the tree
-  (a child that called ``setsid`` included) comes to it and it kills that at once; a
-  keeper its bar stopped (SIGSTOP) is seen within `keeping.LINE_CHECK` s and killed, the same
-  way (without the server, as on macOS, the command's process group alone is killed);
-  a keeper server that died is replaced at the next command;
+  (a child that called ``setsid`` included) comes to it and it kills that before the
+  run is reported; a keeper its bar stopped (SIGSTOP) is seen within
+  `keeping.LINE_CHECK` s and killed, the same way (without the server, as on macOS,
+  the command's process group alone is killed); a keeper server that died is replaced
+  at the next command;
+- it runs with `BAR_ROOT_ENV` (``CREWBOOK_BAR_ROOT``) set to the project's root, so a
+  crewbook it starts that would wait for the project's lock, held by the loop measuring
+  the bar, is refused at once instead (`core.commit.taking_turn`);
 - its output (stdout and stderr together) is read as it comes, and only a bounded part
   is kept: the first and the last ``max_output / 2`` bytes, with the number of bytes
   cut, so a command printing gigabytes costs a few KiB of memory;
@@ -31,7 +35,8 @@ loop that asked for it:
 
 The result is a `BarRun` (exit code, duration, timed out, output tail), which the
 engines log as a ``bar`` event. On systems without process groups (Windows) the
-command is killed alone.
+command is killed alone. crewbook's side of the keeper is `core.keeping`, the bounded
+output `core.bar_output`.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from crewbook.core.bar import DEFAULT_TIMEOUT
 from crewbook.crew import STACK_MODELS
-from crewbook.crew.model import BAR_NAMES, DEFAULT_TIMEOUT, MAX_PAYLOAD_BYTES, SCOPES
+from crewbook.crew.model import BAR_NAMES, MAX_PAYLOAD_BYTES, SCOPES
 from crewbook.crew.tools import TOOLS
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -166,9 +166,12 @@ def open_change(change: str | Path | Change, project: ProjectLike = None) -> Cha
              if p.is_dir() and p.name != "archive" and not p.name.startswith(".")]
             if proj.changes_folder.is_dir() else []
         )  # the archive folder and hidden entries are not changes
+        from ..core.paths import kind_of
         from ..errors import did_you_mean
 
-        what = "holds no change.yaml" if folder.is_dir() else "does not exist"
+        what = ("holds no change.yaml" if folder.is_dir() else
+                "is a loop of links (or unreadable)" if kind_of(folder) == "unreadable"
+                else "does not exist")
         raise ChangeNotFoundError(
             f"change {str(change)!r}: {proj.relative(folder)} {what}"
             + (

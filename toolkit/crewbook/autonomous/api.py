@@ -10,12 +10,13 @@ from datetime import datetime
 from pydantic import ValidationError
 
 from ..artifacts.project import Project, ProjectLike, as_project
+from ..core.bar import DEFAULT_TIMEOUT
 from ..core.commit import StateStore
 from ..core.loop import Act, Status, utc_now
 from ..crew.api import next_run_id, project_turn, state_store
 from ..crew.checks import pydantic_problems
 from ..crew.contracts import loop_prompt, write_prompt
-from ..crew.model import DEFAULT_TIMEOUT, LOOP_LEDGER, LOOP_STATE_FILE
+from ..crew.model import LOOP_LEDGER, LOOP_STATE_FILE
 from ..errors import AlreadyExistsError, CrewError
 from ..ledger.writer import Ledger
 from .engine import AutonomousLoop

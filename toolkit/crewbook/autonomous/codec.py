@@ -8,9 +8,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..core.bar import BarRun
 from ..core.family import CodecBase, Replay
 from ..core.form import refuse_unknown_keys
-from ..crew.model import BarRun
 from ..errors import LoopRefused
 from .engine import LoopStep
 from .model import LoopState

@@ -18,9 +18,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..artifacts.project import Project
+from ..core.bar import bar_event, run_command
 from ..core.loop import Act, Cap, EventSink, Loop, Snapshot, Status, Transition, utc_now
 from ..crew.backlog import Backlog
-from ..crew.bar import bar_event, run_command
 from ..crew.engine import Event, left
 from ..crew.model import MAX_SUMMARY_CHARS, PROMPTS_DIR, plain
 from ..errors import CrewError, LoopRefused

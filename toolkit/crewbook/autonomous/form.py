@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.bar import run_command
 from ..core.form import Draft, FormBase, as_mapping
 from ..core.loop import Act, Snapshot
-from ..crew.bar import run_command
 from ..errors import InvalidInputError
 from .engine import LoopStep
 

@@ -7,7 +7,8 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from ..crew.model import DEFAULT_TIMEOUT, FROZEN, BarRun, safe_name
+from ..core.bar import DEFAULT_TIMEOUT, BarRun
+from ..crew.model import FROZEN, safe_name
 
 __all__ = ["DEFAULT_MAX_RECETTES", "PHASES", "PHASE_ROLES", "LoopState", "Phase",
            "format_models"]

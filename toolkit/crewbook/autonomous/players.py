@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..core.bar import BarRun
 from ..core.loop import Act, Loop
 from ..core.players import Draws, Player, default_rounds
-from ..crew.model import BarRun
 from .engine import LoopStep
 from .model import PHASE_ROLES
 

@@ -131,8 +131,23 @@ def _report(args: argparse.Namespace, error: CrewbookError) -> int:
     return exit_status(error)
 
 
+def _closed_to_devnull() -> None:
+    """A standard output or error crewbook was started without (``crewbook ... >&-``:
+    Python sets it to None) becomes the null device, on its own descriptor: what would
+    be printed there is dropped, as for a reader that left a pipe, and no file crewbook
+    opens later takes that descriptor."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is None:
+            null = os.open(os.devnull, os.O_WRONLY)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            setattr(sys, name, open(fd, "w", encoding="utf-8", closefd=False))  # noqa: SIM115
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    _closed_to_devnull()
     if list(sys.argv[1:] if argv is None else argv) == ["--version"]:
         print(f"crewbook {__version__}")  # what argparse prints, without building every parser
         return 0

@@ -7,7 +7,9 @@
   (an instance of a JSON Schema); `paths`: `path_in` (a path a glob matches) and the
   one safe path helper (`checked_path`, `kind_of`, `existing`, `read_capped`, `inside`);
 - `commit`: `StateStore`, a loop's state file and ledger committed together per act,
-  under one lock (`turn_lock`);
+  under one lock (`turn_lock`, `taking_turn`);
+- `bar`: the bar runner (`run_command`, `run_bar`, `BarRun`), with `keeping` (how a
+  command is handed to a keeper), `keeper` (the keeper process) and `bar_output`;
 - `form`: the Stepper's `Draft` and `FormSpec`; `players`: simulate's `Player`, `Draws`;
 - `family`: `LoopFamily`, what a family says about itself (`crewbook.families` finds them);
 - `lazy`: `lazy_names`, a package's public names loaded on first use.

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ValidationError
 from ..errors import InvalidInputError, LoopRefused, NotFoundError, Problem
 from .atomic import write_atomic
 from .loop import appender
-from .paths import kind_of, read_capped
+from .paths import file_or_absent, kind_of, read_capped
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -65,12 +65,44 @@ def turn_lock(path: Path) -> Any:
     take turns on it; a forked child gets its own)."""
     from filelock import FileLock
 
+    file_or_absent(Path(path), "lock file")
     key = os.path.abspath(path)
     with _LOCKS_GUARD:
         lock = _LOCKS.get(key)
         if lock is None:
             lock = _LOCKS[key] = FileLock(key)
         return lock
+
+
+@contextmanager
+def taking_turn(path: Path) -> Iterator[None]:
+    """Hold `path`'s turn lock (`turn_lock`), waiting for it; but refused at once
+    (`LoopRefused`, code ``inside_bar``) when this process runs inside a bar command of
+    the project the lock belongs to (`core.bar.BAR_ROOT_ENV`) and the lock is held: the
+    loop measuring that bar holds it until the bar ends, so a nested report would only
+    wait for the bar's timeout."""
+    from filelock import Timeout
+
+    from .bar import BAR_ROOT_ENV
+
+    lock = turn_lock(path)
+    root = os.environ.get(BAR_ROOT_ENV)
+    if root and Path(path).resolve().is_relative_to(root):
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            raise LoopRefused(
+                f"this crewbook runs inside a bar command of the project {root} (as "
+                f"{BAR_ROOT_ENV} says), and the loop measuring that bar holds the project's "
+                "lock until the bar ends: a bar cannot report to, or step, the loop that "
+                "runs it. Report once the bar has run, from outside it", "inside_bar",
+            ) from None
+    else:
+        lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 class StateStore(Generic[M]):
@@ -95,7 +127,7 @@ class StateStore(Generic[M]):
     def turn(self) -> Iterator[None]:
         """Hold the lock: one caller at a time acts on the loop."""
         self.lock.parent.mkdir(parents=True, exist_ok=True)
-        with turn_lock(self.lock):
+        with taking_turn(self.lock):
             yield
 
     def fresh(self) -> bool:
@@ -254,4 +286,4 @@ def _same(key: str, found: Any, wanted: Any) -> bool:
     return a is not None and a == b
 
 
-__all__ = ["MAX_STATE_BYTES", "StateStore", "turn_lock"]
+__all__ = ["MAX_STATE_BYTES", "StateStore", "taking_turn", "turn_lock"]

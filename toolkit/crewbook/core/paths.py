@@ -13,6 +13,8 @@ links) or `ValueError` (a NUL byte) on hostile names. Here:
 - `existing(value, what, want)` does both and names what it found when it is not what
   was wanted (``--payload-path /dev/zero`` is "a character device, not a file");
 - `read_capped(path, limit, shown)` reads a regular file of at most `limit` bytes;
+- `file_or_absent(path, what)` is `path` when it is a regular file or nothing yet (a
+  ledger, a lock, which crewbook creates), else `InvalidInputError` naming what is there;
 - `inside(root, relative, what)` is `root / relative` only when it stays under `root`
   (no absolute path, no ``..``, no link leading out), else `UnsafePathError`.
 """
@@ -28,8 +30,8 @@ from typing import Final, Literal
 
 from ..errors import InvalidInputError, NotFoundError, Problem, UnsafePathError, UsageError
 
-__all__ = ["MAX_PART_BYTES", "MAX_PATH_BYTES", "checked_path", "existing", "inside",
-           "kind_of", "path_in", "path_problem", "read_capped"]
+__all__ = ["MAX_PART_BYTES", "MAX_PATH_BYTES", "checked_path", "existing", "file_or_absent",
+           "inside", "kind_of", "path_in", "path_problem", "read_capped"]
 
 
 def path_in(globs: Sequence[str] | str | None, *, stem: str = "change",
@@ -130,6 +132,21 @@ def existing(value: str | os.PathLike[str], what: str = "path",
         raise UsageError(f"{what} {_short(value)} is {article} {kind}, not {wanted}; "
                          "crewbook reads regular files and folders only")
     return path
+
+
+def file_or_absent(path: Path, what: str) -> Path:
+    """`path` when it is a regular file or nothing yet (crewbook creates it), so a file
+    crewbook writes or locks is never met as a folder, a FIFO, a device or a loop of
+    links with a traceback (``IsADirectoryError``, ``Illegal seek``);
+    `InvalidInputError` naming the path and what is there otherwise."""
+    kind = kind_of(path)
+    if kind in ("file", "missing"):
+        return path
+    found = "a loop of links, or unreadable" if kind == "unreadable" else \
+        f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+    raise InvalidInputError(f"{_short(path)} is {found}, not a file", [Problem(
+        "not_a_file", f"the {what} must be a regular file (or absent: crewbook creates "
+        f"it), and this is {found}; remove or rename it", str(path))])
 
 
 def read_capped(path: Path, limit: int, *, shown: str | None = None) -> bytes:

@@ -14,6 +14,7 @@ See `docs/crew.md`. Importing this package is light (no pandas, no subprocess st
 
 from __future__ import annotations
 
+from ..core.bar import BarRun, run_command
 from .api import (
     crew_init,
     crew_report,
@@ -22,7 +23,6 @@ from .api import (
     open_crew,
 )
 from .backlog import STACK_MODELS, Backlog, Epic, Story
-from .bar import run_command
 from .checks import load_payload
 from .engine import CrewLoop, CrewReport
 from .model import (
@@ -30,7 +30,6 @@ from .model import (
     CREW_FILE,
     BarCommand,
     BarFacts,
-    BarRun,
     CrewConfig,
     CrewFile,
     CrewState,

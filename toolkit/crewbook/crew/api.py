@@ -27,7 +27,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..artifacts.project import Project, ProjectLike, as_project
-from ..core.commit import StateStore, turn_lock
+from ..core.bar import DEFAULT_TIMEOUT
+from ..core.commit import StateStore, taking_turn
 from ..core.loop import Act, Status, utc_now
 from ..errors import AlreadyExistsError, CrewError, Problem, UnsafePathError
 from ..ledger.writer import Ledger
@@ -38,7 +39,6 @@ from .engine import CrewLoop, CrewReport, next_axis
 from .model import (
     CREW_DIR,
     CREW_LEDGER,
-    DEFAULT_TIMEOUT,
     PROMPTS_DIR,
     SAFE_NAME,
     STATE_FILE,
@@ -95,7 +95,7 @@ def project_turn(project: Project) -> Iterator[None]:
     agents reporting at once take turns instead of overwriting each other's state."""
     folder = project.root / CREW_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    with turn_lock(folder / ".lock"):
+    with taking_turn(folder / ".lock"):
         yield
 
 

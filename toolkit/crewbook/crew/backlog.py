@@ -385,7 +385,7 @@ def normalise_bar(bar: Mapping[str, Any] | None, project: Project) -> dict[str, 
                                  else f"bar.{name}") for p in pydantic_problems(exc)]
             continue
         if command.cwd is not None:
-            from .bar import confined_cwd
+            from ..core.bar import confined_cwd
 
             try:
                 confined_cwd(project.root, command.cwd)

@@ -4,7 +4,7 @@
 analyst (frames the story, verdict ``done``) → developer (builds a new version,
 ``done``) → qa (``go`` or ``no-go``). A report from any other role than the expected
 one, or with a verdict that role may not give, is refused (`LoopRefused`) and nothing
-is logged. After each developer report the engine measures the bar (`crew.bar`) and
+is logged. After each developer report the engine measures the bar (`core.bar`) and
 caches the facts for that act; qa's ``go`` is refused while the bar is red or has not
 been measured on the version judged. ``no-go`` sends the story back to the developer
 (attempt + 1) with qa's summary and ``payload.findings`` as feedback. ``go`` covers
@@ -37,6 +37,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..artifacts.project import Project
+from ..core.bar import bar_event, run_bar
 from ..core.clock import utc_now_text
 from ..core.loop import (
     Act,
@@ -55,7 +56,6 @@ from ..core.measures import copy_measures
 from ..errors import LoopRefused, did_you_mean
 from ..routing.router import Router
 from .backlog import Backlog, Epic, Story, slug, task_text
-from .bar import bar_event, run_bar
 from .model import (
     CONTRACT_TAIL,
     ECHO_CHARS,

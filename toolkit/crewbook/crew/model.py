@@ -24,6 +24,8 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
+from ..core.bar import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT, BarRun
+
 #: The folder of every crew file, relative to the project root.
 CREW_DIR: Final = "_codev/crew"
 #: The optional file declaring stacks and the workshop, relative to the project root.
@@ -46,10 +48,6 @@ SCOPES: Final[tuple[Scope, ...]] = ("story", "epic", "all", "workshop")
 FinishedReason = Literal["scope_covered", "epics_exhausted", "rounds_exhausted"]
 BarName = Literal["test", "lint", "typecheck", "build"]
 BAR_NAMES: Final[tuple[BarName, ...]] = ("test", "lint", "typecheck", "build")
-#: Seconds a bar command may run before its whole process group is killed (DESIGN rule 7).
-DEFAULT_TIMEOUT: Final = 600.0
-#: Bytes of a bar command's output kept (half from its start, half from its end).
-DEFAULT_MAX_OUTPUT: Final = 64 * 1024
 #: Characters of output logged in a `bar` event (the end of the output).
 LEDGER_TAIL: Final = 2000
 #: How many acts `crew_status` shows unless asked for all (`full=True`).
@@ -179,35 +177,6 @@ class CrewFile(BaseModel):
         "auto", description="'auto' (default): agents call every tool. 'semi-auto': the "
         "gated tools (crew_init, crew_report, crew_step, loop_step) act only once the user "
         "approves (MCP elicitation, else a refusal saying how), and loop_init is disabled.")
-
-
-class BarRun(BaseModel):
-    """What one bar command did: exit code, time, whether it passed, its output's end."""
-
-    model_config = FROZEN
-
-    name: str
-    command: str
-    cwd: str
-    exit_code: int | None
-    timed_out: bool
-    duration_ms: int
-    output_bytes: int
-    truncated: bool
-    tail: str
-
-    @property
-    def passed(self) -> bool:
-        """Exit code 0 within the timeout."""
-        return self.exit_code == 0 and not self.timed_out
-
-    def line(self) -> str:
-        """`test: pass (exit 0, 1.2 s)`."""
-        if self.timed_out:
-            how = f"timed out after {self.duration_ms / 1000:.1f} s, process group killed"
-        else:
-            how = f"exit {self.exit_code}, {self.duration_ms / 1000:.1f} s"
-        return f"{self.name}: {'pass' if self.passed else 'fail'} ({how})"
 
 
 class BarFacts(BaseModel):

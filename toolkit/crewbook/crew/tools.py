@@ -15,8 +15,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..artifacts.project import ProjectLike
+from ..core.bar import DEFAULT_TIMEOUT
 from ..errors import CrewError, LoopRefused, Problem, did_you_mean
-from .model import BAR_NAMES, DEFAULT_TIMEOUT, SCOPES, STATE_FILE
+from .model import BAR_NAMES, SCOPES, STATE_FILE
 
 JSON = dict[str, Any]
 

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, cast
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
+from ..core.paths import file_or_absent
 from ..errors import LedgerError, Problem, UsageError
 from .appendfile import AppendFile, FsyncPolicy
 from .events import LedgerEvent, validation_problems
@@ -88,6 +89,7 @@ class Ledger:
         self.fsync: FsyncPolicy = fsync
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lines = LineBuilder()
+        file_or_absent(self.path, "ledger")  # not a folder, a FIFO, a device
         self._file = AppendFile(self.path, fsync)
         self.run: str = run or self._file.last_run or new_run_id()
 

@@ -320,8 +320,19 @@ def import_events(path: Path, source: str = "auto") -> tuple[str, list[LedgerEve
     With ``source="auto"`` the first source of `REGISTRY` whose detector recognises the
     content is used. A named source must recognise the content too, else `LedgerError`
     says what it expected and what the file looks like. An import that finds no event
-    is an error, never an empty success.
+    is an error, never an empty success. JSON nested too deep for Python's parser (100,000
+    ``[``) is a `LedgerError` too, whichever source reads it.
     """
+    try:
+        return _import_events(path, source)
+    except RecursionError:
+        raise LedgerError(f"cannot import {path}", [Problem(
+            "import_too_deep", "its JSON is nested deeper than any log of a supported tool "
+            "(the parser gave up); check that it is the log you meant", str(path))]) from None
+
+
+def _import_events(path: Path, source: str) -> tuple[str, list[LedgerEvent]]:
+    """`import_events`, where a RecursionError may still escape."""
     sniff = Sniff.of(path)
     if source == "auto":
         entry = next((e for e in REGISTRY if e.detects(sniff)), None)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from crewbook.crew.bar import run_command
+from crewbook.core.bar import run_command
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="the keeper's subreaper is Linux")
@@ -90,7 +90,7 @@ def test_a_command_killed_by_sigkill_reports_it_too(tmp_path: Path) -> None:
 CREWBOOK = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from crewbook.crew.bar import run_command
+    from crewbook.core.bar import run_command
     run_command(sys.argv[2], root=Path(sys.argv[1]), timeout=600)
 """)
 
@@ -160,10 +160,45 @@ def test_the_keeper_server_dies_and_is_replaced(tmp_path: Path) -> None:
 def test_a_keeper_of_its_own_when_there_is_no_server(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The way macOS runs, and Linux when the server cannot take a command."""
-    from crewbook.crew import bar
+    from crewbook.core import keeping
 
-    monkeypatch.setattr(bar, "_SERVER", None)
+    monkeypatch.setattr(keeping, "SERVER", None)
     run = run_command(ESCAPERS.format(rest="echo out; exit 3"), root=tmp_path, timeout=60)
     assert run.exit_code == 3
     assert run.tail == "out\n"
     assert _gone(_pids(tmp_path))
+
+
+#: Starts a background sleeper (`start` before it: ``setsid`` or nothing) that records its
+#: pid, then sends its own keeper `signal`, then waits.
+HOSTILE = ("{start}sh -c 'echo $$ > bg; sleep 300' & sleep 0.5; kill -{signal} $PPID; "
+           "sleep 300")
+
+
+@pytest.mark.parametrize("start", ["", "setsid "])
+@pytest.mark.parametrize("signal_name", ["KILL", "STOP"])
+def test_a_bar_that_kills_or_stops_its_keeper_leaves_no_survivor(
+        tmp_path: Path, signal_name: str, start: str) -> None:
+    """The keeper server, a subreaper, gets the tree of a keeper its bar killed (a stopped
+    keeper is killed at once) and kills it before crewbook reports."""
+    run = run_command(HOSTILE.format(start=start, signal=signal_name), root=tmp_path,
+                      timeout=60)
+    assert not _alive(int((tmp_path / "bg").read_text()))  # at once, not within a while
+    assert run.exit_code == -signal.SIGKILL
+    assert not run.timed_out
+    assert ("was stopped" if signal_name == "STOP" else "was killed") in run.tail
+    assert run_command("echo again", root=tmp_path, timeout=60).tail == "again\n"
+
+
+@pytest.mark.parametrize("signal_name", ["KILL", "STOP"])
+def test_a_keeper_of_its_own_killed_or_stopped_takes_its_command_group_along(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signal_name: str) -> None:
+    """Without the server (macOS) the command's process group is what is in reach."""
+    from crewbook.core import keeping
+
+    monkeypatch.setattr(keeping, "SERVER", None)
+    run = run_command(HOSTILE.format(start="", signal=signal_name), root=tmp_path,
+                      timeout=60)
+    assert not _alive(int((tmp_path / "bg").read_text()))
+    assert run.exit_code == -signal.SIGKILL
+    assert not run.timed_out

@@ -20,8 +20,8 @@ command, its folder, environment and umask, with its output pipe and its own lin
 crewbook, a socket that is its lifeline) one after the other; a keeper whose command's
 tree is dead has no child left and takes the next request. A bar command then costs no
 Python start (about 10 ms) and no fork. Elsewhere (`main`), crewbook runs ``python -I -S
-keeper.py SHELL COMMAND`` for each command with a lifeline pipe on standard input, and
-the keeper exits with the command's status.
+keeper.py SHELL -c COMMAND`` for each command, with the command's line on standard
+input and its output on standard output, and the keeper ends once it said the status.
 
 Without ``prctl`` and ``/proc`` (macOS) it falls back to the process group. It imports
 nothing but the standard library, and little of it (it runs with ``-I -S``: no site, no
@@ -62,13 +62,13 @@ def become_subreaper() -> bool:
         return False
 
 
-def descendants(root: int) -> list[int]:
-    """Every live process under `root` (from /proc; empty where there is no /proc)."""
-    parents: dict[int, int] = {}
+def parents() -> dict[int, int]:
+    """The parent of every live process (from /proc; empty where there is no /proc)."""
+    found: dict[int, int] = {}
     try:
         names = os.listdir("/proc")
     except OSError:
-        return []
+        return found
     for name in names:
         if not name.isdigit():
             continue
@@ -79,12 +79,18 @@ def descendants(root: int) -> list[int]:
             continue
         fields = stat[stat.rfind(b")") + 2:].split()
         if len(fields) > 1 and fields[0] != b"Z":
-            parents[int(name)] = int(fields[1])
+            found[int(name)] = int(fields[1])
+    return found
+
+
+def descendants(root: int) -> list[int]:
+    """Every live process under `root` (empty where there is no /proc)."""
+    tree = parents()
     found: list[int] = []
     frontier = [root]
     while frontier:
         parent = frontier.pop()
-        children = [pid for pid, ppid in parents.items() if ppid == parent]
+        children = [pid for pid, ppid in tree.items() if ppid == parent]
         found += children
         frontier += children
     return found
@@ -173,16 +179,6 @@ def kill(pid: int, *, group: bool = False) -> bool:
     return True
 
 
-def default(signum: int) -> bool:
-    """Put `signum` back to its default action; False for one that takes no handler
-    (SIGKILL, SIGSTOP: their default stands anyway)."""
-    try:
-        _signal.signal(signum, _signal.SIG_DFL)
-    except (OSError, ValueError):
-        return False
-    return True
-
-
 def kill_tree(pid: int, code: int | None = None) -> int:
     """Kill the command's group and collect its status (unless `code` was), then kill
     every descendant left, until none is; returns the command's status. A command that
@@ -200,36 +196,33 @@ def kill_tree(pid: int, code: int | None = None) -> int:
     return code
 
 
+def kill_adopted(keepers: set[int]) -> None:
+    """Kill every process this server adopted, until none is left: the tree of a keeper
+    its bar killed (a subreaper's orphans come to the nearest subreaper above them), its
+    command's group first. Processes under a live keeper stay that keeper's."""
+    me = os.getpid()
+    for _ in range(200):
+        adopted = [pid for pid, parent in parents().items()
+                   if parent == me and pid not in keepers]
+        if not adopted:
+            return
+        for pid in adopted:
+            kill(pid, group=True)  # the command leads its own group
+            kill(pid)
+        select.select([], [], [], 0.01)  # their children come to the server in turn
+
+
 def main(argv: list[str]) -> int:
-    """Run ``argv`` (a shell and its command) and keep its tree (see the module doc)."""
+    """Keep ``argv`` (a shell and its command) for crewbook without a server: its line on
+    standard input, its output on standard output (see `keep`); then end."""
     become_subreaper()
-    stopping = [False]
-
-    def stop(signum: int, frame: object) -> None:
-        stopping[0] = True
-
-    _signal.signal(_signal.SIGTERM, stop)
-    lifeline = sys.stdin.fileno()
-    try:
-        pid = spawn(argv)
-    except OSError as exc:  # said on the command's output, as a shell would
-        os.write(1, f"crewbook bar keeper: cannot run {argv[0]}: {exc}\n".encode())
-        return 127
-    exited = exit_fd(pid)
-    watched = [lifeline] if exited is None else [lifeline, exited]
-    code = status(pid, block=False)
-    while not stopping[0] and code is None:
-        ready, _, _ = select.select(watched, [], [], POLL)
-        if lifeline in ready and not os.read(lifeline, 1):
-            break  # crewbook closed the lifeline, or died
-        code = status(pid, block=False)
-    if exited is not None:
-        os.close(exited)
-    code = kill_tree(pid, code)
-    if code < 0:  # mirror a death by signal, so crewbook sees what the command saw
-        default(-code)
-        os.kill(os.getpid(), -code)
-    return code
+    line, output = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDWR)  # the output closes with the command's tree
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
+    keep(line, output, argv, os.getcwd(), dict(os.environb), served=False)
+    return 0
 
 
 def say(line: int, message: str) -> bool:
@@ -241,18 +234,22 @@ def say(line: int, message: str) -> bool:
     return True
 
 
-def keep(line: int, output: int, argv: list[str], cwd: str, env: dict[bytes, bytes]) -> bool:
-    """Keep one command for a keeper server (see `serve`): `line` is this command's own
-    socket to crewbook, its lifeline and where it says ``K<its pid>`` as it takes the
-    command, ``P<command pid>`` once it runs, ``S<status>`` once its tree is dead; `output` is
-    for its stdout and stderr. False when the keeper must end (a SIGTERM)."""
+def keep(line: int, output: int, argv: list[str], cwd: str, env: dict[bytes, bytes], *,
+         served: bool = True) -> bool:
+    """Keep one command (for a keeper server, see `serve`, or alone, `main`): `line` is
+    this command's own socket to crewbook, its lifeline and where it says ``K<its pid>``
+    (and ``R<the server's pid>`` when `served`) as it takes the command, ``P<command
+    pid>`` once it runs, ``S<status>`` once its tree is dead; `output` is for its stdout
+    and stderr. False when the keeper must end (a SIGTERM)."""
     stopping = [False]
 
     def stop(signum: int, frame: object) -> None:
         stopping[0] = True
 
     _signal.signal(_signal.SIGTERM, stop)
-    say(line, f"K{os.getpid()}")  # before the command: it might kill its keeper at once
+    # before the command: it might kill its keeper at once; R: the server, where the
+    # command's tree goes then (crewbook waits for the server to have killed it)
+    say(line, f"K{os.getpid()}\nR{os.getppid()}" if served else f"K{os.getpid()}")
     try:
         os.chdir(cwd)
         pid = spawn(argv, env=env, output=output)
@@ -285,7 +282,7 @@ def keep(line: int, output: int, argv: list[str], cwd: str, env: dict[bytes, byt
 
 def serve(control: int) -> int:
     """The keeper server: one per crewbook process, started once, so that a bar command
-    costs no Python start and no fork (`crewbook.crew.bar`).
+    costs no Python start and no fork (`crewbook.core.bar`).
 
     Requests come on `control` (a ``SOCK_SEQPACKET`` socket), each taken by one of the
     idle keepers the server forked (`keeper`). A keeper says on its own pipe ``T`` when
@@ -296,6 +293,10 @@ def serve(control: int) -> int:
     them in turns and no fork is left on a command's path. The server ends at an ``E``
     (each keeper still running a command kills its tree: its line closed too), or when a
     keeper it forked dies before taking any request.
+
+    The server is a subreaper too: a bar that kills its keeper leaves its tree to the
+    server, which kills it at once (`kill_adopted`); crewbook kills a keeper its bar
+    stopped (SIGSTOP), so that tree comes to the server the same way.
     """
     import marshal  # noqa: F401 - once here, not in every keeper
     import socket  # noqa: F401
@@ -304,12 +305,15 @@ def serve(control: int) -> int:
         import ctypes  # noqa: F401 - for become_subreaper
     if os.fork():  # crewbook waits for this first process, not for the server
         os._exit(0)
+    become_subreaper()  # not inherited across fork: each keeper asks for itself
     _signal.signal(_signal.SIGCHLD, _signal.SIG_IGN)  # keepers are reaped by the kernel
     keepers: dict[int, bytes] = {}  # the read end of a keeper's pipe: what it last said
+    pids: dict[int, int] = {}  # the read end of a keeper's pipe: the keeper's pid
     while True:
         if all(said == b"T" for said in keepers.values()):  # none idle
             taken, told = os.pipe()
-            if not os.fork():
+            pid = os.fork()
+            if not pid:
                 code = 1
                 try:
                     for fd in [taken, *keepers]:
@@ -319,6 +323,7 @@ def serve(control: int) -> int:
                 finally:
                     os._exit(code)
             os.close(told)
+            pids[taken] = pid
             keepers[taken] = b"N"  # new: idle, yet to take a request
         ready, _, _ = select.select(list(keepers), [], [])
         for fd in ready:
@@ -328,9 +333,11 @@ def serve(control: int) -> int:
                     return 0  # E: crewbook closed the control socket
                 keepers[fd] = said[-1]
                 continue
-            os.close(fd)
+            os.close(fd)  # the keeper died: killed by its bar, or by crewbook
+            del pids[fd]
             if keepers.pop(fd) == b"N":
                 return 1  # a keeper that cannot serve: crewbook runs commands alone
+            kill_adopted(set(pids.values()))
 
 
 def keeper(control: int, told: int) -> int:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crewbook.crew.bar import BoundedOutput, bar_event, run_bar, run_command
+from crewbook.core.bar import BoundedOutput, bar_event, run_bar, run_command
 from crewbook.crew.model import BarCommand
 from crewbook.errors import CrewError, UnsafePathError
 

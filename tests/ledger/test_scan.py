@@ -172,6 +172,20 @@ def test_names_are_compared_exactly_eight_bytes_at_a_time() -> None:
     assert found.tolist() == [k in FIELDS for k in keys]
 
 
+@pytest.mark.parametrize("names", [("payload",), ("payload", "ts"), ("v", "")])
+def test_a_few_names_are_compared_whole_by_length(names: tuple[str, ...]) -> None:
+    from crewbook.ledger.scan import named
+
+    # the last key ends the bytes (a name's length from the end); lookalikes on every side
+    keys = ["payloa", "payload2", "Payload", "payload", "ts", "t", "tss", "", "v", "w",
+            "payloae", "xpayload", "payload"]
+    data = ("".join(f'"{k}"' for k in keys)).encode()[:-1]
+    raw = np.frombuffer(data, dtype=np.uint8)
+    quotes = np.append(np.flatnonzero(raw == 34), len(raw))
+    found = named(raw, quotes[0::2] + 1, quotes[1::2], tuple(n.encode() for n in names))
+    assert found.tolist() == [k in names for k in keys]
+
+
 def test_a_block_is_scanned_in_chunks_of_whole_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     from crewbook.ledger import scan as module
 

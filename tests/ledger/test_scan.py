@@ -220,3 +220,29 @@ def test_many_parsed_lines_give_duckdb_what_json_gives() -> None:
     assert sorted(unknown) == sorted(by_json[1])
     assert (0, "extra") in unknown
     assert (3, "x1") in unknown
+
+
+def test_a_block_a_little_over_a_chunk_is_scanned_in_one_go(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from crewbook.ledger import scan as module
+
+    lines = [b'{"run":"r","payload":{"n":%02d}}' % i for i in range(40)]  # one length
+    data = b"\n".join(lines) + b"\n"
+    raw = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(raw == 10)
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    calls: list[int] = []
+    real = module._scan
+
+    def counted(raw: Any, starts: Any, ends: Any) -> Any:
+        calls.append(len(starts))
+        return real(raw, starts, ends)
+
+    monkeypatch.setattr(module, "_scan", counted)
+    monkeypatch.setattr(module, "CHUNK", len(data) - 40)  # the block: a line over a chunk
+    whole = scan(raw, starts, ends)
+    assert calls == [40]
+    monkeypatch.setattr(module, "CHUNK", len(data) // 4)  # four pieces of ten lines
+    calls.clear()
+    assert scan(raw, starts, ends).key_line.tolist() == whole.key_line.tolist()
+    assert calls == [10, 10, 10, 10]

@@ -58,8 +58,8 @@ class Scan:
     doubtful: Bools
 
 
-#: Lines are scanned this many bytes at a time (whole lines): the scan's arrays take a
-#: few times the bytes scanned, so a big block of a file would raise the reading peak.
+#: Lines are scanned about this many bytes at a time (whole lines): the scan's arrays
+#: take a few times the bytes scanned, so a big block of a file would raise the peak.
 CHUNK: Final = 1 << 20
 
 
@@ -71,9 +71,13 @@ def scan(raw: np.ndarray[Any, np.dtype[np.uint8]], starts: Ints, ends: Ints) -> 
         empty = np.zeros(0, dtype=np.int64)
         return Scan(empty, empty, empty, empty, empty, np.zeros(0, dtype=bool),
                     np.zeros(0, dtype=bool))
+    # whole lines, in pieces of about the same size, at most 1.5 CHUNK each (a block
+    # of a file a little over CHUNK is scanned in one go, not a second tiny piece)
+    total = int(ends[-1]) - int(starts[0])
+    piece = -(-total // max(round(total / CHUNK), 1))
     cuts = [0]
-    while cuts[-1] < count:  # whole lines, about CHUNK bytes each (at least one line)
-        limit = int(starts[cuts[-1]]) + CHUNK
+    while cuts[-1] < count:  # at least one line a piece
+        limit = int(starts[cuts[-1]]) + piece
         cuts.append(max(int(np.searchsorted(ends, limit, side="right")), cuts[-1] + 1))
     if len(cuts) == 2:
         return _scan(raw, starts, ends)

@@ -113,6 +113,7 @@ def test_version_imports_only_the_errors_and_the_command_line() -> None:
     assert ours <= {"crewbook", "crewbook.commands", "crewbook.commands._shared",
                     "crewbook.core", "crewbook.core.lazy", "crewbook.errors"}, sorted(ours)
     assert len(modules) < 90, sorted(modules)
+    assert "difflib" not in modules  # only a "did you mean" needs it
 
 
 def test_help_and_a_command_load_nothing_heavy_they_do_not_use(tour: Path) -> None:

@@ -1,7 +1,7 @@
 """Benchmark how fast `crewbook mcp` answers a client that has just started it: the
-``initialize`` answer and a first ``crew_status`` call on the tour project (a crew loop started, one step in), beside the
-peer, a minimal server written with the same `mcp` SDK (one tool), measured in the same
-run.
+``initialize`` answer and a first ``crew_status`` call on the tour project (a crew loop
+started, one step in), beside the peer, a minimal server written with the same `mcp` SDK
+(one tool), measured in the same run.
 
     python benchmarks/mcp_startup.py        # 7 rounds
     python benchmarks/mcp_startup.py 15     # more rounds on a busy machine
@@ -136,12 +136,12 @@ def main(rounds: int = 7) -> int:
     all_met = True
     for name, (init_target, call_target) in TARGETS.items():
         init, call, _ = best[name]
-        for what, got, target, theirs in (("initialize", init, init_target, peer[0]),
-                                          ("first crew_status call", call, call_target,
-                                           peer[1])):
-            met = got < target
+        for what, seconds, target, theirs in (("initialize", init, init_target, peer[0]),
+                                              ("first crew_status call", call, call_target,
+                                               peer[1])):
+            met = seconds < target
             all_met &= met
-            print(f"target {name} {what}: {got:.3f} s (< {target:.2f} s; the peer "
+            print(f"target {name} {what}: {seconds:.3f} s (< {target:.2f} s; the peer "
                   f"{theirs:.3f} s): {'met' if met else 'missed'} [{machine_load()}]")
     return 0 if all_met else 1
 

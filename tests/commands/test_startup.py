@@ -113,6 +113,7 @@ def test_version_imports_only_the_errors_and_the_command_line() -> None:
     assert ours <= {"crewbook", "crewbook.commands", "crewbook.commands._shared",
                     "crewbook.core", "crewbook.core.lazy", "crewbook.errors"}, sorted(ours)
     assert len(modules) < 90, sorted(modules)
+    assert "difflib" not in modules  # only a "did you mean" needs it
 
 
 def test_help_and_a_command_load_nothing_heavy_they_do_not_use(tour: Path) -> None:
@@ -120,6 +121,10 @@ def test_help_and_a_command_load_nothing_heavy_they_do_not_use(tour: Path) -> No
     reads the project's files (pydantic, yaml) but loads no frame library."""
     found = imported_by("--help")
     assert [m for m in HEAVY if m in found] == []
+    # the drawing layer: its settings (the formats `graph -o` lists) and the finding of
+    # `dot`, no drawing
+    assert sorted(m for m in found if m.startswith("crewbook.draw")) == [
+        "crewbook.draw", "crewbook.draw.render", "crewbook.draw.settings"]
     found = imported_by("status", cwd=tour)
     assert [m for m in ("pandas", "pyarrow", "numpy", "graphviz", "matplotlib") if m in found] == []
 

@@ -172,6 +172,20 @@ def test_names_are_compared_exactly_eight_bytes_at_a_time() -> None:
     assert found.tolist() == [k in FIELDS for k in keys]
 
 
+@pytest.mark.parametrize("names", [("payload",), ("payload", "ts"), ("v", "")])
+def test_a_few_names_are_compared_whole_by_length(names: tuple[str, ...]) -> None:
+    from crewbook.ledger.scan import named
+
+    # the last key ends the bytes (a name's length from the end); lookalikes on every side
+    keys = ["payloa", "payload2", "Payload", "payload", "ts", "t", "tss", "", "v", "w",
+            "payloae", "xpayload", "payload"]
+    data = ("".join(f'"{k}"' for k in keys)).encode()[:-1]
+    raw = np.frombuffer(data, dtype=np.uint8)
+    quotes = np.append(np.flatnonzero(raw == 34), len(raw))
+    found = named(raw, quotes[0::2] + 1, quotes[1::2], tuple(n.encode() for n in names))
+    assert found.tolist() == [k in names for k in keys]
+
+
 def test_a_block_is_scanned_in_chunks_of_whole_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     from crewbook.ledger import scan as module
 
@@ -206,3 +220,29 @@ def test_many_parsed_lines_give_duckdb_what_json_gives() -> None:
     assert sorted(unknown) == sorted(by_json[1])
     assert (0, "extra") in unknown
     assert (3, "x1") in unknown
+
+
+def test_a_block_a_little_over_a_chunk_is_scanned_in_one_go(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from crewbook.ledger import scan as module
+
+    lines = [b'{"run":"r","payload":{"n":%02d}}' % i for i in range(40)]  # one length
+    data = b"\n".join(lines) + b"\n"
+    raw = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(raw == 10)
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    calls: list[int] = []
+    real = module._scan
+
+    def counted(raw: Any, starts: Any, ends: Any) -> Any:
+        calls.append(len(starts))
+        return real(raw, starts, ends)
+
+    monkeypatch.setattr(module, "_scan", counted)
+    monkeypatch.setattr(module, "CHUNK", len(data) - 40)  # the block: a line over a chunk
+    whole = scan(raw, starts, ends)
+    assert calls == [40]
+    monkeypatch.setattr(module, "CHUNK", len(data) // 4)  # four pieces of ten lines
+    calls.clear()
+    assert scan(raw, starts, ends).key_line.tolist() == whole.key_line.tolist()
+    assert calls == [10, 10, 10, 10]

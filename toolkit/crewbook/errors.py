@@ -40,7 +40,6 @@ exception: loaders collect all of them before raising one `InvalidInputError`.
 
 from __future__ import annotations
 
-import difflib
 import html
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -97,6 +96,8 @@ def ordinal(n: int) -> str:
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     """`"; did you mean 'design'?"` for the nearest candidate, or an empty string."""
+    import difflib  # here: the command line's start-up does not need it
+
     matches = difflib.get_close_matches(str(word), sorted(set(candidates)), n=1, cutoff=0.6)
     return f"; did you mean {matches[0]!r}?" if matches else ""
 

@@ -15,15 +15,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..draw.display import SAVE_FORMATS, prepare, save
-from ..draw.dot import to_dot
-from ..draw.mermaid import to_mermaid
-from ..draw.model import GraphModel
-from ..draw.render import render
+from ..draw.settings import SAVE_FORMATS
 from ..errors import DotNotFoundError, Problem
 from ._shared import emit_json
+
+if TYPE_CHECKING:
+    from ..draw.model import GraphModel
 
 STDOUT_FORMATS = ("dot", "mmd", "svg", "png", "pdf")
 
@@ -58,6 +57,11 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
 
 def cmd_graph(args: argparse.Namespace) -> int:
     """Draw what PATH names; 0 when drawn, 1 when `dot` is needed but missing."""
+    from ..draw.display import prepare, save  # here: `crewbook --help` draws nothing
+    from ..draw.dot import to_dot
+    from ..draw.mermaid import to_mermaid
+    from ..draw.render import render
+
     args.path = args.path or getattr(args, "project", None) or "."
     if Path(args.path).suffix == ".toml":
         from ..pipeline import load_pipeline

@@ -340,8 +340,9 @@ def check_arguments(tool: Tool, arguments: JSON | None) -> JSON:
     """`arguments` checked against the tool's schema; `CrewError` with every problem."""
     import json
 
-    import jsonschema
+    from ..core.lazy import import_jsonschema
 
+    jsonschema = import_jsonschema()  # not `import jsonschema`: see import_jsonschema
     args = dict(arguments or {})
     rest = {k: v for k, v in args.items() if k != "payload"}  # a payload has its own cap
     size = len(json.dumps(rest, ensure_ascii=False, default=str).encode())

@@ -35,7 +35,7 @@ from .dot import to_dot
 from .mermaid import to_mermaid
 from .model import GraphModel
 from .render import render, render_svg
-from .settings import options
+from .settings import SAVE_FORMATS, options
 
 if TYPE_CHECKING:
     import graphviz
@@ -45,8 +45,6 @@ __all__ = ["BOX_STYLE", "SAVE_FORMATS", "WIDE", "Drawable", "drawing_bundle", "f
            "overview_note", "prepare", "safe_repr", "save", "svg_box", "svg_size", "wide_note"]
 
 #: File extensions `save` understands, and what it writes for each.
-SAVE_FORMATS = {".dot": "DOT text", ".gv": "DOT text", ".mmd": "mermaid text",
-                ".svg": "SVG (needs dot)", ".png": "PNG (needs dot)", ".pdf": "PDF (needs dot)"}
 
 
 

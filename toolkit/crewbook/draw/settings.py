@@ -17,6 +17,11 @@ from typing import Any
 
 from ..errors import UsageError
 
+#: The file extensions `save` writes, with what each holds (in the settings, a light
+#: module: the command line lists them in its help without loading the renderers).
+SAVE_FORMATS = {".dot": "DOT text", ".gv": "DOT text", ".mmd": "mermaid text",
+                ".svg": "SVG (needs dot)", ".png": "PNG (needs dot)", ".pdf": "PDF (needs dot)"}
+
 #: Default number of nodes above which a drawing collapses into summary nodes.
 #: `dot` lays out 1,000 artifacts in well under a second and 2,000 in a couple of
 #: seconds; past that the picture is unreadable anyway, so 1,500 keeps the 1,000

@@ -13,7 +13,8 @@ nesting or escapes:
 2. the colons and brackets outside strings (an even count of quotes before them), and
    the depth after each bracket (a running sum of +1 and -1);
 3. a colon at depth 1 follows a top-level key, the string just before it (`named`
-   compares key names in place, eight bytes at a time); the key
+   compares key names: the ranges of a name's length byte for byte when there are a
+   few names, else by length and two 8-byte words read in place); the key
    named ``payload`` has its value after the colon (and spaces): an object, cut up to
    the first bracket after it that closes back to depth 1, or ``null``.
 
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 Ints = np.ndarray[Any, np.dtype[np.int64]]
 Bools = np.ndarray[Any, np.dtype[np.bool_]]
@@ -56,8 +58,8 @@ class Scan:
     doubtful: Bools
 
 
-#: Lines are scanned this many bytes at a time (whole lines): the scan's arrays take a
-#: few times the bytes scanned, so a big block of a file would raise the reading peak.
+#: Lines are scanned about this many bytes at a time (whole lines): the scan's arrays
+#: take a few times the bytes scanned, so a big block of a file would raise the peak.
 CHUNK: Final = 1 << 20
 
 
@@ -69,9 +71,13 @@ def scan(raw: np.ndarray[Any, np.dtype[np.uint8]], starts: Ints, ends: Ints) -> 
         empty = np.zeros(0, dtype=np.int64)
         return Scan(empty, empty, empty, empty, empty, np.zeros(0, dtype=bool),
                     np.zeros(0, dtype=bool))
+    # whole lines, in pieces of about the same size, at most 1.5 CHUNK each (a block
+    # of a file a little over CHUNK is scanned in one go, not a second tiny piece)
+    total = int(ends[-1]) - int(starts[0])
+    piece = -(-total // max(round(total / CHUNK), 1))
     cuts = [0]
-    while cuts[-1] < count:  # whole lines, about CHUNK bytes each (at least one line)
-        limit = int(starts[cuts[-1]]) + CHUNK
+    while cuts[-1] < count:  # at least one line a piece
+        limit = int(starts[cuts[-1]]) + piece
         cuts.append(max(int(np.searchsorted(ends, limit, side="right")), cuts[-1] + 1))
     if len(cuts) == 2:
         return _scan(raw, starts, ends)
@@ -163,11 +169,14 @@ def _string_quotes(window: np.ndarray[Any, np.dtype[np.uint8]], slashes: Ints) -
 def named(raw: np.ndarray[Any, np.dtype[np.uint8]], first: Ints, stop: Ints,
           names: tuple[bytes, ...]) -> Bools:
     """Which of the ranges ``raw[first:stop]`` hold exactly one of `names` (whose first
-    eight bytes differ: each range is compared by its length and two 8-byte words, its
-    first and last eight bytes, read in place)."""
+    eight bytes differ). Up to `_FEW_NAMES` names, only the ranges of a name's length
+    are compared with it, whole; more are compared by length and two 8-byte words, the
+    first and last eight bytes of each range, read in place."""
     if not len(first):
         return np.zeros(0, dtype=bool)
     length = stop - first
+    if len(names) <= _FEW_NAMES:
+        return _named_by_length(raw, first, length, names)
     head = _words(raw, first, np.minimum(length, 8))
     tail = _words(raw, np.maximum(stop - 8, first), 8)
     tail[length < 8] = head[length < 8]
@@ -179,6 +188,28 @@ def named(raw: np.ndarray[Any, np.dtype[np.uint8]], first: Ints, stop: Ints,
                       if len(names[i]) >= 8 else want[i] for i in order], dtype=np.uint64)
     at = np.minimum(np.searchsorted(heads, head), len(heads) - 1)
     return np.asarray((heads[at] == head) & (lengths[at] == length) & (tails[at] == tail))
+
+
+#: Up to this many names, `named` compares only the ranges of a name's length, byte for
+#: byte (the payload's key among a line's keys); more go by 8-byte words.
+_FEW_NAMES: Final = 2
+
+
+def _named_by_length(raw: np.ndarray[Any, np.dtype[np.uint8]], first: Ints, length: Ints,
+                     names: tuple[bytes, ...]) -> Bools:
+    """`named` for a few names: the ranges as long as a name are copied out as rows of
+    a strided view of `raw` and compared whole."""
+    out = np.zeros(len(first), dtype=bool)
+    for name in names:
+        size = len(name)
+        pick = np.flatnonzero(length == size)
+        if not len(pick) or size == 0:
+            out[pick] = size == 0
+            continue
+        rows = as_strided(raw, (len(raw) - size + 1, size), (1, 1), writeable=False)
+        keys = np.ascontiguousarray(rows[first[pick]]).view(f"V{size}").ravel()
+        out[pick] |= keys == np.frombuffer(name, dtype=f"V{size}")[0]
+    return out
 
 
 _MASKS: Final = np.array([(1 << (8 * n)) - 1 for n in range(9)], dtype=np.uint64)

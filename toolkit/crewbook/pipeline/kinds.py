@@ -59,8 +59,9 @@ class ArtifactKind:
     def validator(self) -> Any:
         """The compiled `jsonschema` validator (made once)."""
         if self._validator is None:
-            from jsonschema.validators import validator_for
+            from ..core.lazy import import_jsonschema
 
+            validator_for = import_jsonschema().validators.validator_for
             cls = validator_for(self.schema)
             self._validator = cls(self.schema, format_checker=cls.FORMAT_CHECKER)
         return self._validator
@@ -203,8 +204,10 @@ def _read_schema(doc: SourceDoc, path: Path, shown: str,
     if not isinstance(data, dict):
         return None, [doc.problem("kind_schema_invalid",
                                   f"{shown} must hold a JSON object (a JSON Schema)", where)]
-    from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import validator_for
+    from ..core.lazy import import_jsonschema
+
+    jsonschema = import_jsonschema()  # see import_jsonschema: the iri grammar waits
+    SchemaError, validator_for = jsonschema.SchemaError, jsonschema.validators.validator_for
 
     try:
         validator_for(data).check_schema(data)

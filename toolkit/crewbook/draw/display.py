@@ -24,6 +24,7 @@ from .cards import (
     fallback_card,
     filter_bundle,
     inline_svg,
+    one_to_one,
     overview_box,
     overview_note,
     safe_repr,
@@ -32,6 +33,7 @@ from .cards import (
     wide_note,
 )
 from .dot import to_dot
+from .layout import fit_layout
 from .mermaid import to_mermaid
 from .model import GraphModel
 from .render import render, render_svg
@@ -99,11 +101,12 @@ def drawing_bundle(model: GraphModel | None) -> tuple[str, str | None]:
     dot_text: str | None = None
     try:
         prepared = prepare(model)
-        dot_text = to_dot(prepared)
+        dot_text = to_dot(prepared)  # for the card, should the layout fail
+        dot_text = to_dot(fit_layout(prepared))  # a long chain folded to the cell's width
         svg = render_svg(dot_text)
     except Exception as exc:  # a display must never raise
         return fallback_card(dot_text, exc), None
-    return f"{overview_box(svg)}{overview_note(svg)}{_note(prepared)}", svg
+    return f"{overview_box(svg)}{one_to_one(svg)}{overview_note(svg)}{_note(prepared)}", svg
 
 
 def mermaid_of(model: GraphModel | None) -> str | None:
@@ -167,21 +170,23 @@ class Drawable:
 
     def graph(
         self, *, collapse: bool | None = None, expand: Iterable[str] = (),
-        focus: str | None = None, depth: int = 1,
+        focus: str | None = None, depth: int = 1, fit: bool = True,
     ) -> graphviz.Digraph:
-        """A `graphviz.Digraph` to restyle (`g.attr(rankdir="TB")`) or render; its display
-        is at 1:1 (the object's own display fits the drawing to the cell).
+        """A `graphviz.Digraph` to restyle (`g.attr(rankdir="TB")`) or render; it opens
+        whole at the cell's width, its 1:1 view one click away.
 
         `collapse=None` collapses graphs above `crewbook.draw.options.collapse_threshold`;
         `expand=["specs"]` keeps those groups' members as individual nodes;
         `focus="specs", depth=2` draws only the nodes within 2 edges of ``specs`` (marked),
         with ``+N more`` stubs where neighbours are left out (an unknown id is an error
-        naming the closest ones).
+        naming the closest ones). `fit=True` lays a drawing too wide for a cell out again
+        (a long chain folded into rows, see `crewbook.draw.layout`); `fit=False` keeps
+        `dot`'s own layout, as `.dot()` writes it.
         """
         from ._graphviz import to_graphviz
 
         return to_graphviz(prepare(self.graph_model(), collapse=collapse, expand=expand,
-                                   focus=focus, depth=depth))
+                                   focus=focus, depth=depth), fit=fit)
 
     def svg(self, *, collapse: bool | None = None, expand: Iterable[str] = (),
             focus: str | None = None, depth: int = 1) -> str:

@@ -368,14 +368,16 @@ class DrawingView(w.VBox):  # type: ignore[misc]
         return text
 
     def find(self, text: str) -> None:
-        """Show the node `text` names (see `resolve`): centred when this drawing has it
-        (a collapsed folder's summary too), else its neighbourhood (`focus`)."""
+        """Show the node `text` names (see `resolve`): its neighbourhood (`focus`), or,
+        for a collapsed folder's summary, the overview centred on it."""
         node_id = self.resolve(text)
         if not node_id:
             return
-        if self.port is not None and node_id in self.port.positions and (
-                self.focused is None or node_id == self.focused):
+        model = self.model()
+        if (model is None or node_id not in model.nodes) and self.port is not None and (
+                node_id in self.port.positions):
             self.message.value = ""
+            self.focused = None
             self.reveal(node_id)
             return
         self.focus(node_id)

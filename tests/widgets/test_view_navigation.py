@@ -1,0 +1,92 @@
+"""DrawingView's navigation: pans by a fraction of the window on both axes and never
+past the edges, a zoom slider and status in one unit, a search over ids, labels and
+folder names whatever the case, suggestions by edit distance."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from crewbook.draw import Edge, GraphModel, Node
+from crewbook.widgets import DrawingView
+
+pytestmark = pytest.mark.requires_dot
+
+
+def grid(rows: int = 12, cols: int = 12) -> GraphModel:
+    """Columns of nodes left to right, each column a stack of `rows`: wide and tall."""
+    model = GraphModel("grid")
+    for c in range(cols):
+        for r in range(rows):
+            model.add_node(Node(f"n{c:02d}-{r:02d}", label=f"Node {c}.{r}", rank=c,
+                                group=f"area-{c // 4}"))
+            if c:
+                model.add_edge(Edge(f"n{c - 1:02d}-{r:02d}", f"n{c:02d}-{r:02d}"))
+    return model
+
+
+def box(view: DrawingView) -> tuple[float, ...]:
+    found = re.search(r'viewBox="([-\d.]+) ([-\d.]+) ([-\d.]+) ([-\d.]+)"', view.drawing.value)
+    assert found is not None
+    return tuple(float(x) for x in found.groups())
+
+
+def test_pans_on_both_axes_by_a_third_of_the_window_and_stays_inside() -> None:
+    view = DrawingView(grid())
+    view.actual_size()
+    x, y, width, height = box(view)
+    view.buttons["down"].click()
+    assert box(view)[1] == pytest.approx(y + height / 3, abs=0.5)
+    view.buttons["up"].click()
+    assert box(view)[1] == pytest.approx(y, abs=0.5)
+    for _ in range(50):  # far past the right edge
+        view.buttons["right"].click()
+    at_edge = box(view)[0]
+    view.buttons["left"].click()
+    assert box(view)[0] == pytest.approx(at_edge - width / 3, abs=0.5), "one click back"
+
+
+def test_zoom_slider_and_status_say_the_same_percentage() -> None:
+    big = GraphModel("strip")
+    for i in range(120):
+        big.add_node(Node(f"s{i:03d}", rank=i))
+    view = DrawingView(big, window=(300, 200))
+    assert view.port is not None
+    assert view.zoom.readout_format.endswith("%")
+    assert view.zoom.value == pytest.approx(view.port.zoom, abs=1e-4)
+    shown = re.search(r"at (\d+)%", view.status.value)
+    assert shown is not None
+    assert int(shown.group(1)) == round(view.zoom.value * 100)
+
+
+def test_search_ignores_case_and_finds_labels_and_folders() -> None:
+    view = DrawingView(grid())
+    view.search.value = "N03-04"
+    assert view.focused == "n03-04"
+    view.overview()
+    view.search.value = "node 5.6"
+    assert view.focused == "n05-06"
+    assert "area-1" in view.search.options
+    assert view.resolve("AREA-1") in {n.id for n in grid().nodes.values() if n.group == "area-1"} | {
+        "group:area-1"}
+
+
+def test_search_on_a_collapsed_folder_centres_its_summary() -> None:
+    model = grid()
+    from crewbook.draw import options
+    with options.override(collapse_threshold=20):
+        view = DrawingView(model)
+        assert view.port is not None and "group:area-2" in view.port.positions
+        view.search.value = "Area-2"
+        assert view.focused is None, "stays on the overview"
+        assert view.port.visible("group:area-2")
+
+
+def test_a_typo_suggests_by_edit_distance() -> None:
+    model = GraphModel("ids")
+    for i in range(600):
+        model.add_node(Node(f"a{i:03d}"))
+    view = DrawingView(model)
+    view.search.value = "a45O"
+    assert "closest: &#x27;a450&#x27;" in view.message.value

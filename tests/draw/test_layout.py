@@ -84,7 +84,7 @@ def test_a_small_drawing_keeps_its_layout() -> None:
 
 
 def img_width(html: str) -> tuple[float, str]:
-    img = re.search(r"<img[^>]*width='(\d+)'[^>]*base64,([A-Za-z0-9+/=]+)", html)
+    img = re.search(r"<img[^>]*(?:style='width:|width=')(\d+)[^>]*base64,([A-Za-z0-9+/=]+)", html)
     assert img is not None, html[:300]
     return float(img.group(1)), base64.b64decode(img.group(2)).decode("utf-8")
 

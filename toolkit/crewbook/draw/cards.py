@@ -63,12 +63,12 @@ def inline_svg(svg: str, zoom: float = 1.0) -> str:
 def overview_box(svg: str) -> str:
     """The drawing shrunk to fit the cell: at most its own size, `CELL_WIDTH` wide and
     `FIT_HEIGHT` tall, aspect kept (an `<img>` with a data URI, like `inline_svg`;
-    a width and ``max-width:100%``, which JupyterLab's sanitiser keeps)."""
+    CSS width and ``max-width:100%``, which JupyterLab's sanitiser keeps)."""
     data = base64.b64encode(_PROLOG.sub("", svg, count=1).encode("utf-8")).decode("ascii")
     size = svg_size(svg)
-    width = f" width='{fit_width(size)}'" if size else ""
-    return (f"<div class='crewbook-drawing crewbook-overview'><img alt='drawing'{width} "
-            f"style='max-width:100%;height:auto' "
+    width = f"width:{fit_width(size)}px;" if size else ""
+    return (f"<div class='crewbook-drawing crewbook-overview'><img alt='drawing' "
+            f"style='{width}max-width:100%;height:auto' "
             f"src='data:image/svg+xml;base64,{data}'></div>")
 
 

@@ -131,7 +131,7 @@ def _candidates(model: GraphModel, svg: str, cell: float, tall: float) -> list[G
     costs = sorted((max(width / n / cell, n * row_tall / tall), n)
                    for n in range(2, min(len(model), 16) + 1))
     tried: list[GraphModel] = []
-    for _cost, count in costs[:5]:
+    for _cost, count in costs[:8]:
         rows = fold_rows(model, positions, count)
         if len(rows) > 1 and all(rows != m.rows for m in tried):
             tried.append(replace(model, rows=rows))

@@ -54,7 +54,7 @@ def test_the_view_opens_on_the_whole_drawing_then_pans_and_zooms() -> None:
 
 
 def test_search_focuses_on_a_neighbourhood_and_back() -> None:
-    view = DrawingView(wide(), window=(400, 300))
+    view = DrawingView(wide(), window=(300, 200))
     view.depth.value = 1
     view.search.value = "n30"
     assert view.focused == "n30"

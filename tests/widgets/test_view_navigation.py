@@ -5,11 +5,17 @@ folder names whatever the case, suggestions by edit distance."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
-from crewbook.draw import Edge, GraphModel, Node
-from crewbook.widgets import DrawingView
+from crewbook.delivery import Built, ChangeSummary, Delegate, Judgement, Plan
+from crewbook.draw import Edge, GraphModel, Node, options
+from crewbook.draw.layout import CELL_WIDTH, MIN_TEXT_PX
+from crewbook.widgets import DrawingView, Stepper
+from crewbook.widgets.view import Viewport
+
+MIN = 60_000  # a minute, in the ms reports carry
 
 pytestmark = pytest.mark.requires_dot
 
@@ -33,7 +39,7 @@ def box(view: DrawingView) -> tuple[float, ...]:
 
 
 def test_pans_on_both_axes_by_a_third_of_the_window_and_stays_inside() -> None:
-    view = DrawingView(grid())
+    view = DrawingView(grid(), window=(300, 200))
     view.actual_size()
     x, y, width, height = box(view)
     view.buttons["down"].click()
@@ -74,7 +80,6 @@ def test_search_ignores_case_and_finds_labels_and_folders() -> None:
 
 def test_search_on_a_collapsed_folder_centres_its_summary() -> None:
     model = grid()
-    from crewbook.draw import options
     with options.override(collapse_threshold=20):
         view = DrawingView(model)
         assert view.port is not None and "group:area-2" in view.port.positions
@@ -90,3 +95,27 @@ def test_a_typo_suggests_by_edit_distance() -> None:
     view = DrawingView(model)
     view.search.value = "a45O"
     assert "closest: &#x27;a450&#x27;" in view.message.value
+
+
+def test_the_stepper_shows_a_long_run_whole_and_legible(coordinator_loop: Any) -> None:
+    loop = coordinator_loop
+    loop.report(Plan(("a Download CSV button", "the CSV has the table's columns"),
+                     summary="add an export endpoint and a button", duration_ms=MIN))
+    for version, verdict in ((1, "fail"), (2, "fail"), (3, "pass")):
+        loop.report(Delegate("developer", f"version {version}"))
+        loop.report(Built(("app/export.py",), change=ChangeSummary.of(
+            {"app/export.py": (10 * version, 0)}), duration_ms=MIN))
+        loop.report(Delegate("qa", f"verify version {version}"))
+        findings = ("no header row",) if verdict == "fail" else ()
+        loop.report(Judgement("qa", verdict, findings=findings, duration_ms=MIN))
+    assert len(loop.graph_model()) >= 8, "a long run: 8 acts or more"
+    drawing = Stepper(loop).drawing.value
+    root = re.search(r'<svg width="([\d.]+)px" height="([\d.]+)px"\s+viewBox="([-\d.]+) '
+                     r'([-\d.]+) ([\d.]+) ([\d.]+)"', drawing)
+    assert root is not None, drawing[:300]
+    width, _height, _x, _y, box_width, _box_height = (float(v) for v in root.groups())
+    port = Viewport(drawing[drawing.index("<svg"):])
+    assert (box_width, float(root.group(6))) == pytest.approx(port.size), "all of it"
+    assert width <= CELL_WIDTH
+    fonts = [float(x) for x in re.findall(r'font-size="([\d.]+)"', drawing)]
+    assert min(fonts) * width / box_width >= MIN_TEXT_PX

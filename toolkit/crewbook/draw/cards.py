@@ -92,7 +92,8 @@ def one_to_one(svg: str) -> str:
         return ""
     return ("<details class='crewbook-one-to-one'><summary style='color:#607d8b;"
             f"font-size:90%'>1:1 ({size[0]:,.0f} × {size[1]:,.0f} px)</summary>"
-            f"{svg_box(svg)}</details>")
+            f"<div class='crewbook-full-size' style='{BOX_STYLE}'>{inline_svg(svg)}</div>"
+            "</details>")
 
 
 def overview_note(svg: str) -> str:

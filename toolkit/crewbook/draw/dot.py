@@ -206,8 +206,9 @@ def dot_parts(model: GraphModel) -> DotParts:
     """The drawing as defaults plus body statements (no leading tab, no newline)."""
     title = "\n".join(x for x in (model.title, model.note and f"({model.note})") if x)
     graph = {"rankdir": "TB" if model.rows else model.direction, **GRAPH_DEFAULTS}
-    if model.rows:
+    if model.rows:  # rows closer than ranks: an arrow between rows needs little room
         graph["newrank"] = "true"
+        graph["ranksep"] = "0.3"
     if title:
         graph["label"] = title
     body: list[str] = []

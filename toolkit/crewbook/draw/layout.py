@@ -18,15 +18,18 @@ import bisect
 import html
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import replace
+from typing import Any
 
 from .model import GraphModel
 
 __all__ = ["CELL_WIDTH", "FIT_HEIGHT", "MIN_TEXT_PX", "fit_layout", "fit_scale",
            "node_positions", "shown_text_px", "svg_points", "text_px_at"]
 
-#: The width (CSS px) a drawing must fit whole: a JupyterLab cell at 1280 × 900.
-CELL_WIDTH = 900
+#: The width (CSS px) a drawing must fit whole: an output of JupyterLab 4 in chromium
+#: at 1280 × 900 with the file browser open is 828 px wide (measured); a little less.
+CELL_WIDTH = 820
 #: Most CSS px a drawing is tall before it is shrunk (a projected screen's height).
 FIT_HEIGHT = 720
 #: Smallest text (CSS px) a drawing may show at the cell's width.
@@ -109,7 +112,7 @@ def fit_layout(model: GraphModel, cell: float = CELL_WIDTH,
         best, best_px = model, shown_text_px(first, cell, tall)
         if best_px >= MIN_TEXT_PX:
             return model
-        for candidate in _candidates(model, first, cell, tall):
+        for candidate in _folds(model, first, cell, tall, render_svg, to_dot):
             px = shown_text_px(render_svg(to_dot(candidate)), cell, tall)
             if px > best_px + 0.05:
                 best, best_px = candidate, px
@@ -120,22 +123,38 @@ def fit_layout(model: GraphModel, cell: float = CELL_WIDTH,
     return best
 
 
-def _candidates(model: GraphModel, svg: str, cell: float, tall: float) -> list[GraphModel]:
-    """Rows for the row counts that best balance width and height, then top to bottom."""
+#: Most row counts `fit_layout` tries (each one `dot` run).
+TRIES = 8
+
+
+def _folds(model: GraphModel, svg: str, cell: float, tall: float, render: Any,
+           write: Any) -> Iterator[GraphModel]:
+    """Folded copies of `model` to try: rows from the count that best balances width and
+    height, then one row more while the last was too wide, one less while too tall;
+    top to bottom last."""
     width, height, _unit = svg_points(svg)
     positions = node_positions(svg)
-    if not width or not positions:
-        return [replace(model, direction="TB")]
-    # n rows: about width/n wide and n times as tall (plus a rank's gap between rows)
-    row_tall = height + 40
-    costs = sorted((max(width / n / cell, n * row_tall / tall), n)
-                   for n in range(2, min(len(model), 16) + 1))
-    tried: list[GraphModel] = []
-    for _cost, count in costs[:8]:
-        rows = fold_rows(model, positions, count)
-        if len(rows) > 1 and all(rows != m.rows for m in tried):
-            tried.append(replace(model, rows=rows))
-    return [*tried, replace(model, direction="TB")]
+    if width and positions:
+        # n rows: about width/n wide and n times as tall (plus a rank's gap between rows)
+        count = min(range(2, len(model) + 1),
+                    key=lambda n: max(width / n / cell, n * (height + 40) / tall))
+        seen: set[tuple[tuple[str, ...], ...]] = set()
+        step = 0
+        while len(seen) < TRIES and 2 <= count <= len(model):
+            rows = fold_rows(model, positions, count)
+            if rows in seen or len(rows) < 2:  # the same cut as a count tried: next one
+                count += step or 1
+                continue
+            seen.add(rows)
+            folded = replace(model, rows=rows)
+            yield folded
+            w, h, _u = svg_points(render(write(folded)))
+            wider = w / cell >= h / tall  # the width is what shrinks it: more rows
+            if step and (step > 0) != wider:
+                break  # it turned: the best is behind
+            step = 1 if wider else -1
+            count += step
+    yield replace(model, direction="TB")
 
 
 def fold_rows(model: GraphModel, positions: dict[str, tuple[float, float]],

@@ -196,12 +196,14 @@ def _frame(svg: str) -> str:
 class DrawingView(w.VBox):  # type: ignore[misc]
     """A drawing of `obj` (a `GraphModel` or anything with ``graph_model()``: a schema, a
     change status, a loop...) in a window: pan (arrows), zoom (slider, +/-), the whole
-    drawing (fit) or 1:1, a node searched by id (suggestions as you type), its
-    neighbourhood within `depth` edges (focus), back to the overview.
+    drawing (fit, laid out to be legible at the window's width) or 1:1, a node searched
+    by id, label or folder name whatever the case (suggestions as you type; the nearest
+    names by edit distance when nothing matches), its neighbourhood within `depth`
+    edges (focus), back to the overview.
 
-    From code: `focus(node_id, depth)`, `overview()`, `reveal(node_id)` (centre the window
-    on a node; focuses on it when the overview has it folded away), `pan`, `fit`,
-    `actual_size`.
+    From code: `find(text)` (the search box), `focus(node_id, depth)`, `overview()`,
+    `reveal(node_id)` (centre the window on a node; focuses on it when the overview has
+    it folded away), `pan`, `fit`, `actual_size`.
     """
 
     def __init__(self, obj: Any, zoom: float | None = None, *,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.atomic import write_output
-from ..errors import InvalidInputError, error_message
+from ..errors import DotError, DotNotFoundError, InvalidInputError, error_message
 from .cards import (
     BOX_STYLE,
     WIDE,
@@ -33,7 +33,7 @@ from .cards import (
     wide_note,
 )
 from .dot import to_dot
-from .layout import fit_layout
+from .layout import CELL_WIDTH, FIT_HEIGHT, MIN_TEXT_PX, fit_layout, shown_text_px
 from .mermaid import to_mermaid
 from .model import GraphModel
 from .render import render, render_svg
@@ -43,8 +43,9 @@ if TYPE_CHECKING:
     import graphviz
 
 __all__ = ["BOX_STYLE", "SAVE_FORMATS", "WIDE", "Drawable", "drawing_bundle", "fallback_card",
-           "filter_bundle", "inline_svg", "mermaid_of", "mimebundle", "overview_box",
-           "overview_note", "prepare", "safe_repr", "save", "svg_box", "svg_size", "wide_note"]
+           "filter_bundle", "inline_svg", "mermaid_of", "mimebundle", "overview",
+           "overview_box", "overview_note", "prepare", "safe_repr", "save", "svg_box",
+           "svg_size", "wide_note"]
 
 #: File extensions `save` understands, and what it writes for each.
 SAVE_FORMATS = {".dot": "DOT text", ".gv": "DOT text", ".mmd": "mermaid text",
@@ -65,6 +66,33 @@ def prepare(
     if collapse or (collapse is None and (len(model) > options.collapse_threshold or expand)):
         return model.collapse(expand=expand)
     return model
+
+
+#: Rank bands `overview` tries, fewest last, when a collapsed drawing is still not
+#: legible at the cell's width.
+OVERVIEW_BANDS = (20, 12, 8)
+
+
+def overview(model: GraphModel, cell: float = CELL_WIDTH, tall: float = FIT_HEIGHT) -> GraphModel:
+    """What a display opens on: `prepare(model)` laid out to fit `cell` × `tall` px
+    (`fit_layout`); when that is collapsed and its text still under `MIN_TEXT_PX` (many
+    folders depending on each other), the model collapsed into fewer bands of ranks, the
+    first legible (or the last) of `OVERVIEW_BANDS`. Needs `dot` to measure; without
+    it, `prepare(model)`."""
+    prepared = prepare(model)
+    shown = fit_layout(prepared, cell, tall)
+    if prepared is model or len(prepared) <= OVERVIEW_BANDS[0]:
+        return shown
+    try:
+        if shown_text_px(render_svg(to_dot(shown)), cell, tall) >= MIN_TEXT_PX:
+            return shown
+        for bands in OVERVIEW_BANDS:
+            shown = fit_layout(model.collapse(by="rank", threshold=bands), cell, tall)
+            if shown_text_px(render_svg(to_dot(shown)), cell, tall) >= MIN_TEXT_PX:
+                break
+    except (DotError, DotNotFoundError):
+        return fit_layout(prepared, cell, tall)
+    return shown
 
 
 def save(model: GraphModel, path: Path | str) -> Path:
@@ -102,7 +130,8 @@ def drawing_bundle(model: GraphModel | None) -> tuple[str, str | None]:
     try:
         prepared = prepare(model)
         dot_text = to_dot(prepared)  # for the card, should the layout fail
-        dot_text = to_dot(fit_layout(prepared))  # a long chain folded to the cell's width
+        prepared = overview(model)  # a long chain folded, a knot of folders in bands
+        dot_text = to_dot(prepared)
         svg = render_svg(dot_text)
     except Exception as exc:  # a display must never raise
         return fallback_card(dot_text, exc), None

@@ -19,7 +19,7 @@ from typing import Any
 import ipywidgets as w
 
 from ..draw.cards import fallback_card
-from ..draw.display import prepare
+from ..draw.display import overview, prepare
 from ..draw.dot import to_dot
 from ..draw.layout import CELL_WIDTH, MIN_TEXT_PX, fit_layout, node_positions, text_px_at
 from ..draw.model import GraphModel, Node, closest
@@ -278,10 +278,9 @@ class DrawingView(w.VBox):  # type: ignore[misc]
         model = self.model()
         if model is None:
             return None
-        if self.focused is not None:
-            shown = prepare(model, collapse=False, focus=self.focused, depth=self.depth.value)
-        else:
-            shown = prepare(model)
+        if self.focused is None:  # collapsed when big, coarser while unreadable, fitted
+            return overview(model, *self.window)
+        shown = prepare(model, collapse=False, focus=self.focused, depth=self.depth.value)
         return fit_layout(shown, *self.window)  # whole and legible at the window's width
 
     def _load(self) -> None:

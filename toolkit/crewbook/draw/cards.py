@@ -103,9 +103,11 @@ def overview_note(svg: str) -> str:
     if size is None or (size[0] <= CELL_WIDTH and size[1] <= FIT_HEIGHT):
         return ""
     scale = fit_width(size) / size[0]
+    whole = ("“1:1” above" if len(svg) <= ONE_TO_ONE_BYTES
+             else "<code>obj.save(\"drawing.svg\")</code>")
     return (f"<p style='color:#607d8b;font-size:90%'>Overview of a {size[0]:,.0f} × "
             f"{size[1]:,.0f} px drawing (at {scale:.0%} on a {CELL_WIDTH:,} px cell). At 1:1: "
-            "<code>obj.graph()</code>; around one node: <code>obj.graph(focus=\"id\", "
+            f"{whole}; around one node: <code>obj.graph(focus=\"id\", "
             "depth=2)</code>; pan, zoom, search and focus: "
             "<code>crewbook.widgets.DrawingView(obj)</code>.</p>")
 

@@ -131,7 +131,7 @@ def test_a_2000_artifact_schema_displays_small_and_on_an_overview(schema_2000: A
     assert len(bundle["text/plain"]) < 300
     # the overview: collapsed, drawn (not tuples), fitted to the cell; 40 folders
     # depending on each other are a knot at 820 px: fewer bands of ranks read
-    assert "collapsed into 20 rank bands" in html
+    assert re.search(r"collapsed into (8|12|20) rank bands", html)
     found = re.search(r"<img alt='drawing' style='width:(\d+)px;max-width:100%;height:auto' "
                       r"src='data:image/svg\+xml;base64,([^']+)'", html)
     assert found is not None

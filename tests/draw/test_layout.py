@@ -114,3 +114,19 @@ def test_suggestions_by_edit_distance() -> None:
     assert closest("a45O", ids)[0] == "a450"
     assert closest("A450", ids) == ["a450", *closest("A450", ids)[1:]]
     assert closest("zzzzzz", ids) == []
+
+
+def test_a_dense_graph_opens_on_folders_that_read() -> None:
+    model = GraphModel("dense")
+    for i in range(120):  # each node needs the three before it: a wide, tangled knot
+        model.add_node(Node(f"a{i:03d}", group=f"area-{i // 40}", rank=i))
+        for back in (1, 2, 3):
+            if i >= back:
+                model.add_edge(Edge(f"a{i - back:03d}", f"a{i:03d}"))
+    html, svg = drawing_bundle(model)
+    assert svg is not None
+    assert "120 of 120 nodes collapsed into 3 folders" in html
+    width, svg = img_width(html)
+    assert text_px(svg, width) >= MIN_TEXT_PX
+    plain = render_svg(to_dot(model))
+    assert text_px(plain, shown(plain)) < MIN_TEXT_PX, "whole, it cannot be read"

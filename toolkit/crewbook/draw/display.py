@@ -12,7 +12,8 @@ says why, how to install Graphviz, and the DOT source in a `<details>` block.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -73,23 +74,25 @@ def prepare(
 OVERVIEW_BANDS = (20, 12, 8)
 
 
-def overview(model: GraphModel, cell: float = CELL_WIDTH, tall: float = FIT_HEIGHT) -> GraphModel:
+def overview(model: GraphModel, cell: float = CELL_WIDTH, tall: float = FIT_HEIGHT, *,
+             regroup: bool = True) -> GraphModel:
     """What a display opens on: `prepare(model)` laid out to fit `cell` × `tall` px
-    (`fit_layout`); when that is collapsed and its text still under `MIN_TEXT_PX` (many
-    folders depending on each other), the model collapsed into fewer bands of ranks, the
-    first legible (or the last) of `OVERVIEW_BANDS`. Needs `dot` to measure; without
-    it, `prepare(model)`."""
+    (`fit_layout`). When its text is still under `MIN_TEXT_PX` (a dense graph, or many
+    folders depending on each other) and it has more than `OVERVIEW_BANDS[0]` nodes:
+    collapsed into folders (when it was not, and `regroup`; `DrawingView`, which pans,
+    keeps a drawing under the collapse threshold whole), then into fewer bands of ranks,
+    the first legible (or the last). Needs `dot` to measure; else `prepare(model)`."""
     prepared = prepare(model)
     shown = fit_layout(prepared, cell, tall)
-    if prepared is model or len(prepared) <= OVERVIEW_BANDS[0]:
+    if len(model) <= OVERVIEW_BANDS[0] or (prepared is model and not regroup):
         return shown
+    coarser: list[Callable[[], GraphModel]] = [model.collapse] if prepared is model else []
+    coarser += [partial(model.collapse, by="rank", threshold=bands) for bands in OVERVIEW_BANDS]
     try:
-        if shown_text_px(render_svg(to_dot(shown)), cell, tall) >= MIN_TEXT_PX:
-            return shown
-        for bands in OVERVIEW_BANDS:
-            shown = fit_layout(model.collapse(by="rank", threshold=bands), cell, tall)
+        for make in coarser:
             if shown_text_px(render_svg(to_dot(shown)), cell, tall) >= MIN_TEXT_PX:
                 break
+            shown = fit_layout(make(), cell, tall)
     except (DotError, DotNotFoundError):
         return fit_layout(prepared, cell, tall)
     return shown

@@ -110,7 +110,7 @@ def fit_layout(model: GraphModel, cell: float = CELL_WIDTH,
     try:
         first = render_svg(to_dot(model))
         best, best_px = model, shown_text_px(first, cell, tall)
-        if best_px >= MIN_TEXT_PX:
+        if best_px >= MIN_TEXT_PX or _hopeless(first, cell, tall):
             return model
         for candidate in _folds(model, first, cell, tall, render_svg, to_dot):
             px = shown_text_px(render_svg(to_dot(candidate)), cell, tall)
@@ -121,6 +121,22 @@ def fit_layout(model: GraphModel, cell: float = CELL_WIDTH,
     except (DotError, DotNotFoundError):
         return model
     return best
+
+
+#: How much of its area a fold may save (a left-to-right chain is mostly white):
+#: a drawing whose text would stay under this share of `MIN_TEXT_PX` even with its
+#: whole area fitted into the cell is not folded (no `dot` run is spent on it).
+SAVED_AREA = 0.6
+
+
+def _hopeless(svg: str, cell: float, tall: float) -> bool:
+    """Whether no layout of this much drawing can be legible in `cell` × `tall` px: its
+    text at the scale that fits its area (not its shape) into the cell is too small."""
+    width, height, _unit = svg_points(svg)
+    if not width or not height:
+        return True
+    return text_px_at(svg, min(1.0, math.sqrt(cell * tall / (width * height)))) < (
+        SAVED_AREA * MIN_TEXT_PX)
 
 
 #: Most row counts `fit_layout` tries (each one `dot` run).

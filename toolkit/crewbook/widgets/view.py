@@ -279,7 +279,7 @@ class DrawingView(w.VBox):  # type: ignore[misc]
         if model is None:
             return None
         if self.focused is None:  # collapsed when big, coarser while unreadable, fitted
-            return overview(model, *self.window)
+            return overview(model, *self.window, regroup=False)
         shown = prepare(model, collapse=False, focus=self.focused, depth=self.depth.value)
         return fit_layout(shown, *self.window)  # whole and legible at the window's width
 

@@ -120,3 +120,21 @@ def test_the_stepper_shows_a_long_run_whole_and_legible(coordinator_loop: Any) -
     assert width <= CELL_WIDTH
     fonts = [float(x) for x in re.findall(r'font-size="([\d.]+)"', drawing)]
     assert min(fonts) * width / box_width >= MIN_TEXT_PX
+
+
+def test_the_fit_of_a_long_chain_is_whole_and_legible() -> None:
+    chain = GraphModel("chain")
+    for i in range(16):
+        chain.add_node(Node(f"act-{i}", label=f"developer {i}", detail="version 2: 1 file",
+                            rank=i))
+        if i:
+            chain.add_edge(Edge(f"act-{i - 1}", f"act-{i}", label="delegate → qa"))
+    view = DrawingView(chain)
+    assert view.port is not None
+    assert view.port.fits(), "all of it"
+    assert "overview · whole drawing" in view.status.value
+    root = re.search(r'<svg width="([\d.]+)px"', view.drawing.value)
+    assert root is not None
+    fonts = [float(x) for x in re.findall(r'font-size="([\d.]+)"', view.drawing.value)]
+    assert float(root.group(1)) <= CELL_WIDTH
+    assert min(fonts) * float(root.group(1)) / view.port.view_box()[2] >= MIN_TEXT_PX

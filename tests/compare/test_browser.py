@@ -32,7 +32,8 @@ pytestmark = [
 
 SCRIPT = """<script>
 window.addEventListener('load', () => {
-  const sizes = [...document.images].map(
+  // one overview per diff (the 1:1 copy under a shrunk one is the same SVG)
+  const sizes = [...document.querySelectorAll('.crewbook-overview img')].map(
     i => (i.complete && i.naturalWidth > 0) ? i.naturalWidth + 'x' + i.naturalHeight : 'broken');
   const out = document.createElement('pre');
   out.id = 'result';

@@ -295,6 +295,7 @@ def test_a_wide_drawing_says_how_to_zoom(monkeypatch: pytest.MonkeyPatch) -> Non
     assert "Overview of a 4,000 × " in html
     assert "DrawingView" in html
     assert "focus=" in html
-    assert "obj.graph()" in html
+    assert "At 1:1: “1:1” above" in html
+    assert "<details class='crewbook-one-to-one'>" in html, "one click away"
     monkeypatch.setattr(display, "render_svg", lambda _: SMALL_SVG)
     assert "Overview of" not in display.drawing_bundle(model)[0]

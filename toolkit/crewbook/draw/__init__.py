@@ -75,8 +75,9 @@ __all__ = [
 ]
 
 
-def to_graphviz(model: GraphModel) -> graphviz.Digraph:
-    """A `graphviz.Digraph` (crewbook's `Drawing`) for `model`; imports graphviz now."""
+def to_graphviz(model: GraphModel, *, fit: bool = True) -> graphviz.Digraph:
+    """A `graphviz.Digraph` (crewbook's `Drawing`) for `model`, laid out to fit a cell's
+    width when `fit` (`crewbook.draw.layout`); imports graphviz now."""
     from ._graphviz import to_graphviz as convert
 
-    return convert(model)
+    return convert(model, fit=fit)

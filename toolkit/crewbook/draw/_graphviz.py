@@ -2,8 +2,9 @@
 
 `Drawing` is a `graphviz.Digraph` the user can restyle (`g.attr(rankdir="TB")`,
 `g.node_attr["fontname"] = "Courier"`, `g.node("x")`), whose notebook display keeps
-crewbook's promise: without `dot` it shows the DOT source and how to install Graphviz,
-instead of raising `graphviz.ExecutableNotFound`.
+crewbook's promise: it opens fitted to the cell's width (the 1:1 view one click away,
+in a closed ``<details>``), and without `dot` it shows the DOT source and how to install
+Graphviz instead of raising `graphviz.ExecutableNotFound`.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from typing import Any
 
 import graphviz
 
-from .cards import fallback_card, filter_bundle, safe_repr, svg_box, wide_note
+from .cards import fallback_card, filter_bundle, one_to_one, overview_box, overview_note, safe_repr
 from .dot import dot_parts
+from .layout import fit_layout
 from .model import GraphModel
 from .render import render_svg
 
@@ -37,14 +39,16 @@ class Drawing(graphviz.Digraph):  # type: ignore[misc]  # graphviz ships no type
         except Exception as exc:  # a display must never raise
             bundle["text/html"] = fallback_card(source, exc)
         else:
-            bundle["text/html"] = svg_box(svg) + wide_note(svg)
+            bundle["text/html"] = overview_box(svg) + one_to_one(svg) + overview_note(svg)
             bundle["image/svg+xml"] = svg
         return filter_bundle(bundle, include, exclude)
 
 
-def to_graphviz(model: GraphModel) -> Drawing:
-    """A `Drawing` (a `graphviz.Digraph`) holding `model`; its source draws like `to_dot`."""
-    parts = dot_parts(model)
+def to_graphviz(model: GraphModel, *, fit: bool = True) -> Drawing:
+    """A `Drawing` (a `graphviz.Digraph`) holding `model`, laid out to be legible at a
+    cell's width when `fit` (`layout.fit_layout`: a long chain folded into rows); its
+    source draws like `to_dot` of that model."""
+    parts = dot_parts(fit_layout(model) if fit else model)
     return Drawing(
         name=parts.name,
         graph_attr=_plain(parts.graph_attrs),

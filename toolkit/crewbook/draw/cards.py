@@ -12,20 +12,20 @@ from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 from ..errors import DotNotFoundError, error_message
+from .layout import CELL_WIDTH, FIT_HEIGHT
 from .render import INSTALL_HINTS
 from .settings import options
 
-__all__ = ["BOX_STYLE", "FIT_HEIGHT", "HEAD_ROWS", "TAIL_ROWS", "WIDE", "fallback_card",
-           "filter_bundle", "fit_width", "head_tail", "inline_svg", "more_row", "overview_box",
-           "overview_note", "safe_repr", "short_list", "svg_box", "svg_size", "wide_note"]
+__all__ = ["BOX_STYLE", "CELL_WIDTH", "FIT_HEIGHT", "HEAD_ROWS", "TAIL_ROWS", "WIDE",
+           "fallback_card", "filter_bundle", "fit_width", "head_tail", "inline_svg", "more_row",
+           "one_to_one", "overview_box", "overview_note", "safe_repr", "short_list", "svg_box",
+           "svg_size", "wide_note"]
 
 T = TypeVar("T")
 #: Rows a big table shows: the first `HEAD_ROWS` and the last `TAIL_ROWS`, with a row
 #: saying how many are left out between them.
 HEAD_ROWS = 10
 TAIL_ROWS = 5
-#: Most CSS pixels an overview is tall (it shrinks to the cell's width, then to this).
-FIT_HEIGHT = 720
 
 _PROLOG = re.compile(r"\A(?:\s*<\?xml[^>]*\?>|\s*<!DOCTYPE[^>]*>|\s*<!--.*?-->)*\s*", re.S)
 _SIZE = re.compile(r'<svg\b[^>]*?\swidth="([\d.]+)(pt|px)?"[^>]*?\sheight="([\d.]+)(pt|px)?"', re.S)
@@ -61,8 +61,8 @@ def inline_svg(svg: str, zoom: float = 1.0) -> str:
 
 
 def overview_box(svg: str) -> str:
-    """The drawing shrunk to fit the cell: at most its own size, `FIT_HEIGHT` pixels tall
-    and the cell's width, aspect kept (an `<img>` with a data URI, like `inline_svg`;
+    """The drawing shrunk to fit the cell: at most its own size, `CELL_WIDTH` wide and
+    `FIT_HEIGHT` tall, aspect kept (an `<img>` with a data URI, like `inline_svg`;
     CSS width and ``max-width:100%``, which JupyterLab's sanitiser keeps)."""
     data = base64.b64encode(_PROLOG.sub("", svg, count=1).encode("utf-8")).decode("ascii")
     size = svg_size(svg)
@@ -73,20 +73,41 @@ def overview_box(svg: str) -> str:
 
 
 def fit_width(size: tuple[float, float]) -> int:
-    """The width (CSS px) at which a drawing of `size` is at most 1:1 and `FIT_HEIGHT` tall."""
-    return max(1, round(size[0] * min(1.0, FIT_HEIGHT / size[1])))
+    """The width (CSS px) at which a drawing of `size` is at most 1:1, `CELL_WIDTH` wide
+    and `FIT_HEIGHT` tall."""
+    return max(1, round(min(size[0], CELL_WIDTH, size[0] * FIT_HEIGHT / size[1])))
+
+
+#: Largest SVG (bytes) whose 1:1 view is kept beside its overview (it doubles the
+#: output); bigger drawings name `DrawingView` for it instead (`overview_note`).
+ONE_TO_ONE_BYTES = 64_000
+
+
+def one_to_one(svg: str) -> str:
+    """For a drawing the overview shrinks: a closed ``<details>`` holding it at 1:1 in a
+    scrolling box (one click away, no script); nothing when the overview is at 1:1 or
+    the SVG is over `ONE_TO_ONE_BYTES`."""
+    size = svg_size(svg)
+    if size is None or fit_width(size) >= round(size[0]) or len(svg) > ONE_TO_ONE_BYTES:
+        return ""
+    return ("<details class='crewbook-one-to-one'><summary style='color:#607d8b;"
+            f"font-size:90%'>1:1 ({size[0]:,.0f} × {size[1]:,.0f} px)</summary>"
+            f"<div class='crewbook-full-size' style='{BOX_STYLE}'>{inline_svg(svg)}</div>"
+            "</details>")
 
 
 def overview_note(svg: str) -> str:
     """A line under an overview too big for the cell at 1:1: how to see it at 1:1, pan,
     zoom, search and focus."""
     size = svg_size(svg)
-    if size is None or (size[0] <= WIDE and size[1] <= FIT_HEIGHT):
+    if size is None or (size[0] <= CELL_WIDTH and size[1] <= FIT_HEIGHT):
         return ""
-    scale = min(1.0, WIDE / size[0], FIT_HEIGHT / size[1])
+    scale = fit_width(size) / size[0]
+    whole = ("“1:1” above" if len(svg) <= ONE_TO_ONE_BYTES
+             else "<code>obj.save(\"drawing.svg\")</code>")
     return (f"<p style='color:#607d8b;font-size:90%'>Overview of a {size[0]:,.0f} × "
-            f"{size[1]:,.0f} px drawing (about {scale:.0%} on a {WIDE:,} px cell). At 1:1: "
-            "<code>obj.graph()</code>; around one node: <code>obj.graph(focus=\"id\", "
+            f"{size[1]:,.0f} px drawing (at {scale:.0%} on a {CELL_WIDTH:,} px cell). At 1:1: "
+            f"{whole}; around one node: <code>obj.graph(focus=\"id\", "
             "depth=2)</code>; pan, zoom, search and focus: "
             "<code>crewbook.widgets.DrawingView(obj)</code>.</p>")
 

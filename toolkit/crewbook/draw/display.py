@@ -12,18 +12,20 @@ says why, how to install Graphviz, and the DOT source in a `<details>` block.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.atomic import write_output
-from ..errors import InvalidInputError, error_message
+from ..errors import DotError, DotNotFoundError, InvalidInputError, error_message
 from .cards import (
     BOX_STYLE,
     WIDE,
     fallback_card,
     filter_bundle,
     inline_svg,
+    one_to_one,
     overview_box,
     overview_note,
     safe_repr,
@@ -32,6 +34,7 @@ from .cards import (
     wide_note,
 )
 from .dot import to_dot
+from .layout import CELL_WIDTH, FIT_HEIGHT, MIN_TEXT_PX, fit_layout, shown_text_px
 from .mermaid import to_mermaid
 from .model import GraphModel
 from .render import render, render_svg
@@ -41,8 +44,9 @@ if TYPE_CHECKING:
     import graphviz
 
 __all__ = ["BOX_STYLE", "SAVE_FORMATS", "WIDE", "Drawable", "drawing_bundle", "fallback_card",
-           "filter_bundle", "inline_svg", "mermaid_of", "mimebundle", "overview_box",
-           "overview_note", "prepare", "safe_repr", "save", "svg_box", "svg_size", "wide_note"]
+           "filter_bundle", "inline_svg", "mermaid_of", "mimebundle", "overview",
+           "overview_box", "overview_note", "prepare", "safe_repr", "save", "svg_box",
+           "svg_size", "wide_note"]
 
 #: File extensions `save` understands, and what it writes for each.
 
@@ -61,6 +65,35 @@ def prepare(
     if collapse or (collapse is None and (len(model) > options.collapse_threshold or expand)):
         return model.collapse(expand=expand)
     return model
+
+
+#: Rank bands `overview` tries, fewest last, when a collapsed drawing is still not
+#: legible at the cell's width.
+OVERVIEW_BANDS = (20, 12, 8)
+
+
+def overview(model: GraphModel, cell: float = CELL_WIDTH, tall: float = FIT_HEIGHT, *,
+             regroup: bool = True) -> GraphModel:
+    """What a display opens on: `prepare(model)` laid out to fit `cell` × `tall` px
+    (`fit_layout`). When its text is still under `MIN_TEXT_PX` (a dense graph, or many
+    folders depending on each other) and it has more than `OVERVIEW_BANDS[0]` nodes:
+    collapsed into folders (when it was not, and `regroup`; `DrawingView`, which pans,
+    keeps a drawing under the collapse threshold whole), then into fewer bands of ranks,
+    the first legible (or the last). Needs `dot` to measure; else `prepare(model)`."""
+    prepared = prepare(model)
+    shown = fit_layout(prepared, cell, tall)
+    if len(model) <= OVERVIEW_BANDS[0] or (prepared is model and not regroup):
+        return shown
+    coarser: list[Callable[[], GraphModel]] = [model.collapse] if prepared is model else []
+    coarser += [partial(model.collapse, by="rank", threshold=bands) for bands in OVERVIEW_BANDS]
+    try:
+        for make in coarser:
+            if shown_text_px(render_svg(to_dot(shown)), cell, tall) >= MIN_TEXT_PX:
+                break
+            shown = fit_layout(make(), cell, tall)
+    except (DotError, DotNotFoundError):
+        return fit_layout(prepared, cell, tall)
+    return shown
 
 
 def save(model: GraphModel, path: Path | str) -> Path:
@@ -97,11 +130,13 @@ def drawing_bundle(model: GraphModel | None) -> tuple[str, str | None]:
     dot_text: str | None = None
     try:
         prepared = prepare(model)
+        dot_text = to_dot(prepared)  # for the card, should the layout fail
+        prepared = overview(model)  # a long chain folded, a knot of folders in bands
         dot_text = to_dot(prepared)
         svg = render_svg(dot_text)
     except Exception as exc:  # a display must never raise
         return fallback_card(dot_text, exc), None
-    return f"{overview_box(svg)}{overview_note(svg)}{_note(prepared)}", svg
+    return f"{overview_box(svg)}{one_to_one(svg)}{overview_note(svg)}{_note(prepared)}", svg
 
 
 def mermaid_of(model: GraphModel | None) -> str | None:
@@ -165,21 +200,23 @@ class Drawable:
 
     def graph(
         self, *, collapse: bool | None = None, expand: Iterable[str] = (),
-        focus: str | None = None, depth: int = 1,
+        focus: str | None = None, depth: int = 1, fit: bool = True,
     ) -> graphviz.Digraph:
-        """A `graphviz.Digraph` to restyle (`g.attr(rankdir="TB")`) or render; its display
-        is at 1:1 (the object's own display fits the drawing to the cell).
+        """A `graphviz.Digraph` to restyle (`g.attr(rankdir="TB")`) or render; it opens
+        whole at the cell's width, its 1:1 view one click away.
 
         `collapse=None` collapses graphs above `crewbook.draw.options.collapse_threshold`;
         `expand=["specs"]` keeps those groups' members as individual nodes;
         `focus="specs", depth=2` draws only the nodes within 2 edges of ``specs`` (marked),
         with ``+N more`` stubs where neighbours are left out (an unknown id is an error
-        naming the closest ones).
+        naming the closest ones). `fit=True` lays a drawing too wide for a cell out again
+        (a long chain folded into rows, see `crewbook.draw.layout`); `fit=False` keeps
+        `dot`'s own layout, as `.dot()` writes it.
         """
         from ._graphviz import to_graphviz
 
         return to_graphviz(prepare(self.graph_model(), collapse=collapse, expand=expand,
-                                   focus=focus, depth=depth))
+                                   focus=focus, depth=depth), fit=fit)
 
     def svg(self, *, collapse: bool | None = None, expand: Iterable[str] = (),
             focus: str | None = None, depth: int = 1) -> str:

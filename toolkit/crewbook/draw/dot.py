@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from .model import Edge, GraphModel, Node
 from .style import (
@@ -24,7 +25,7 @@ from .style import (
     node_look,
 )
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\ufffe\uffff]")
 
 
 class Html(str):
@@ -166,7 +167,8 @@ def _edge_line(edge: Edge) -> str:
 
 
 def _legend_lines(model: GraphModel) -> list[str]:
-    """One table-shaped node at the last rank: a coloured cell per legend entry."""
+    """One table-shaped node at the last rank (in the last row of a folded drawing): a
+    coloured cell per legend entry."""
     if not model.legend:
         return []
     rows = ['<tr><td border="0"><font color="#607d8b">legend</font></td></tr>']
@@ -181,13 +183,32 @@ def _legend_lines(model: GraphModel) -> list[str]:
     table = ('<table border="0" cellborder="1" cellspacing="3" cellpadding="3">'
              + "".join(rows) + "</table>")
     values = {"label": Html(table), "shape": "plaintext", "margin": "0", "fontsize": "9"}
+    if model.rows:
+        return [f"{quote('legend:')} {attr_list(values)}"]
     return [f"{{ rank=sink; {quote('legend:')} {attr_list(values)} }}"]
+
+
+def _row_lines(model: GraphModel) -> list[str]:
+    """A folded drawing's rows: each row's nodes on one rank, left to right in the order
+    given (invisible edges), and the rows' first nodes one above the other."""
+    rows = [[n for n in row if n in model.nodes] for row in model.rows]
+    rows = [row for row in rows if row]
+    if model.legend and rows:
+        rows[-1].append("legend:")
+    lines = [f"{{ rank=same; {'; '.join(quote(n) for n in row)} }}" for row in rows]
+    hidden = attr_list({"style": "invis", "weight": "50"})
+    lines += [f"{quote(a)} -> {quote(b)} {hidden}" for row in rows for a, b in pairwise(row)]
+    lines += [f"{quote(a[0])} -> {quote(b[0])} {hidden}" for a, b in pairwise(rows)]
+    return lines
 
 
 def dot_parts(model: GraphModel) -> DotParts:
     """The drawing as defaults plus body statements (no leading tab, no newline)."""
     title = "\n".join(x for x in (model.title, model.note and f"({model.note})") if x)
-    graph = {"rankdir": model.direction, **GRAPH_DEFAULTS}
+    graph = {"rankdir": "TB" if model.rows else model.direction, **GRAPH_DEFAULTS}
+    if model.rows:  # rows closer than ranks: an arrow between rows needs little room
+        graph["newrank"] = "true"
+        graph["ranksep"] = "0.3"
     if title:
         graph["label"] = title
     body: list[str] = []
@@ -205,6 +226,7 @@ def dot_parts(model: GraphModel) -> DotParts:
         body.append("}")
     body += [_edge_line(edge) for edge in model.sorted_edges()]
     body += _legend_lines(model)
+    body += _row_lines(model)
     return DotParts(model.name, graph, dict(NODE_DEFAULTS), dict(EDGE_DEFAULTS), body)
 
 

@@ -11,7 +11,6 @@ so the same model gives byte-identical text whatever order it was built in.
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
@@ -113,6 +112,8 @@ class GraphModel:
     direction: `LR` (dependencies left to right) or `TB`. legend: `(key, text)` pairs,
     where key is a status, a node kind or an edge kind. clusters: group → label, for
     the groups drawn as boxes. note: a line about what the drawing leaves out.
+    rows: node ids row by row, for a left-to-right drawing folded to a cell's width
+    (`crewbook.draw.layout.fit_layout` sets it; empty: `dot` places every node).
     """
 
     name: str
@@ -123,6 +124,7 @@ class GraphModel:
     legend: tuple[tuple[str, str], ...] = ()
     clusters: dict[str, str] = field(default_factory=dict)
     note: str = ""
+    rows: tuple[tuple[str, ...], ...] = ()
 
     # ---------------------------------------------------------------- build
     def add_node(self, node: Node) -> Node:
@@ -257,7 +259,7 @@ class GraphModel:
         return out
 
     def _unknown_node(self, node_id: str) -> str:
-        close = _closest(node_id, self.nodes)
+        close = closest(node_id, self.nodes)
         hint = (f"; closest: {', '.join(repr(c) for c in close)}" if close
                 else f"; its nodes include {', '.join(repr(n.id) for n in self.sorted_nodes()[:5])}"
                 if self.nodes else "; it has no nodes")
@@ -344,18 +346,38 @@ class GraphModel:
         return out
 
 
-def _closest(word: str, names: Iterable[str], n: int = 5) -> list[str]:
-    """The `n` names most like `word` (case aside; ratio >= 0.6), best first, ties by name."""
-    matcher = difflib.SequenceMatcher()
-    matcher.set_seq2(word.lower())
+def closest(word: str, names: Iterable[str], n: int = 5) -> list[str]:
+    """The `n` names nearest `word` by edit distance (case aside: one typo, such as
+    ``a45O`` for ``a450``, is one edit), at most 40 % of the longer one's length away;
+    nearest first, ties by name. Standard library only."""
+    want = word.lower()
     scored = []
     for name in names:
-        matcher.set_seq1(name.lower())
-        if matcher.real_quick_ratio() >= 0.6 and matcher.quick_ratio() >= 0.6:
-            score = matcher.ratio()
-            if score >= 0.6:
-                scored.append((-score, name))
+        other = name.lower()
+        limit = max(1, int(0.4 * max(len(want), len(other))))
+        if abs(len(other) - len(want)) > limit:
+            continue
+        distance = edit_distance(want, other, limit)
+        if distance <= limit:
+            scored.append((distance, name))
     return [name for _, name in sorted(scored)[:n]]
+
+
+def edit_distance(a: str, b: str, limit: int | None = None) -> int:
+    """Levenshtein distance between `a` and `b` (inserts, deletes and substitutions);
+    stops early with ``limit + 1`` once every path is longer than `limit`."""
+    if len(a) < len(b):
+        a, b = b, a
+    previous = list(range(len(b) + 1))
+    for i, char in enumerate(a, 1):
+        current = [i]
+        for j, other in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1,
+                               previous[j - 1] + (char != other)))
+        if limit is not None and min(current) > limit:
+            return limit + 1
+        previous = current
+    return previous[-1]
 
 
 def _more_node(node_id: str, count: int, way: str) -> Node:

@@ -19,25 +19,25 @@ from typing import Any
 import ipywidgets as w
 
 from ..draw.cards import fallback_card
-from ..draw.display import prepare
+from ..draw.display import overview, prepare
 from ..draw.dot import to_dot
-from ..draw.model import GraphModel
+from ..draw.layout import CELL_WIDTH, MIN_TEXT_PX, fit_layout, node_positions, text_px_at
+from ..draw.model import GraphModel, Node, closest
 from ..draw.render import render_svg
+from ..errors import NotFoundError
 from ._common import guarded, note_html
 
 __all__ = ["READABLE", "WINDOW", "DrawingView", "Viewport", "reveal_html"]
 
-#: Default window of a view, in CSS pixels (width, height).
-WINDOW = (1000, 560)
-#: `reveal_html` shrinks a drawing to fit its window down to this share of the asked
-#: zoom (labels stay legible); a bigger drawing is cropped around the node instead.
-READABLE = 0.6
+#: Default window of a view, in CSS pixels (width, height): a cell's width.
+WINDOW = (CELL_WIDTH, 600)
+#: `reveal_html` shrinks a drawing to fit its window while its smallest text stays at
+#: least this share of `MIN_TEXT_PX` times the asked zoom; a bigger drawing is cropped
+#: around the node instead.
+READABLE = 1.0
 _PT = 4 / 3  # CSS px per pt: dot writes its SVG in points
 _ROOT = re.compile(r"<svg\b[^>]*>", re.S)
 _VIEWBOX = re.compile(r'viewBox="([-\d.]+) ([-\d.]+) ([-\d.]+) ([-\d.]+)"')
-_TRANSLATE = re.compile(r'class="graph" transform="[^"]*translate\(([-\d.]+) ([-\d.]+)\)')
-_NODE = re.compile(r'class="node">\s*<title>(.*?)</title>', re.S)
-_TEXT = re.compile(r'<text\b[^>]*?\sx="([-\d.]+)" y="([-\d.]+)"')
 _PROLOG = re.compile(r"\A(?:\s*<\?xml[^>]*\?>|\s*<!DOCTYPE[^>]*>|\s*<!--.*?-->)*\s*", re.S)
 
 
@@ -57,14 +57,7 @@ class Viewport:
         self.svg = _PROLOG.sub("", self.svg, count=1)
         box = _VIEWBOX.search(self.svg)
         self.size = (float(box.group(3)), float(box.group(4))) if box else (0.0, 0.0)
-        shift = _TRANSLATE.search(self.svg)
-        dx, dy = (float(shift.group(1)), float(shift.group(2))) if shift else (0.0, 0.0)
-        for found in _NODE.finditer(self.svg):
-            text = _TEXT.search(self.svg, found.end())
-            if text is not None:
-                node_id = html.unescape(found.group(1))
-                self.positions.setdefault(node_id, (float(text.group(1)) + dx,
-                                                    float(text.group(2)) + dy))
+        self.positions = node_positions(self.svg)
         self.centre = (self.size[0] / 2, self.size[1] / 2)
 
     @property
@@ -86,9 +79,16 @@ class Viewport:
                 and self.size[1] * _PT * self.zoom <= self.window[1] + 0.5)
 
     def pan(self, dx: float, dy: float) -> None:
-        """Move the window by fractions of itself (``pan(0.33, 0)``: a third to the right)."""
+        """Move the window by fractions of itself (``pan(0.33, 0)``: a third to the right),
+        never past the drawing's edges (so a move back is always seen at once)."""
+        self.centre = self._kept((self.centre[0] + dx * self._box()[0],
+                                  self.centre[1] + dy * self._box()[1]))
+
+    def _kept(self, centre: tuple[float, float]) -> tuple[float, float]:
+        """`centre` moved so that the window stays inside the drawing."""
         width, height = self._box()
-        self.centre = (self.centre[0] + dx * width, self.centre[1] + dy * height)
+        return (min(max(centre[0], width / 2), max(self.size[0] - width / 2, width / 2)),
+                min(max(centre[1], height / 2), max(self.size[1] - height / 2, height / 2)))
 
     def reveal(self, node_id: str) -> bool:
         """Centre the window on `node_id`; False when it is not in this drawing."""
@@ -157,10 +157,12 @@ def reveal_html(model_of: Callable[[], Any], zoom: float = 1.0, node_id: str | N
             return note_html("(no drawing)")
         shown = prepare(model)
         dot_text = to_dot(shown)
+        dot_text = to_dot(fit_layout(shown, *window))  # a long run folded into rows
         port = Viewport(render_svg(dot_text), window=window, zoom=zoom)
         target = node_id if node_id is not None else _emphasised(shown)
         note = ""
-        if not port.fits() and zoom <= 1.0 and port.fit_zoom >= READABLE * zoom:
+        legible = READABLE * MIN_TEXT_PX * min(zoom, 1.0)
+        if not port.fits() and zoom <= 1.0 and text_px_at(port.svg, port.fit_zoom) >= legible:
             port.zoom = port.fit_zoom  # a loop a little wider than the window: all of it
         if not port.fits() and target is not None and port.reveal(target):
             note = note_html(f"the part around {target!r} of a {port.size[0] * _PT:,.0f} × "
@@ -173,6 +175,20 @@ def reveal_html(model_of: Callable[[], Any], zoom: float = 1.0, node_id: str | N
     return _frame(port.show()) + note
 
 
+def _groups(model: GraphModel | None) -> set[str]:
+    """The folder (group) names of `model`'s nodes: searchable like ids."""
+    return {n.group for n in model.nodes.values() if n.group} if model is not None else set()
+
+
+def _unknown(text: str, model: GraphModel) -> str:
+    """The message for a search naming nothing: the nearest ids, labels or folders."""
+    names = {*model.nodes, *(n.text for n in model.nodes.values()), *_groups(model)}
+    near = closest(text, names)
+    hint = f"; closest: {', '.join(repr(c) for c in near)}" if near else ""
+    return (f"drawing {model.name!r} has no node {text!r}{hint}; search an id, a label or "
+            "a folder name (case does not matter)")
+
+
 def _frame(svg: str) -> str:
     return f"<div class='crewbook-drawing crewbook-view' style='overflow:hidden'>{svg}</div>"
 
@@ -180,12 +196,14 @@ def _frame(svg: str) -> str:
 class DrawingView(w.VBox):  # type: ignore[misc]
     """A drawing of `obj` (a `GraphModel` or anything with ``graph_model()``: a schema, a
     change status, a loop...) in a window: pan (arrows), zoom (slider, +/-), the whole
-    drawing (fit) or 1:1, a node searched by id (suggestions as you type), its
-    neighbourhood within `depth` edges (focus), back to the overview.
+    drawing (fit, laid out to be legible at the window's width) or 1:1, a node searched
+    by id, label or folder name whatever the case (suggestions as you type; the nearest
+    names by edit distance when nothing matches), its neighbourhood within `depth`
+    edges (focus), back to the overview.
 
-    From code: `focus(node_id, depth)`, `overview()`, `reveal(node_id)` (centre the window
-    on a node; focuses on it when the overview has it folded away), `pan`, `fit`,
-    `actual_size`.
+    From code: `find(text)` (the search box), `focus(node_id, depth)`, `overview()`,
+    `reveal(node_id)` (centre the window on a node; focuses on it when the overview has
+    it folded away), `pan`, `fit`, `actual_size`.
     """
 
     def __init__(self, obj: Any, zoom: float | None = None, *,
@@ -194,9 +212,11 @@ class DrawingView(w.VBox):  # type: ignore[misc]
         self.window = window
         self.focused: str | None = None
         self.port: Viewport | None = None
+        self.port_model: GraphModel | None = None  # the model the window draws
         self._syncing = False
-        self.zoom = w.FloatSlider(value=1.0, min=0.05, max=3.0, step=0.05, description="zoom",
-                                  readout_format=".2f", continuous_update=False)
+        # a fraction (1.0 = 1:1) shown as a percentage, like the status line
+        self.zoom = w.FloatSlider(value=1.0, min=0.01, max=3.0, step=0.01, description="zoom",
+                                  readout_format=".0%", continuous_update=False)
         self.search = w.Combobox(placeholder="node id", description="node",
                                  ensure_option=False, continuous_update=False,
                                  layout=w.Layout(width="260px"))
@@ -228,10 +248,10 @@ class DrawingView(w.VBox):  # type: ignore[misc]
         b["zoom_out"].on_click(guard(lambda _: self._set_zoom(self.zoom.value / 1.25)))
         b["fit"].on_click(guard(lambda _: self.fit()))
         b["actual"].on_click(guard(lambda _: self.actual_size()))
-        b["find"].on_click(guard(lambda _: self.reveal(self.search.value.strip())))
-        b["focus_button"].on_click(guard(lambda _: self.focus(self.search.value.strip())))
+        b["find"].on_click(guard(lambda _: self.find(self.search.value)))
+        b["focus_button"].on_click(guard(lambda _: self.focus(self.resolve(self.search.value))))
         b["overview_button"].on_click(guard(lambda _: self.overview()))
-        self.search.observe(guard(lambda _: self.focus(self.search.value.strip())),
+        self.search.observe(guard(lambda _: self.find(self.search.value)),
                             names="value", type="change")
         self.zoom.observe(guard(lambda _: self._zoomed()), names="value")
         tools = w.HBox([b["left"], b["right"], b["up"], b["down"], b["zoom_in"], b["zoom_out"],
@@ -258,26 +278,30 @@ class DrawingView(w.VBox):  # type: ignore[misc]
         model = self.model()
         if model is None:
             return None
-        if self.focused is not None:
-            return prepare(model, collapse=False, focus=self.focused, depth=self.depth.value)
-        return prepare(model)
+        if self.focused is None:  # collapsed when big, coarser while unreadable, fitted
+            return overview(model, *self.window, regroup=False)
+        shown = prepare(model, collapse=False, focus=self.focused, depth=self.depth.value)
+        return fit_layout(shown, *self.window)  # whole and legible at the window's width
 
     def _load(self) -> None:
         """Render the shown model and fit it; a card instead on any error (never raises)."""
         self.message.value = ""
         dot_text: str | None = None
         self.port = None
+        self.port_model = None
         try:
             model = self.model()
-            ids = sorted(model.nodes) if model is not None else []
+            shown = self.shown_model()
+            ids = sorted({*(model.nodes if model is not None else ()), *_groups(model),
+                          *_groups(shown)})
             if list(self.search.options) != ids:
                 self.search.options = ids
-            shown = self.shown_model()
             if shown is None:
                 self.drawing.value = note_html("(no drawing)")
                 return
             dot_text = to_dot(shown)
             self.port = Viewport(render_svg(dot_text), window=self.window)
+            self.port_model = shown
         except Exception as exc:  # a widget must keep working
             self.drawing.value = fallback_card(dot_text, exc)
             return
@@ -311,7 +335,9 @@ class DrawingView(w.VBox):  # type: ignore[misc]
             return
         model = self.model()
         if model is not None and node_id not in model.nodes:
-            model.focus(node_id)  # raises NotFoundError naming the closest ids
+            node_id = self.resolve(node_id)
+        if model is not None and node_id not in model.nodes:
+            raise NotFoundError(_unknown(node_id, model))
         if depth is not None:
             self.depth.value = depth
         self.focused = node_id
@@ -320,6 +346,42 @@ class DrawingView(w.VBox):  # type: ignore[misc]
             self.port.zoom = 1.0
             self.port.reveal(node_id)
             self._show_zoom(1.0)
+
+    def resolve(self, text: str) -> str:
+        """The node id `text` names, case aside: an id, a label, or a folder (a group)
+        name; the drawing's own nodes first (a collapsed folder's summary), then the
+        whole model's. `text` itself when nothing matches (`focus` then says what is
+        closest, by edit distance)."""
+        text = text.strip()
+        want = text.lower().rstrip("/")
+        models = [m for m in (self.port_model, self.model()) if m is not None]
+        keys: list[Callable[[Node], str]] = [
+            lambda n: n.id.lower(), lambda n: n.text.lower().rstrip("/"),
+            lambda n: (n.group or "").lower()]
+        for model in models:  # exact first: ids differing only by case stay apart
+            if text in model.nodes:
+                return text
+        for key in keys:
+            for model in models:
+                for node in model.sorted_nodes():
+                    if key(node) == want:
+                        return node.id
+        return text
+
+    def find(self, text: str) -> None:
+        """Show the node `text` names (see `resolve`): its neighbourhood (`focus`), or,
+        for a collapsed folder's summary, the overview centred on it."""
+        node_id = self.resolve(text)
+        if not node_id:
+            return
+        model = self.model()
+        if (model is None or node_id not in model.nodes) and self.port is not None and (
+                node_id in self.port.positions):
+            self.message.value = ""
+            self.focused = None
+            self.reveal(node_id)
+            return
+        self.focus(node_id)
 
     def overview(self) -> None:
         """Back to the whole drawing, fitted to the window."""

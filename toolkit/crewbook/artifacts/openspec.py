@@ -39,7 +39,7 @@ ARCHIVED_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})-(.+)$")
 #: Config keys OpenSpec accepts that crewbook reads.
 CONFIG_USED = ("schema", "context", "rules")
 #: Metadata keys of `.openspec.yaml` that crewbook reads.
-METADATA_USED = ("schema", "created", "skip_specs", "description")
+METADATA_USED = ("schema", "created", "skip_specs", "description", "retire_capabilities")
 
 
 def _unused(doc: SourceDoc, data: dict[str, Any], used: tuple[str, ...], what: str
@@ -149,9 +149,10 @@ def read_metadata(file: Path, display: str | Callable[[], str], default_schema: 
                                     "ignored", ("created",), severity="warning"))
         created = None
     skip = data.get("skip_specs", False)
-    if not isinstance(skip, bool):
-        problems.append(doc.problem("wrong_type", "`skip_specs` must be true or false",
-                                    ("skip_specs",)))
+    for marker in ("skip_specs", "retire_capabilities"):  # the CLI: "Invalid metadata"
+        if not isinstance(data.get(marker, False), bool):
+            problems.append(doc.problem("wrong_type", f"`{marker}` must be true or false",
+                                        (marker,)))
     description = data.get("description")
     if description is not None and not isinstance(description, str):
         description = str(description)
@@ -181,6 +182,7 @@ def _quick_metadata(file: Path, default_schema: str) -> ChangeFile | None:
             and (created is None or (isinstance(created, str)
                  and re.fullmatch(r"\d{4}-\d{2}-\d{2}", created)))
             and isinstance(data.get("skip_specs", False), bool)
+            and isinstance(data.get("retire_capabilities", False), bool)
             and isinstance(data.get("description", ""), str)):
         return None
     return ChangeFile.model_construct(  # every field was checked just above

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -130,11 +130,11 @@ def read_metadata(file: Path, display: str | Callable[[], str], default_schema: 
     problems += _unused(doc, data, METADATA_USED, "change metadata")
     schema = data.get("schema", default_schema)
     if "schema" not in data:
-        problems.append(doc.problem(
-            "metadata_no_schema", "no `schema`: the OpenSpec CLI refuses this change "
-            "(\"Invalid metadata\": schema is required) in status, apply and archive; "
-            f"crewbook reads it with the project's schema {default_schema!r}. Add "
-            f"`schema: {default_schema}` so both tools read it", severity="warning"))
+        problems.append(replace(doc.problem(
+            "metadata_no_schema", "no `schema` (the OpenSpec CLI's status and apply refuse "
+            "this change: \"Invalid metadata\", schema is required); crewbook reads it with "
+            f"the project's schema {default_schema!r}. Add `schema: {default_schema}` so "
+            "both tools read it", severity="warning"), key="schema"))
     if not (isinstance(schema, str) and KEBAB_CASE.match(schema)):
         problems.append(doc.problem("wrong_type", f"`schema` must be a schema name such as "
                                     f"'spec-driven', not {schema!r}", ("schema",)))

@@ -282,6 +282,24 @@ def match_outputs(folder: Path, generates: str, files: dict[str, bool] | None = 
     return found, rejected
 
 
+def refused_by_openspec(status: ChangeStatus, change: Change) -> ChangeStatus:
+    """`status` with the error the OpenSpec CLI's `status` reports for `change`, where
+    it refuses one crewbook reads: metadata without `schema` ("Invalid metadata"), at
+    the metadata's file, line and key. The status is still computed and shown (crewbook
+    reads the change with the project's schema and says so as a warning); `crewbook
+    status` exits 1, as `openspec status` does."""
+    from dataclasses import replace
+
+    said = [p for p in change.warnings if p.code == "metadata_no_schema"]
+    if not said:
+        return status
+    return replace(status, problems=status.problems + tuple(Problem(
+        "metadata_invalid", "Invalid metadata: `schema` is required (the OpenSpec CLI's "
+        "status and apply refuse this change; the status above is crewbook's reading with "
+        f"the project's schema {status.schema.name!r}); add `schema: {status.schema.name}`",
+        path=p.path, line=p.line, column=p.column, key="schema") for p in said))
+
+
 def compute_status(change: Change, schema: Schema) -> ChangeStatus:
     """Per-artifact status, apply readiness and task progress of `change` under `schema`."""
     folder = change.folder

@@ -45,15 +45,14 @@ METADATA_USED = ("schema", "created", "skip_specs", "description", "retire_capab
 def _unused(doc: SourceDoc, data: dict[str, Any], used: tuple[str, ...], what: str
             ) -> list[Problem]:
     """A warning naming each key crewbook does not use (never a refusal)."""
-    found = []
-    for key in sorted(k for k in data if k not in used):
-        hint = (" (OpenSpec reads `schema:`, not `defaultSchema:`; rename it to choose the "
-                "default schema)") if key == "defaultSchema" else ""
-        found.append(doc.problem(
-            "unused_key",
-            f"{what} key {key!r} is accepted but crewbook does not use it{hint}",
-            (key,), severity="warning"))
-    return found
+    return [doc.problem("unused_key", _unused_message(key, what), (key,), severity="warning")
+            for key in sorted(k for k in data if k not in used)]
+
+
+def _unused_message(key: str, what: str) -> str:
+    hint = (" (OpenSpec reads `schema:`, not `defaultSchema:`; rename it to choose the "
+            "default schema)") if key == "defaultSchema" else ""
+    return f"{what} key {key!r} is accepted but crewbook does not use it{hint}"
 
 
 def _mapping(file: Path, display: str) -> tuple[SourceDoc | None, list[Problem]]:
@@ -120,9 +119,9 @@ def read_metadata(file: Path, display: str | Callable[[], str], default_schema: 
     its problems: unused keys (`goal`, `risk_level`...) are warnings; `created` may be
     a YAML date; a missing `schema` falls back to the project's default with a warning
     (`metadata_no_schema`: the OpenSpec CLI refuses such a change)."""
-    quick = _quick_metadata(file, default_schema)
+    quick = _quick_metadata(file, default_schema, display)
     if quick is not None:
-        return quick, []
+        return quick
     doc, problems = _mapping(file, display if isinstance(display, str) else display())
     if doc is None:
         return None, problems
@@ -162,18 +161,36 @@ def read_metadata(file: Path, display: str | Callable[[], str], default_schema: 
                                       "skip_specs": skip, "description": description}), problems
 
 
-def _quick_metadata(file: Path, default_schema: str) -> ChangeFile | None:
-    """The common case read with libyaml and no positions: a small mapping holding only
-    keys crewbook uses, with the right types. None sends the caller to the full reader,
-    which locates every problem (file, line, key)."""
+def _quick_metadata(file: Path, default_schema: str, display: str | Callable[[], str]
+                    ) -> tuple[ChangeFile, list[Problem]] | None:
+    """The common case read with libyaml and no positions: a small mapping of keys
+    crewbook uses, with the right types, and maybe other plain keys, each on a line of
+    its own at the margin (`goal: ...`), whose warnings are located by that line. None
+    sends the caller to the full reader, which locates every problem (file, line, key)."""
     try:
         if file.stat().st_size > 4096:
             return None
-        data = yaml.load(file.read_bytes(), Loader=_FAST_LOADER)
+        raw = file.read_bytes()
+        data = yaml.load(raw, Loader=_FAST_LOADER)
     except (OSError, yaml.YAMLError):
         return None
-    if not isinstance(data, dict) or not set(data) <= set(METADATA_USED) or "schema" not in data:
+    if not isinstance(data, dict) or "schema" not in data:
         return None
+    unused: list[Problem] = []
+    if not set(data) <= set(METADATA_USED):
+        text = raw.decode("utf-8", errors="replace")
+        for key in sorted(k for k in data if k not in METADATA_USED):
+            if not (isinstance(key, str) and _PLAIN_KEY.fullmatch(key)):
+                return None
+            lines = [i for i, line in enumerate(text.split("\n"), 1)
+                     if line.startswith(key) and _KEY_LINE.match(line[len(key):])]
+            if len(lines) != 1:
+                return None
+            shown = display if isinstance(display, str) else display()
+            display = shown
+            unused.append(Problem("unused_key", _unused_message(key, "change metadata"),
+                                  path=shown, line=lines[0], column=1, key=key,
+                                  severity="warning"))
     schema = data.get("schema", default_schema)
     created = data.get("created")
     if isinstance(created, dt.date) and not isinstance(created, dt.datetime):
@@ -187,7 +204,12 @@ def _quick_metadata(file: Path, default_schema: str) -> ChangeFile | None:
         return None
     return ChangeFile.model_construct(  # every field was checked just above
         schema_=schema, created=created, skip_specs=data.get("skip_specs", False),
-        description=data.get("description"))
+        description=data.get("description")), unused
+
+
+#: A key the quick reader locates by its line: plain letters, digits, `_` and `-`.
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_KEY_LINE = re.compile(r"[ \t]*:(?:[ \t]|$)")
 
 
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

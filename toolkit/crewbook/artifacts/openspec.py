@@ -148,10 +148,16 @@ def read_metadata(file: Path, display: str | Callable[[], str], default_schema: 
                                     "ignored", ("created",), severity="warning"))
         created = None
     skip = data.get("skip_specs", False)
-    for marker in ("skip_specs", "retire_capabilities"):  # the CLI: "Invalid metadata"
-        if not isinstance(data.get(marker, False), bool):
-            problems.append(doc.problem("wrong_type", f"`{marker}` must be true or false",
-                                        (marker,)))
+    if not isinstance(skip, bool):
+        problems.append(doc.problem("wrong_type", "`skip_specs` must be true or false",
+                                    ("skip_specs",)))
+    if not isinstance(data.get("retire_capabilities", False), bool):
+        # the CLI's status refuses such metadata; its validate does not read the marker
+        problems.append(doc.problem(
+            "retire_marker_invalid", "`retire_capabilities` must be true or false; archive "
+            "does not honour it (nor does the OpenSpec CLI, whose status refuses this "
+            "metadata)",
+            ("retire_capabilities",), severity="warning"))
     description = data.get("description")
     if description is not None and not isinstance(description, str):
         description = str(description)

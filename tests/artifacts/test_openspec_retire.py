@@ -6,8 +6,9 @@ From Fission-AI/OpenSpec (MIT licence) at commit f1b521dffac38ed6638689cd28b0c20
 alone (the spec deleted or kept, the change archived or not, the words of the refusal),
 and run through the OpenSpec CLI as well, the two trees compared byte for byte.
 Not ported: cases about races, prompts, `--no-validate` and `--json` payloads of the CLI
-(crewbook has none of these), and nested capabilities (`platform/legacy-layer`: crewbook
-archives one level of capability folders).
+(crewbook has none of these; its archive is one journaled commit, tested by the kill test
+below), and nested capabilities (`platform/legacy-layer`, and the symlinked `platform/`
+folder: crewbook archives one level of capability folders).
 """
 
 from __future__ import annotations
@@ -333,3 +334,22 @@ def test_a_killed_retirement_leaves_the_old_project_or_the_new_one(tmp_path: Pat
         assert state != "mixed", f"killed at step {nth}"
         seen.add(state)
     assert seen == {"old", "new"}
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symbolic links")
+def test_a_spec_linked_from_outside_is_never_retired(tmp_path: Path,
+                                                     cli: Callable[..., Any]) -> None:
+    """archive.test.ts 'does not claim it deleted the target of a symlinked spec.md': the
+    CLI refuses ("outside the allowed directory"); so does crewbook, deleting nothing."""
+    root = build(tmp_path, CASES[0])
+    shared = tmp_path / "shared-legacy.md"
+    shared.write_text(main_spec())
+    link = root / "openspec" / "specs" / LEGACY
+    link.unlink()
+    link.symlink_to(shared)
+    done = cli("--project", root, "archive", NAME)
+    assert done.code == 1
+    assert "link" in done.err
+    assert link.is_symlink()
+    assert shared.read_text() == main_spec()
+    assert (root / "openspec" / "changes" / NAME).is_dir()

@@ -124,7 +124,9 @@ def archive_differences(root: Path, cli: Callable[..., Any], work: Path,
         a, b = tree(theirs), tree(ours)
         if a != b:
             moved = [(t / "openspec" / "changes" / name).exists() for t in (theirs, ours)]
-            found.append(("archive_outcome" if moved[0] != moved[1] else "archive_tree", name))
+            code = "archive_outcome" if moved[0] != moved[1] else "archive_tree"
+            # the CLI archives a hidden folder; crewbook never reads one as a change
+            found.append(("list_hidden" if name.startswith(".") else code, name))
             shutil.rmtree(ours)
             shutil.copytree(theirs, ours)
     return found

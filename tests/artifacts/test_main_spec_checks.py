@@ -3,6 +3,8 @@ counted as `openspec list --specs` counts them."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,6 +12,8 @@ from typing import Any
 import pytest
 
 from crewbook.artifacts.spec_checks import check_main_spec, requirement_count
+
+from .test_openspec_parity import CLI, openspec
 
 PURPOSE = "This capability covers the whole login flow for every user of the app."
 GOOD_REQ = "### Requirement: X\nThe system SHALL x.\n\n#### Scenario: s\n- WHEN a\n"
@@ -104,6 +108,50 @@ def test_metadata_without_schema_is_said(tmp_path: Path, cli: Callable[..., Any]
     assert [c["change"] for c in done.json["changes"]] == ["c1"]
     found = [(p["code"], p["severity"]) for c in done.json["changes"] for p in c["problems"]]
     assert ("metadata_no_schema", "warning") in found
+
+
+def _no_schema_project(root: Path, metadata: str = "created: 2025-01-01\n") -> Path:
+    change = root / "openspec" / "changes" / "c1"
+    (change / "specs" / "auth").mkdir(parents=True)
+    (change / ".openspec.yaml").write_text(metadata)
+    (change / "proposal.md").write_text("## Why\nBecause.\n")
+    (change / "specs" / "auth" / "spec.md").write_text(
+        "## ADDED Requirements\n### Requirement: A\nThe system SHALL a.\n\n"
+        "#### Scenario: a\n- WHEN a\n")
+    return root
+
+
+@pytest.mark.parametrize(("metadata", "key", "line", "warning"), [
+    ("created: 2025-01-01\n", "schema", 1, "metadata_no_schema"),
+    ("schema: spec-driven\nretire_capabilities: yes-please\n", "retire_capabilities", 2,
+     "retire_marker_invalid")], ids=["no schema", "marker not boolean"])
+def test_metadata_the_cli_refuses_is_refused_by_status_as_the_cli_does(
+        tmp_path: Path, cli: Callable[..., Any], metadata: str, key: str, line: int,
+        warning: str) -> None:
+    """`openspec status` refuses the change ("Invalid metadata", exit 1) and `openspec
+    validate` passes it: crewbook's status says the same error (file, line, key) beside
+    its own reading (a warning), and its validate passes it with the warning."""
+    root = _no_schema_project(tmp_path, metadata)
+    for args in (("status", "--json"), ("status", "--change", "c1", "--json")):
+        done = cli("--project", root, *args)
+        assert done.code == 1
+        problems = done.json["changes"][0]["problems"] if "changes" in done.json \
+            else done.json["problems"]
+        said = {(p["code"], p["severity"], p["key"], p["path"], p["line"]) for p in problems}
+        where = "openspec/changes/c1/.openspec.yaml"
+        assert ("metadata_invalid", "error", key, where, line) in said
+        assert (warning, "warning", key, where, line) in said
+    for strict in ((), ("--strict",)):
+        checked = cli("validate", root, "--json", *strict)
+        assert checked.code == 0
+        assert [p["code"] for p in checked.json["problems"]] == [warning]
+    if shutil.which("node") is not None and CLI.exists():  # the CLI itself, when installed
+        theirs = openspec(root, "status", "--all", "--json")["changes"][0]
+        assert "artifacts" not in theirs
+        assert "Invalid metadata" in json.dumps(theirs)
+        for strict in ((), ("--strict",)):
+            checked_by_cli = openspec(root, "validate", "--all", "--json", *strict)
+            assert checked_by_cli["items"][0]["valid"] is True
 
 
 def test_a_change_naming_an_unknown_schema_stays_listed(tmp_path: Path,

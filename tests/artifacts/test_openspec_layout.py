@@ -208,3 +208,35 @@ def test_a_root_folder_named_openspec_is_a_root(tmp_path: Path) -> None:
     project = Project(tmp_path / "openspec")
     assert project.root == (tmp_path / "openspec").resolve()
     assert [c.name for c in project.changes()] == ["c"]
+
+
+METADATA_CASES = {
+    "known keys": "schema: spec-driven\ncreated: 2026-01-05\n",
+    "unused keys": "schema: spec-driven\ngoal: improve it\nrisk_level: low\n"
+                   "affected_areas: [api, ui]\n",
+    "quoted key": 'schema: spec-driven\n"goal": 1\n',
+    "nested value": "schema: spec-driven\ngoal:\n  - a\nrisk: |\n  goal: not a key\n",
+    "crlf": "schema: spec-driven\r\ngoal: 1\r\n",
+    "space before colon": "schema: spec-driven\ngoal : 1\n",
+    "comment and flow": "# note\nschema: spec-driven\n\ngoal: [1,\n  2]\nx-y: z\n",
+    "no schema": "created: 2026-01-05\ngoal: 1\n",
+    "wrong type": "schema: spec-driven\ndescription: [1]\ngoal: 1\n",
+}
+
+
+@pytest.mark.parametrize("text", METADATA_CASES.values(), ids=list(METADATA_CASES))
+def test_quick_metadata_reader_says_what_the_full_reader_says(
+        tmp_path: Path, text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The libyaml reader without positions (most `.openspec.yaml` files, unused keys
+    included) gives the change and the warnings, line and key, of the full reader."""
+    from crewbook.artifacts import openspec
+
+    file = tmp_path / ".openspec.yaml"
+    file.write_bytes(text.encode())
+    quick = openspec.read_metadata(file, "m.yaml", "spec-driven")
+    monkeypatch.setattr(openspec, "_quick_metadata", lambda *_a: None)
+    full = openspec.read_metadata(file, "m.yaml", "spec-driven")
+    assert (quick[0].model_dump() if quick[0] else None) == (
+        full[0].model_dump() if full[0] else None)
+    assert quick[1] == full[1]
+    assert all(p.line for p in full[1])

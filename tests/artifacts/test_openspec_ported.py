@@ -3,7 +3,8 @@
 Ported from Fission-AI/OpenSpec (MIT licence) at commit
 f1b521dffac38ed6638689cd28b0c204b1eef0f1: `test/utils/task-progress.test.ts`,
 `test/core/validation.test.ts` (validateSpec, main-spec SHALL/MUST), and
-`test/core/archive.test.ts` (merge rules, Purpose carry-over, refusals). The inputs
+`test/core/archive.test.ts` (merge rules, Purpose carry-over, refusals; its capability
+retirement cases are in `test_openspec_retire.py`). The inputs
 are theirs, shortened; the expected outcomes are the ones their tests assert. Archive
 cases are also run through the CLI itself in `test_openspec_parity.py` (ARCHIVE_CASES).
 """
@@ -11,7 +12,10 @@ cases are also run through the CLI itself in `test_openspec_parity.py` (ARCHIVE_
 from __future__ import annotations
 
 import datetime as dt
+import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -182,3 +186,89 @@ def test_archive(tmp_path: Path, case: tuple[str, str | None, str, bool, str | N
     assert (root / "openspec" / "changes" / "archive" / "2026-12-04-add-b").is_dir()
     if holds is not None:
         assert holds in spec_bytes(root).decode()
+
+
+# -- task-progress.test.ts, getTaskProgressForChange (#1202): the tracked artifact's glob
+GLOB_SCHEMA = """name: glob-tasks
+version: 1
+description: tasks artifact uses a nested glob
+artifacts:
+  - id: proposal
+    generates: proposal.md
+    description: Proposal
+    template: proposal.md
+    requires: []
+  - id: tasks
+    generates: "**/tasks.md"
+    description: Nested tasks
+    template: tasks.md
+    requires: [proposal]
+apply:
+  requires: [tasks]
+  tracks: "**/tasks.md"
+"""
+CUSTOM_TRACK = """name: custom-track
+version: 1
+artifacts:
+  - id: proposal
+    generates: proposal.md
+    description: Proposal
+    template: proposal.md
+    requires: []
+  - id: checklist
+    generates: "work/*.md"
+    description: Work checklist
+    template: tasks.md
+    requires: [proposal]
+apply:
+  requires: [checklist]
+  tracks: "work/*.md"
+"""
+#: change: (schema, {file: content}, (completed, total))
+PROGRESS: dict[str, tuple[str, dict[str, str], tuple[int, int]]] = {
+    "globchange": ("glob-tasks", {"backend/tasks.md": "- [x] 1.1 a\n- [x] 1.2 b\n",
+                                  "frontend/tasks.md": "- [x] 2.1 a\n- [ ] 2.2 b\n- [ ] 2.3 c\n"},
+                   (3, 5)),
+    "target": ("glob-tasks", {"backend/tasks.md": "- [x] a\n- [ ] b\n"}, (1, 2)),
+    "sibling": ("glob-tasks", {"backend/tasks.md": "- [x] s1\n- [x] s2\n"}, (2, 2)),
+    "customchange": ("custom-track", {"work/a.md": "- [x] a\n- [ ] b\n"}, (1, 2)),
+    "badschema": ("does-not-exist", {"tasks.md": "- [x] a\n- [ ] b\n"}, (1, 2)),
+    "plain": ("", {"tasks.md": "- [x] a\n- [x] b\n- [ ] c\n"}, (2, 3)),
+    "notasks": ("glob-tasks", {"proposal.md": "## Why\nx\n"}, (0, 0)),
+    "nested": ("", {"tasks.md": TASKS[0][0]}, (3, 4)),
+}
+
+
+def test_task_progress_follows_the_tracked_glob(tmp_path: Path,
+                                                cli: Callable[..., Any]) -> None:
+    """Tasks are counted in every file the tracked artifact's glob matches inside the
+    change (never in archive/ or a sibling), under a tracked artifact of any name; a
+    change whose schema is unknown falls back to its tasks.md."""
+    from .test_openspec_parity import CLI, openspec  # it imports this module's cases
+
+    base = tmp_path / "openspec"
+    for name, text in (("glob-tasks", GLOB_SCHEMA), ("custom-track", CUSTOM_TRACK)):
+        (base / "schemas" / name).mkdir(parents=True)
+        (base / "schemas" / name / "schema.yaml").write_text(text)
+        (base / "schemas" / name / "templates").mkdir()
+        for template in ("proposal.md", "tasks.md"):
+            (base / "schemas" / name / "templates" / template).write_text("# T\n")
+    (base / "changes" / "archive" / "old").mkdir(parents=True)
+    (base / "changes" / "archive" / "old" / "tasks.md").write_text("- [x] x\n- [x] y\n")
+    for change, (schema, files, _) in PROGRESS.items():
+        folder = base / "changes" / change
+        folder.mkdir(parents=True)
+        if schema:
+            (folder / ".openspec.yaml").write_text(f"schema: {schema}\n")
+        for rel, content in files.items():
+            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            (folder / rel).write_text(content)
+    listed = cli("--project", tmp_path, "list", "--json").json["changes"]
+    counts = {c["name"]: (c["completedTasks"], c["totalTasks"]) for c in listed}
+    assert counts == {name: case[2] for name, case in PROGRESS.items()}
+    status = cli("--project", tmp_path, "status", "--json").json["changes"]
+    assert {c["change"]: (c["apply"]["done"], c["apply"]["total"]) for c in status} == counts
+    if shutil.which("node") is not None and CLI.exists():  # the CLI itself, when installed
+        theirs = {c["name"]: (c["completedTasks"], c["totalTasks"])
+                  for c in openspec(tmp_path, "list", "--json")["changes"]}
+        assert theirs == counts

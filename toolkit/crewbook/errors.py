@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -77,10 +77,8 @@ class Problem:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape used by `crewbook validate --json`."""
-        data = asdict(self)
-        return {
-            k: data[k] for k in ("code", "path", "line", "column", "key", "message", "severity")
-        }
+        return {"code": self.code, "path": self.path, "line": self.line, "column": self.column,
+                "key": self.key, "message": self.message, "severity": self.severity}
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:

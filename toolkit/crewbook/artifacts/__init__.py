@@ -25,19 +25,55 @@ metadata, scan, archive folder), `specs` (parsing), `delta_checks` (validation),
 
 from __future__ import annotations
 
-from ..report import ValidationReport
-from .archive import ArchivePreview, archive_change, preview_archive
-from .audit import validate_change, validate_project
-from .change import Change, change_status, new_change, open_change
-from .change_runs import runs_by_change
-from .checklist import TaskItem, parse_tasks
-from .history import project_history
-from .instructions import Instructions, RoleListing, instructions, list_roles
-from .project import Project, find_project_root
-from .registry import SchemaListing, SchemaWarning, get_schema, list_schemas
-from .schema import Schema, load_schema, validate_schema
-from .specs import parse_delta, parse_spec
-from .status import ApplyState, ArtifactState, ChangeStatus
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
+from ..core.lazy import lazy_names as _lazy_names
+
+#: Public names by defining module, loaded on first use (PEP 562): a command that needs
+#: one submodule (`crewbook validate` reads `audit`) does not import the others.
+_LAZY: dict[str, tuple[str, ...]] = {
+    "archive": ("ArchivePreview", "archive_change", "preview_archive"),
+    "audit": ("validate_change", "validate_project"),
+    "change": ("Change", "change_status", "new_change", "open_change"),
+    "change_runs": ("runs_by_change",),
+    "checklist": ("TaskItem", "parse_tasks"),
+    "history": ("project_history",),
+    "instructions": ("Instructions", "RoleListing", "instructions", "list_roles"),
+    "project": ("Project", "find_project_root"),
+    "registry": ("SchemaListing", "SchemaWarning", "get_schema", "list_schemas"),
+    "schema": ("Schema", "load_schema", "validate_schema"),
+    "specs": ("parse_delta", "parse_spec"),
+    "status": ("ApplyState", "ArtifactState", "ChangeStatus"),
+}
+_LAZY_REPORT = ("ValidationReport",)
+
+if _TYPE_CHECKING:
+    from ..report import ValidationReport
+    from .archive import ArchivePreview, archive_change, preview_archive
+    from .audit import validate_change, validate_project
+    from .change import Change, change_status, new_change, open_change
+    from .change_runs import runs_by_change
+    from .checklist import TaskItem, parse_tasks
+    from .history import project_history
+    from .instructions import Instructions, RoleListing, instructions, list_roles
+    from .project import Project, find_project_root
+    from .registry import SchemaListing, SchemaWarning, get_schema, list_schemas
+    from .schema import Schema, load_schema, validate_schema
+    from .specs import parse_delta, parse_spec
+    from .status import ApplyState, ArtifactState, ChangeStatus
+
+_getattr, __dir__ = _lazy_names(__name__, _LAZY, globals())
+
+
+def __getattr__(name: str) -> object:
+    """A public name, imported from its module on first use."""
+    if name in _LAZY_REPORT:
+        from ..report import ValidationReport
+
+        globals()[name] = ValidationReport
+        return ValidationReport
+    return _getattr(name)
+
 
 __all__ = [
     "ApplyState",

@@ -28,6 +28,7 @@ from .delta_checks import (
     unread_delta_files,
 )
 from .openspec import ARCHIVE
+from .retire import MARKER, MarkerState, describe_lines, retire_marker, unaccounted_content
 from .spec_checks import (
     PLACEHOLDER_PREFIX,
     PLACEHOLDER_SUFFIX,
@@ -99,13 +100,17 @@ def _raw(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n").strip()
 
 
-def apply_delta(before: str | None, delta: DeltaSpec, change: str
+def apply_delta(before: str | None, delta: DeltaSpec, change: str,
+                retire: tuple[MarkerState, str] = ("none", "")
                 ) -> tuple[str | None, tuple[tuple[str, str], ...], list[Problem]]:
-    """The main spec text after `delta` (None when refused), the status of each
-    requirement it changed, and the problems that refuse it: the OpenSpec CLI's merge
-    rules (RENAMED, REMOVED, MODIFIED, ADDED; re-applying an already synced operation
-    is a no-op), its line endings kept, and the result validated as a main spec.
-    When nothing changes, the text returned is `before` itself."""
+    """The main spec text after `delta` (None when refused or retired), the status of
+    each requirement it changed, and the problems that refuse it: the OpenSpec CLI's
+    merge rules (RENAMED, REMOVED, MODIFIED, ADDED; re-applying an already synced
+    operation is a no-op), its line endings kept, and the result validated as a main
+    spec. When nothing changes, the text returned is `before` itself. `retire` is the
+    change's `retire_capabilities` marker (`retire.retire_marker`): declared, a spec
+    this delta empties is retired (None, no problem, a `removed` status) and a new one
+    it would leave empty is not created (None, no status)."""
     f = delta.file
     problems: list[Problem] = []
 
@@ -227,14 +232,42 @@ def apply_delta(before: str | None, delta: DeltaSpec, change: str
     rebuilt = _collapse_blank_runs("\n\n".join(p for p in parts if p)).rstrip() + "\n"
     invalid = [p for p in check_main_spec(rebuilt, f) if p.severity == "error"]
     if invalid:
+        emptied = not kept and all(p.code == "spec_no_requirements" for p in invalid)
+        lost = unaccounted_content(pre, preamble, "\n".join(after), original) if emptied else []
+        removed = any(status == "removed" for _name, status in statuses)
+        if emptied and not lost and retire[0] == "declared" and (is_new or removed):
+            return None, tuple(statuses), []  # retired, or an empty new spec not created
         main = f"the main spec of {delta.capability!r}"
         for p in invalid:
             refuse(f"{main} would be invalid after archive: {p.message}", code="result_invalid")
+        if emptied and removed and not is_new:
+            problems.append(_retire_hint(delta, retire, lost))
         return None, tuple(statuses), problems
     if before is not None and not statuses:
         return before, (), []  # already in sync: the CLI leaves the file untouched
     return (match_line_ending(rebuilt, before) if before is not None else rebuilt,
             tuple(statuses), [])
+
+
+def _retire_hint(delta: DeltaSpec, retire: tuple[MarkerState, str], lost: list[str]
+                 ) -> Problem:
+    """Why a spec this change empties is not retired, and what to do: add the marker,
+    fix one that cannot be honoured, or move the content deleting it would lose."""
+    state, reason = retire
+    cap = delta.capability
+    unhonored = (f" The `{MARKER}` marker present cannot be honoured ({reason})."
+                 if state == "unhonored" else "")
+    if lost:
+        return Problem("retire_blocked", f"this change removes the last requirement "
+                       f"{cap!r} has; retiring the capability (deleting its spec) is refused "
+                       "while the spec holds content the merge cannot account for and "
+                       f"deleting the file would take with it: {describe_lines(lost)}. Move "
+                       "it into `## Purpose` or a requirement, or delete the spec by hand, "
+                       f"then archive again.{unhonored}", path=delta.file)
+    return Problem("retire_not_declared", f"this change removes the last requirement {cap!r} "
+                   f"has; to retire the capability and delete its spec, add `{MARKER}: "
+                   "true` to the change's .openspec.yaml (beside its `schema:`), then "
+                   f"archive again.{unhonored}", path=delta.file)
 
 
 def archive_name(change: Change, today: dt.date | None = None) -> str:
@@ -270,6 +303,7 @@ def preview_archive(change: Change, *, today: dt.date | None = None) -> ArchiveP
     shown = project.relative
     problems = list(delta_problems(change)) if _has_deltas(change) else []
     updates: list[SpecUpdate] = []
+    retire = retire_marker(change)
     for cap, file in spec_files(change.folder / "specs"):
         delta = parse_delta(file.read_text("utf-8", errors="replace"), cap, shown(file))
         main_file = project.specs_folder / cap / "spec.md"
@@ -280,10 +314,13 @@ def preview_archive(change: Change, *, today: dt.date | None = None) -> ArchiveP
         # bytes decoded as they are: read_text would turn CRLF into LF
         before = (main_file.read_bytes().decode("utf-8", errors="replace")
                   if main_file.is_file() else None)
-        after, statuses, refused = apply_delta(before, delta, change.name)
+        after, statuses, refused = apply_delta(before, delta, change.name, retire)
         flagged = {p.path for p in problems if p.severity == "error"}
         problems += [p for p in refused if p.path not in flagged]
-        updates.append(SpecUpdate(cap, shown(main_file), before, after, statuses))
+        retired = after is None and not refused and before is not None
+        if after is None and not refused and before is None:
+            continue  # a REMOVED-only delta of a capability already retired: nothing to do
+        updates.append(SpecUpdate(cap, shown(main_file), before, after, statuses, retired))
     target = project.changes_folder / ARCHIVE / archive_name(change, today)
     if target.exists():
         problems.append(Problem("archive_exists", f"{shown(target)} already exists; rename "
@@ -303,14 +340,15 @@ def archive_change(change: Change, *, today: dt.date | None = None) -> ArchivePr
     `changes/archive/YYYY-MM-DD-<name>/`, as one commit under the project's lock
     (`archive_commit`); refused (nothing written) when the preview has an error."""
 
-    def prepare() -> tuple[ArchivePreview, str, dict[str, str]]:
+    def prepare() -> tuple[ArchivePreview, str, dict[str, str | None]]:
         preview = preview_archive(change, today=today)
         if not preview.ok:
             raise ArchiveRefused(f"change {change.name!r} cannot be archived; fix the "
                                  "problems below (crewbook archive --dry-run shows the "
                                  "result)", [p for p in preview.problems if p.severity == "error"])
-        specs = {f"{u.capability}/spec.md": u.after for u in preview.updates
-                 if u.after is not None and u.after != u.before}  # in sync: untouched
+        specs: dict[str, str | None] = {  # None: retired (deleted); in sync: untouched
+            f"{u.capability}/spec.md": u.after for u in preview.updates
+            if u.retired or (u.after is not None and u.after != u.before)}
         return preview, archive_name(change, today), specs
 
     change_folder(change)  # a change of the project, never a folder elsewhere

@@ -49,6 +49,8 @@ LOCK_WAIT: Final = 60.0
 #: Largest journal read (thousands of specs are well under it).
 MAX_JOURNAL_BYTES: Final = 1 << 20
 _KEYS: Final = ("v", "change", "target", "staging", "specs", "owner")
+#: Optional journal keys: `retire`, the main specs a retired capability deletes.
+_OPTIONAL: Final = ("retire",)
 
 
 class ArchiveRefused(InvalidInputError):
@@ -200,10 +202,11 @@ def _acquire(project: Project, lock: FolderLock, wait: float) -> bool:
 
 
 def commit_archive(change: Change,
-                   prepare: Callable[[], tuple[T, str, Mapping[str, str]]]) -> T:
+                   prepare: Callable[[], tuple[T, str, Mapping[str, str | None]]]) -> T:
     """Archive `change` as one commit. `prepare()` is called under the lock and returns
-    (what to hand back, the archive folder's name, {``<capability>/spec.md``: new text});
-    it raises to refuse. The change must be a change of its project."""
+    (what to hand back, the archive folder's name, {``<capability>/spec.md``: new text,
+    or None to delete it: a retired capability}); it raises to refuse. The change must be
+    a change of its project."""
     project = change.project
     folder = change_folder(change)
     lock = _lock(project)
@@ -226,7 +229,8 @@ def commit_archive(change: Change,
         lock.release()
 
 
-def _commit(project: Project, change: str, target: str, specs: Mapping[str, str]) -> None:
+def _commit(project: Project, change: str, target: str, specs: Mapping[str, str | None]
+            ) -> None:
     archive = archive_folder(project)
     staging = archive / f"{PENDING_PREFIX}{target}"
     _inside(project, archive / target, "archive target")
@@ -236,14 +240,19 @@ def _commit(project: Project, change: str, target: str, specs: Mapping[str, str]
     staging.mkdir()
     owner = _identity(staging)
     _fsync_write(staging / OWNER, json.dumps({"owner": owner}))
-    rels = sorted(specs)
+    rels = sorted(rel for rel, text in specs.items() if text is not None)
+    retire = sorted(rel for rel, text in specs.items() if text is None)
     for rel in rels:
         _spec_paths(project, staging, rel, "staged spec")
         file = staging / "specs" / rel
         file.parent.mkdir(parents=True, exist_ok=True)
-        _fsync_write(file, specs[rel])
-    journal = {"v": 1, "change": change, "target": target, "staging": staging.name,
-               "specs": rels, "owner": owner}
+        _fsync_write(file, specs[rel] or "")
+    for rel in retire:
+        _spec_paths(project, staging, rel, "retired spec")
+    journal: dict[str, Any] = {"v": 1, "change": change, "target": target,
+                               "staging": staging.name, "specs": rels, "owner": owner}
+    if retire:
+        journal["retire"] = retire
     tmp = archive / (JOURNAL + ".tmp")
     tmp.unlink(missing_ok=True)
     _fsync_write(tmp, json.dumps(journal, indent=1))
@@ -283,18 +292,20 @@ def _read_journal(project: Project) -> dict[str, Any]:
         data = json.loads(raw)
     except ValueError as exc:
         raise refuse("", f"it is not JSON ({exc})") from None
-    if not isinstance(data, dict) or sorted(data) != sorted(_KEYS) or data["v"] != 1:
-        raise refuse("", f"it must be an object with exactly the keys {', '.join(_KEYS)}")
+    if (not isinstance(data, dict) or not set(_KEYS) <= set(data) <= {*_KEYS, *_OPTIONAL}
+            or data["v"] != 1):
+        raise refuse("", f"it must be an object with the keys {', '.join(_KEYS)} (and "
+                     f"optionally {', '.join(_OPTIONAL)})")
     _plain_name(data["change"], "change", shown)
     _plain_name(data["target"], "target", shown)
     staging_name = _plain_name(data["staging"], "staging", shown)
     if not staging_name.startswith(PENDING_PREFIX):
         raise refuse("staging", f"staging must start with {PENDING_PREFIX!r}")
-    if not isinstance(data["specs"], list):
-        raise refuse("specs", "specs must be a list")
+    if not isinstance(data["specs"], list) or not isinstance(data.get("retire", []), list):
+        raise refuse("specs", "specs and retire must be lists")
     staging = _inside(project, archive / staging_name, "staging folder")
     owner = data["owner"]
-    for rel in data["specs"]:
+    for rel in [*data["specs"], *data.get("retire", [])]:
         _spec_paths(project, staging, rel, shown)
     source = _inside(project, project.changes_folder / data["change"], "change folder")
     _inside(project, archive / data["target"], "archive target")
@@ -316,6 +327,13 @@ def _roll_forward(project: Project, journal: Mapping[str, Any]) -> None:
         if kind_of(staged) == "file":
             main.parent.mkdir(parents=True, exist_ok=True)
             os.replace(staged, main)
+    for rel in journal.get("retire", []):  # after every write, as the OpenSpec CLI
+        _staged, main = _spec_paths(project, staging, rel, "journal")
+        if kind_of(main) == "file" or os.path.islink(main):
+            main.unlink()
+        if (kind_of(main.parent) == "folder" and not os.path.islink(main.parent)
+                and not os.listdir(main.parent)):
+            main.parent.rmdir()  # the capability's folder, emptied; never specs/ itself
     source = project.changes_folder / journal["change"]
     target = archive / journal["target"]
     if _identity(source) is not None and kind_of(target) == "missing":

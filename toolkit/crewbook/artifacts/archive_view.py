@@ -29,6 +29,7 @@ class SpecUpdate:
     before: str | None
     after: str | None
     statuses: tuple[tuple[str, str], ...] = ()  # (requirement, added|modified|removed|renamed)
+    retired: bool = False  # the change removes its last requirement: the spec is deleted
 
     @property
     def counts(self) -> dict[str, int]:
@@ -91,7 +92,8 @@ class ArchivePreview(Drawable):
         for u in self.updates:
             old = (u.before or "").splitlines()
             new = (u.after or "").splitlines()
-            out.append(f"\n== {u.path} " + ("(new spec)" if u.before is None else ""))
+            out.append(f"\n== {u.path} " + ("(new spec)" if u.before is None else
+                                             "(retired: deleted)" if u.retired else ""))
             out.append(f"{'before':<{width}} | after")
             matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
             for group in matcher.get_grouped_opcodes(2):
@@ -112,7 +114,8 @@ class ArchivePreview(Drawable):
         lines = [f"Archive preview of {self.change}: {verdict} → {self.target}"]
         for u in self.updates:
             c = u.counts
-            lines.append(f"  {u.path}{' (new)' if u.before is None else ''}: "
+            new = " (new)" if u.before is None else " (retired: deleted)" if u.retired else ""
+            lines.append(f"  {u.path}{new}: "
                          + ", ".join(f"{n} {k}" for k, n in c.items() if n))
         lines.append("  total: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
         lines += [f"  {p}" for p in self.problems]
@@ -130,7 +133,8 @@ class ArchivePreview(Drawable):
         """The shape of `crewbook archive --dry-run --json`."""
         return {"change": self.change, "target": self.target, "ok": self.ok,
                 "specs": [{"capability": u.capability, "path": u.path,
-                           "new": u.before is None, **u.counts} for u in self.updates],
+                           "new": u.before is None, "retired": u.retired, **u.counts}
+                          for u in self.updates],
                 "problems": [p.to_dict() for p in self.problems]}
 
     def __repr__(self) -> str:

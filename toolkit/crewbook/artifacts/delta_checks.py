@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import weakref
 from pathlib import Path
+from stat import S_ISREG
 from typing import TYPE_CHECKING
 
 from ..errors import Problem
@@ -279,15 +280,18 @@ _MAIN_SPECS: weakref.WeakKeyDictionary[Project, dict[str, tuple[int, int, MainSp
     weakref.WeakKeyDictionary()
 
 
-def _main_spec(project: Project, cap: str) -> MainSpec | None:
+def _main_spec(project: Project, cap: str, stat: os.stat_result | None = None
+               ) -> MainSpec | None:
     """The main spec of `cap`, parsed once per project object while the file is
-    unchanged (1,000 changes touching 200 specs parse each spec once)."""
+    unchanged (1,000 changes touching 200 specs parse each spec once); `stat` is the
+    file's, when the caller has it."""
     file = project.specs_folder / cap / "spec.md"
-    try:
-        stat = file.stat()
-    except OSError:
-        return None
-    if not file.is_file():
+    if stat is None:
+        try:
+            stat = os.stat(file)
+        except OSError:
+            return None
+    if not S_ISREG(stat.st_mode):
         return None
     cache = _MAIN_SPECS.setdefault(project, {})
     hit = cache.get(cap)
@@ -304,13 +308,15 @@ def delta_problems(change: Change, scanned: dict[str, bool] | None = None) -> li
     specs_dir = change.folder / "specs"
     shown = project.relative
     problems: list[Problem] = []
-    if (specs_dir / "spec.md").is_file():
+    at_root = ((specs_dir / "spec.md").is_file() if scanned is None or "specs/spec.md" in scanned
+               else False)  # the listing says there is none: no stat
+    if at_root:
         problems.append(_p("delta_at_specs_root", "a delta at specs/spec.md has no capability "
                            "and is ignored by archive; move it to specs/<capability>/spec.md",
                            shown(specs_dir / "spec.md")))
     unread = (_unread_from(scanned, change.folder) if scanned is not None
               else unread_delta_files(specs_dir))
-    misplaced = bool(unread) or (specs_dir / "spec.md").is_file()
+    misplaced = bool(unread) or at_root
     for file in unread:
         problems.append(_p("delta_not_read", "this file holds delta sections but archive only "
                            "reads specs/<capability>/spec.md; move its requirements there",
@@ -322,12 +328,16 @@ def delta_problems(change: Change, scanned: dict[str, bool] | None = None) -> li
         delta = parse_delta(file.read_text("utf-8", errors="replace"), cap, shown(file))
         total += delta.count
         main_file = project.specs_folder / cap / "spec.md"
-        if main_file.exists() and not main_file.is_file():
+        try:
+            stat: os.stat_result | None = os.stat(main_file)  # one stat, not four
+        except OSError:
+            stat = None
+        if stat is not None and not S_ISREG(stat.st_mode):
             problems.append(_p("main_spec_unreadable", f"{shown(main_file)} is not a file, so "
                                "archive cannot read or update it; replace it with the "
                                "capability's spec.md", shown(file)))
             continue
-        problems += check_delta(delta, _main_spec(project, cap))
+        problems += check_delta(delta, _main_spec(project, cap, stat) if stat else None)
     where = shown(change.folder)
     skip = skip_specs_state(change)
     if skip == "unhonored":

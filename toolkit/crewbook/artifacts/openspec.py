@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,21 +39,20 @@ ARCHIVED_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})-(.+)$")
 #: Config keys OpenSpec accepts that crewbook reads.
 CONFIG_USED = ("schema", "context", "rules")
 #: Metadata keys of `.openspec.yaml` that crewbook reads.
-METADATA_USED = ("schema", "created", "skip_specs", "description")
+METADATA_USED = ("schema", "created", "skip_specs", "description", "retire_capabilities")
 
 
 def _unused(doc: SourceDoc, data: dict[str, Any], used: tuple[str, ...], what: str
             ) -> list[Problem]:
     """A warning naming each key crewbook does not use (never a refusal)."""
-    found = []
-    for key in sorted(k for k in data if k not in used):
-        hint = (" (OpenSpec reads `schema:`, not `defaultSchema:`; rename it to choose the "
-                "default schema)") if key == "defaultSchema" else ""
-        found.append(doc.problem(
-            "unused_key",
-            f"{what} key {key!r} is accepted but crewbook does not use it{hint}",
-            (key,), severity="warning"))
-    return found
+    return [doc.problem("unused_key", _unused_message(key, what), (key,), severity="warning")
+            for key in sorted(k for k in data if k not in used)]
+
+
+def _unused_message(key: str, what: str) -> str:
+    hint = (" (OpenSpec reads `schema:`, not `defaultSchema:`; rename it to choose the "
+            "default schema)") if key == "defaultSchema" else ""
+    return f"{what} key {key!r} is accepted but crewbook does not use it{hint}"
 
 
 def _mapping(file: Path, display: str) -> tuple[SourceDoc | None, list[Problem]]:
@@ -120,9 +119,9 @@ def read_metadata(file: Path, display: str | Callable[[], str], default_schema: 
     its problems: unused keys (`goal`, `risk_level`...) are warnings; `created` may be
     a YAML date; a missing `schema` falls back to the project's default with a warning
     (`metadata_no_schema`: the OpenSpec CLI refuses such a change)."""
-    quick = _quick_metadata(file, default_schema)
+    quick = _quick_metadata(file, default_schema, display)
     if quick is not None:
-        return quick, []
+        return quick
     doc, problems = _mapping(file, display if isinstance(display, str) else display())
     if doc is None:
         return None, problems
@@ -130,11 +129,11 @@ def read_metadata(file: Path, display: str | Callable[[], str], default_schema: 
     problems += _unused(doc, data, METADATA_USED, "change metadata")
     schema = data.get("schema", default_schema)
     if "schema" not in data:
-        problems.append(doc.problem(
-            "metadata_no_schema", "no `schema`: the OpenSpec CLI refuses this change "
-            "(\"Invalid metadata\": schema is required) in status, apply and archive; "
-            f"crewbook reads it with the project's schema {default_schema!r}. Add "
-            f"`schema: {default_schema}` so both tools read it", severity="warning"))
+        problems.append(replace(doc.problem(
+            "metadata_no_schema", "no `schema` (the OpenSpec CLI's status and apply refuse "
+            "this change: \"Invalid metadata\", schema is required); crewbook reads it with "
+            f"the project's schema {default_schema!r}. Add `schema: {default_schema}` so "
+            "both tools read it", severity="warning"), key="schema"))
     if not (isinstance(schema, str) and KEBAB_CASE.match(schema)):
         problems.append(doc.problem("wrong_type", f"`schema` must be a schema name such as "
                                     f"'spec-driven', not {schema!r}", ("schema",)))
@@ -152,6 +151,13 @@ def read_metadata(file: Path, display: str | Callable[[], str], default_schema: 
     if not isinstance(skip, bool):
         problems.append(doc.problem("wrong_type", "`skip_specs` must be true or false",
                                     ("skip_specs",)))
+    if not isinstance(data.get("retire_capabilities", False), bool):
+        # the CLI's status refuses such metadata; its validate does not read the marker
+        problems.append(doc.problem(
+            "retire_marker_invalid", "`retire_capabilities` must be true or false; archive "
+            "does not honour it (nor does the OpenSpec CLI, whose status refuses this "
+            "metadata)",
+            ("retire_capabilities",), severity="warning"))
     description = data.get("description")
     if description is not None and not isinstance(description, str):
         description = str(description)
@@ -161,18 +167,36 @@ def read_metadata(file: Path, display: str | Callable[[], str], default_schema: 
                                       "skip_specs": skip, "description": description}), problems
 
 
-def _quick_metadata(file: Path, default_schema: str) -> ChangeFile | None:
-    """The common case read with libyaml and no positions: a small mapping holding only
-    keys crewbook uses, with the right types. None sends the caller to the full reader,
-    which locates every problem (file, line, key)."""
+def _quick_metadata(file: Path, default_schema: str, display: str | Callable[[], str]
+                    ) -> tuple[ChangeFile, list[Problem]] | None:
+    """The common case read with libyaml and no positions: a small mapping of keys
+    crewbook uses, with the right types, and maybe other plain keys, each on a line of
+    its own at the margin (`goal: ...`), whose warnings are located by that line. None
+    sends the caller to the full reader, which locates every problem (file, line, key)."""
     try:
         if file.stat().st_size > 4096:
             return None
-        data = yaml.load(file.read_bytes(), Loader=_FAST_LOADER)
+        raw = file.read_bytes()
+        data = yaml.load(raw, Loader=_FAST_LOADER)
     except (OSError, yaml.YAMLError):
         return None
-    if not isinstance(data, dict) or not set(data) <= set(METADATA_USED) or "schema" not in data:
+    if not isinstance(data, dict) or "schema" not in data:
         return None
+    unused: list[Problem] = []
+    if not set(data) <= set(METADATA_USED):
+        text = raw.decode("utf-8", errors="replace")
+        for key in sorted(k for k in data if k not in METADATA_USED):
+            if not (isinstance(key, str) and _PLAIN_KEY.fullmatch(key)):
+                return None
+            lines = [i for i, line in enumerate(text.split("\n"), 1)
+                     if line.startswith(key) and _KEY_LINE.match(line[len(key):])]
+            if len(lines) != 1:
+                return None
+            shown = display if isinstance(display, str) else display()
+            display = shown
+            unused.append(Problem("unused_key", _unused_message(key, "change metadata"),
+                                  path=shown, line=lines[0], column=1, key=key,
+                                  severity="warning"))
     schema = data.get("schema", default_schema)
     created = data.get("created")
     if isinstance(created, dt.date) and not isinstance(created, dt.datetime):
@@ -181,11 +205,17 @@ def _quick_metadata(file: Path, default_schema: str) -> ChangeFile | None:
             and (created is None or (isinstance(created, str)
                  and re.fullmatch(r"\d{4}-\d{2}-\d{2}", created)))
             and isinstance(data.get("skip_specs", False), bool)
+            and isinstance(data.get("retire_capabilities", False), bool)
             and isinstance(data.get("description", ""), str)):
         return None
     return ChangeFile.model_construct(  # every field was checked just above
         schema_=schema, created=created, skip_specs=data.get("skip_specs", False),
-        description=data.get("description"))
+        description=data.get("description")), unused
+
+
+#: A key the quick reader locates by its line: plain letters, digits, `_` and `-`.
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_KEY_LINE = re.compile(r"[ \t]*:(?:[ \t]|$)")
 
 
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -282,6 +282,29 @@ def match_outputs(folder: Path, generates: str, files: dict[str, bool] | None = 
     return found, rejected
 
 
+def refused_by_openspec(status: ChangeStatus, change: Change) -> ChangeStatus:
+    """`status` with the error the OpenSpec CLI's `status` reports for `change`, where
+    it refuses one crewbook reads: metadata without `schema`, or whose
+    `retire_capabilities` is not true or false ("Invalid metadata"), at the metadata's
+    file, line and key. The status is still computed and shown (crewbook
+    reads the change with the project's schema and says so as a warning); `crewbook
+    status` exits 1, as `openspec status` does."""
+    from dataclasses import replace
+
+    name = status.schema.name
+    fixes = {"metadata_no_schema": f"`schema` is required; add `schema: {name}` (the "
+                                   "status above is crewbook's reading with the project's "
+                                   f"schema {name!r})",
+             "retire_marker_invalid": "`retire_capabilities` must be true or false"}
+    said = [p for p in change.warnings if p.code in fixes]
+    if not said:
+        return status
+    return replace(status, problems=status.problems + tuple(Problem(
+        "metadata_invalid", f"Invalid metadata: {fixes[p.code]}; the OpenSpec CLI's status "
+        "and apply refuse this change", path=p.path, line=p.line, column=p.column, key=p.key)
+        for p in said))
+
+
 def compute_status(change: Change, schema: Schema) -> ChangeStatus:
     """Per-artifact status, apply readiness and task progress of `change` under `schema`."""
     folder = change.folder

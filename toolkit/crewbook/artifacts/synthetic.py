@@ -134,7 +134,8 @@ def add_mistakes(base: Path, caps: dict[str, dict[str, list[str]]],
     double blank lines; changes with a dated name, no `schema` in their metadata, an
     unknown schema, a schema tracking a glob, a skip_specs marker (with or without schema
     or files), a hidden folder among the changes, no deltas, an already-synced ADDED, a
-    new capability whose delta Purpose is empty, commented out or fenced."""
+    new capability whose delta Purpose is empty, commented out or fenced; a change retiring
+    a capability (`_retire_slip`)."""
     for cap, reqs in caps.items():
         if rnd.random() < 0.5:
             text, crlf = _spec_slip(cap, reqs, rnd)
@@ -189,6 +190,26 @@ def add_mistakes(base: Path, caps: dict[str, dict[str, list[str]]],
             continue
         body = _requirement(f"{name} rule", rnd)
         _write(folder / "specs" / cap / "spec.md", f"## ADDED Requirements\n\n{body}")
+    if rnd.random() < 0.4:  # drawn last, so the slips above stay those of earlier seeds
+        _retire_slip(changes, caps, rnd)
+
+
+def _retire_slip(changes: Path, caps: dict[str, dict[str, list[str]]],
+                 rnd: random.Random) -> None:
+    """A change removing every requirement of a capability: with the
+    `retire_capabilities` marker (archive deletes the spec), without it, with it but no
+    `schema` (not honoured), or removing all but one (an ordinary write)."""
+    cap = rnd.choice(sorted(caps))
+    kind = rnd.choice(["marker", "marker", "none", "no-schema", "all-but-one"])
+    meta = {"marker": "schema: spec-driven\nretire_capabilities: true\n",
+            "none": "schema: spec-driven\n", "no-schema": "retire_capabilities: true\n",
+            "all-but-one": "schema: spec-driven\nretire_capabilities: true\n"}[kind]
+    names = sorted(caps[cap])[1:] if kind == "all-but-one" else sorted(caps[cap])
+    folder = changes / f"retire-{cap}-{kind}"
+    _write(folder / ".openspec.yaml", meta)
+    _write(folder / "tasks.md", "- [x] retire it\n")
+    _write(folder / "specs" / cap / "spec.md", "## REMOVED Requirements\n\n" + "".join(
+        f"### Requirement: {n}\n**Reason**: retired\n\n" for n in names))
 
 
 def _change(folder: Path, name: str, caps: dict[str, dict[str, list[str]]],

@@ -29,9 +29,11 @@ def cmd_schemas(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     from ..artifacts.change import open_change
     from ..artifacts.project import as_project
+    from ..artifacts.status import refused_by_openspec
 
     if args.change is not None:
-        status = open_change(args.change, project_arg(args)).status()
+        opened = open_change(args.change, project_arg(args))
+        status = refused_by_openspec(opened.status(), opened)
         emit(args, status.to_dict(), str(status))
         return 1 if any(p.severity == "error" for p in status.problems) else 0
     # every change of the project: a broken one is listed with its problems, never dropped
@@ -42,7 +44,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     texts: list[str] = []
     for change in scan.changes:
         try:
-            status = change.status()
+            status = refused_by_openspec(change.status(), change)
         except CrewbookError as exc:
             found = list(getattr(exc, "problems", ())) or [
                 Problem("status_failed", f"change {change.name!r}: {exc}",

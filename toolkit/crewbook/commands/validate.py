@@ -79,7 +79,7 @@ def validate_paths(paths: Sequence[Path], project: Path | None = None, *,
 #: Warnings `--strict` leaves warnings: notes on what crewbook reads differently or
 #: ignores, which `openspec validate --strict` does not report (or reports as INFO).
 ADVISORY = frozenset({"unused_key", "delta_target_missing", "not_a_requirement",
-                      "metadata_no_schema", "two_layouts"})
+                      "metadata_no_schema", "two_layouts", "retire_marker_invalid"})
 
 
 def strict(report: ValidationReport) -> ValidationReport:

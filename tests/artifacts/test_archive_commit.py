@@ -285,7 +285,7 @@ def test_two_archives_at_once_never_both_act(tmp_path: Path) -> None:
     """Two processes archive the same change at the same instant: one does, the other is
     refused cleanly, and every main spec has the change's requirement."""
     caps = [f"s{i:02d}" for i in range(20)]
-    for trial in range(3):
+    for trial in range(8):  # the loser may be reading the change as the winner moves it
         root = make_project(tmp_path / f"t{trial}", caps=caps)
         read_end, write_end = os.pipe()
         pids = []
@@ -311,6 +311,32 @@ def test_two_archives_at_once_never_both_act(tmp_path: Path) -> None:
         for cap in caps:
             text = (root / "openspec/specs" / cap / "spec.md").read_text()
             assert text.count("### Requirement: Extra") == 1, cap
+
+
+def test_a_change_archived_while_it_is_read_is_refused_as_gone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check before the lock reads the change while another archive moves it: the
+    lock decides, and the loser is refused as ``change_gone``, never a FileNotFoundError."""
+    import crewbook.artifacts.archive as archive
+
+    root = make_project(tmp_path, caps=CAPS[:2])
+    change = Project(root).change("change-x")
+    real = archive.preview_archive
+    calls = 0
+
+    def moved_while_read(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 1:  # the other archive wins while this one reads the deltas
+            archive_change(Project(root).change("change-x"))
+            raise FileNotFoundError(2, "No such file or directory", "spec.md")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(archive, "preview_archive", moved_while_read)
+    with pytest.raises(ArchiveRefused) as refused:
+        archive_change(change)
+    assert [p.code for p in refused.value.problems] == ["change_gone"]
+    assert state_of(root, CAPS[:2]) == "new"
 
 
 def test_a_reader_opening_the_project_waits_for_a_running_archive(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ next opened, so kill -9 or a second archive never leaves a mix.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import re
 from typing import TYPE_CHECKING
@@ -352,7 +353,11 @@ def archive_change(change: Change, *, today: dt.date | None = None) -> ArchivePr
         return preview, archive_name(change, today), specs
 
     change_folder(change)  # a change of the project, never a folder elsewhere
-    prepare()  # refused before the lock is even taken: nothing written
+    # refused before the lock is even taken: nothing written. A file of the change that
+    # goes while it is read (another archive moved the change meanwhile) leaves the
+    # decision to the lock, which refuses a change that is gone (`change_gone`).
+    with contextlib.suppress(FileNotFoundError):
+        prepare()
     return commit_archive(change, prepare)  # again under the lock: the specs as they are
 
 

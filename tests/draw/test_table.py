@@ -89,3 +89,19 @@ def test_a_multiindex_shows_one_column_per_level_never_tuples() -> None:
     assert head.count("<th ") == 3, head  # loop, role, acts
     assert ">loop</th><th style='text-align:left'>role</th>" in head
     assert f"<th style='text-align:left'>{MISSING}</th>" in shown  # a missing label
+
+
+def test_wide_frames_can_fit_headers_break_times_wrap_days_alone() -> None:
+    df = pd.DataFrame({
+        "tokens_in": [1200], "attempts.qa": [1],
+        "started": pd.to_datetime(["2024-08-06T10:53:39Z"], utc=True),
+        "created": pd.to_datetime(["2025-12-19"]),
+        "run": ["6e44b9__sweagenttestrepo-1c2844"]})
+    shown = readable(df, index=False)
+    html = shown._repr_html_()
+    assert ">tokens_<wbr>in</th>" in html, "a header breaks after its underscore"
+    assert ">attempts.<wbr>qa</th>" in html
+    assert ("<span style='white-space:nowrap'>2024-08-06</span> "
+            "<span style='white-space:nowrap'>10:53:39</span>") in html
+    assert shown.cells()["created"].tolist() == ["2025-12-19"], "a day shows no 00:00:00"
+    assert "white-space:nowrap'>6e44b9__sweagenttestrepo-1c2844<" in html, "ids never break"

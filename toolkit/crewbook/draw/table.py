@@ -86,6 +86,31 @@ def _cell(value: Any, kind: str, money: bool) -> str:
     return str(value)
 
 
+def _all_midnight(series: pd.Series) -> bool:
+    """Whether every time in `series` (UTC) is midnight: a column of days."""
+    import pandas as pd
+
+    stamps = pd.to_datetime(series.dropna())
+    if stamps.dt.tz is not None:
+        stamps = stamps.dt.tz_convert("UTC")
+    return bool(len(stamps)) and bool((stamps == stamps.dt.normalize()).all())
+
+
+def _breakable(name: str) -> str:
+    """A header's text, escaped, that may break after ``_ . / @`` (never inside a word)."""
+    escaped = html.escape(name)
+    for mark in ("_", ".", "/", "@"):
+        escaped = escaped.replace(mark, f"{mark}<wbr>")
+    return escaped
+
+
+def _date_and_time(text: str) -> str:
+    """``2025-03-01 09:06:00`` that may wrap between the day and the time, never inside
+    either (a date's hyphens are no place to break)."""
+    parts = text.split(" ")
+    return " ".join(f"<span style='white-space:nowrap'>{html.escape(p)}</span>" for p in parts)
+
+
 class Readable:
     """A frame shown as text cells (see the module docstring); ``.frame`` is untouched."""
 
@@ -105,6 +130,8 @@ class Readable:
             kind = series.dtype.kind
             money = _is_money(str(column))
             out[column] = [_cell(v, kind, money) for v in series.tolist()]
+            if kind == "M" and _all_midnight(series):  # days: the time says nothing
+                out[column] = [v.removesuffix(" 00:00:00") for v in out[column]]
         return pd.DataFrame(out, index=self.frame.index, columns=self.frame.columns)
 
     def _repr_html_(self) -> str:
@@ -113,10 +140,13 @@ class Readable:
         # prose (a long text somewhere in the column) wraps; everything else stays on one
         # line, so that ids like run-0001 or model names never break at a hyphen
         prose = {c for c in cells.columns if len(cells) and cells[c].str.len().max() > PROSE}
+        times = {c for c in self.frame.columns if self.frame[c].dtype.kind == "M"}
         # headers sit over their cells (JupyterLab right-aligns every header otherwise)
+        # and may break after _ . / @ (tokens_in, attempts.qa), so that a short column is
+        # as narrow as its values: a wide frame then fits the cell
         head = "".join(
             f"<th style='text-align:{'right' if c in numeric else 'left'}'>"
-            f"{html.escape(str(c))}</th>" for c in cells.columns)
+            f"{_breakable(str(c))}</th>" for c in cells.columns)
         # the index, a column per level (a MultiIndex's labels are never shown as tuples)
         levels = self.frame.index.nlevels
         if self.index:
@@ -127,8 +157,9 @@ class Readable:
             tds = "".join(
                 f"<td style='text-align:{'right' if c in numeric else 'left'};"
                 + ("white-space:normal;min-width:18em'>" if c in prose
+                   else "white-space:normal'>" if c in times
                    else "white-space:nowrap'>")
-                + f"{html.escape(v)}</td>"
+                + (_date_and_time(v) if c in times else html.escape(v)) + "</td>"
                 for c, v in zip(cells.columns, row, strict=True))
             if self.index:
                 parts = label if levels > 1 else (label,)

@@ -96,7 +96,7 @@ def _all_midnight(series: pd.Series) -> bool:
     return bool(len(stamps)) and bool((stamps == stamps.dt.normalize()).all())
 
 
-def _breakable(name: str) -> str:
+def breakable(name: str) -> str:
     """A header's text, escaped, that may break after ``_ . / @`` (never inside a word)."""
     escaped = html.escape(name)
     for mark in ("_", ".", "/", "@"):
@@ -146,7 +146,7 @@ class Readable:
         # as narrow as its values: a wide frame then fits the cell
         head = "".join(
             f"<th style='text-align:{'right' if c in numeric else 'left'}'>"
-            f"{_breakable(str(c))}</th>" for c in cells.columns)
+            f"{breakable(str(c))}</th>" for c in cells.columns)
         # the index, a column per level (a MultiIndex's labels are never shown as tuples)
         levels = self.frame.index.nlevels
         if self.index:

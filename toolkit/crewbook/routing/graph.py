@@ -43,6 +43,9 @@ MODEL_PALETTE: tuple[str, ...] = (
 #: Columns of prose (task texts, meanings) that wrap; every other cell stays on one line,
 #: so that a model name never breaks at its hyphens.
 WRAPPED_COLUMNS = frozenset({"text", "what it means", "note", "reason"})
+#: Columns of short phrases that may wrap between their words (a task's class:
+#: ``capability_tier=standard, effort_level=high``), never inside one.
+BREAKING_COLUMNS = frozenset({"class"})
 MARK_CSS = "outline: 2px solid #c62828; outline-offset: -2px; font-weight: bold"
 EMPTY = "—"
 SEP = " · "
@@ -110,8 +113,9 @@ class RoutingMatrix(Matrix):
                         css.append(f"background-color: {colour}; color: {text_colour(colour)}")
                     if frame.columns[j] in WRAPPED_COLUMNS:  # prose: wraps, never cut
                         css.append("white-space: normal; text-align: left; min-width: 16em")
-                    elif str(frame.columns[j]).endswith(" from"):  # "complexity simple"
-                        css.append("white-space: normal")
+                    elif frame.columns[j] in BREAKING_COLUMNS or str(
+                            frame.columns[j]).endswith(" from"):  # "complexity simple"
+                        css.append("white-space: normal; text-align: left")
                     else:  # a model name never breaks at its hyphens
                         css.append("white-space: nowrap")
                     if self.marked is not None and bool(self.marked.iat[i, j]):

@@ -75,7 +75,7 @@ def test_only_prose_wraps() -> None:
     df = pd.DataFrame({"run": ["run-0001"], "summary": ["a long sentence " * 4]})
     html = readable(df)._repr_html_()
     assert "white-space:nowrap'>run-0001<" in html
-    assert "white-space:normal;min-width:18em'>a long sentence" in html
+    assert "white-space:normal;min-width:14em'>a long sentence" in html
     assert readable(df.iloc[:0])._repr_html_().count("<tr>") == 1
 
 

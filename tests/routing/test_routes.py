@@ -221,7 +221,8 @@ def test_routing_table_wraps_class_and_sources_between_words(project: Path) -> N
     task_classify("1.2", complexity="complex", capability_tier="deep", change=CHANGE,
                   project=project)
     shown = task_routes(CHANGE, project)._repr_html_()
-    cell = re.search(r'style="([^"]*)"[^>]*>complexity=complex, capability_tier=deep<', shown)
+    cell = re.search(r'style="([^"]*)"[^>]*>complexity=<wbr>complex, '
+                     r'capability_tier=<wbr>deep<', shown)
     assert cell is not None, shown
     assert "white-space: normal" in cell.group(1), "a long class wraps between its pairs"
 

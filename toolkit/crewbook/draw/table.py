@@ -156,7 +156,7 @@ class Readable:
         for label, row in zip(cells.index, cells.itertuples(index=False), strict=True):
             tds = "".join(
                 f"<td style='text-align:{'right' if c in numeric else 'left'};"
-                + ("white-space:normal;min-width:18em'>" if c in prose
+                + ("white-space:normal;min-width:14em'>" if c in prose
                    else "white-space:normal'>" if c in times
                    else "white-space:nowrap'>")
                 + (_date_and_time(v) if c in times else html.escape(v)) + "</td>"

@@ -43,8 +43,8 @@ MODEL_PALETTE: tuple[str, ...] = (
 #: Columns of prose (task texts, meanings) that wrap; every other cell stays on one line,
 #: so that a model name never breaks at its hyphens.
 WRAPPED_COLUMNS = frozenset({"text", "what it means", "note", "reason"})
-#: Columns of short phrases that may wrap between their words (a task's class:
-#: ``capability_tier=standard, effort_level=high``), never inside one.
+#: Columns of short phrases that may wrap between their words and after an ``=`` (a
+#: task's class: ``capability_tier=standard, effort_level=high``), never inside a word.
 BREAKING_COLUMNS = frozenset({"class"})
 MARK_CSS = "outline: 2px solid #c62828; outline-offset: -2px; font-weight: bold"
 EMPTY = "—"
@@ -112,7 +112,7 @@ class RoutingMatrix(Matrix):
                     if isinstance(colour, str) and colour:
                         css.append(f"background-color: {colour}; color: {text_colour(colour)}")
                     if frame.columns[j] in WRAPPED_COLUMNS:  # prose: wraps, never cut
-                        css.append("white-space: normal; text-align: left; min-width: 16em")
+                        css.append("white-space: normal; text-align: left; min-width: 12em")
                     elif frame.columns[j] in BREAKING_COLUMNS or str(
                             frame.columns[j]).endswith(" from"):  # "complexity simple"
                         css.append("white-space: normal; text-align: left")
@@ -136,6 +136,8 @@ class RoutingMatrix(Matrix):
         styler = (
             frame.style.set_uuid(content_uuid(frame, self.title))
             .format(fmt)
+            .format(lambda v: fmt(v).replace("=", "=<wbr>"),
+                    subset=[c for c in frame.columns if c in BREAKING_COLUMNS])
             .apply(styles, axis=None)
             .format_index(lambda v: breakable(str(v)), axis=1)
             .format_index(lambda v: html.escape(str(v)), axis=0)

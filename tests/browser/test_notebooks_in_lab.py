@@ -30,6 +30,7 @@ import pytest
 
 from .conftest import stop_session, trust
 from .lab import (
+    CLEAN,
     SMALL_TEXT,
     WIDER_THAN_CELL,
     WIDGET_OUTPUTS,
@@ -176,10 +177,7 @@ def results(request: pytest.FixtureRequest, browser: Any, lab: str,
 def test_no_broken_image_and_no_error(results: dict[str, Result], name: str) -> None:
     result = results[name]
     assert result.error == ""
-    clean: dict[str, list[str]] = {"broken images": [], "errors": [], "squeezed drawings": [],
-                                 "overviews that do not fit": [],
-                                 "outputs wider than their cell": [],
-                                 "drawing text under 10 px": []}
+    clean = CLEAN
     assert not result.dirty, "opens as modified"
     assert result.saved == clean, f"{name} as saved (untrusted)"
     assert result.ran == clean, f"{name} after Run All (trusted)"

@@ -105,3 +105,11 @@ def test_wide_frames_can_fit_headers_break_times_wrap_days_alone() -> None:
             "<span style='white-space:nowrap'>10:53:39</span>") in html
     assert shown.cells()["created"].tolist() == ["2025-12-19"], "a day shows no 00:00:00"
     assert "white-space:nowrap'>6e44b9__sweagenttestrepo-1c2844<" in html, "ids never break"
+
+
+def test_a_list_reads_as_a_list_not_as_python() -> None:
+    df = pd.DataFrame({"needs": [["analysis", "design"], []], "kinds": [("a",), ("b", "c")]})
+    cells = readable(df).cells()
+    assert cells["needs"].tolist() == ["analysis, design", MISSING]
+    assert cells["kinds"].tolist() == ["a", "b, c"]
+    assert "[" not in readable(df)._repr_html_()

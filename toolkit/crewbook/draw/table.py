@@ -70,6 +70,9 @@ def _cell(value: Any, kind: str, money: bool) -> str:
                 return MISSING
         except (TypeError, ValueError):
             pass
+    if isinstance(value, list | tuple) and all(
+            isinstance(v, str | int | float) for v in value):  # a list reads as one
+        return ", ".join(map(str, value)) if value else MISSING
     if kind == "m":
         return format_duration(value)
     if kind == "M":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 
 import pandas as pd
@@ -116,15 +115,3 @@ def test_cell_colours_are_inline_so_untrusted_jupyterlab_keeps_them() -> None:
     assert colours[0].group(1) != colours[1].group(1)
     assert inline_styles("<table><td id='x'>1</td></table>") == "<table><td id='x'>1</td></table>"
 
-
-def test_a_wide_matrix_stands_its_column_names_up_inline() -> None:
-    """Sixteen tool names side by side ran past the cell: past eight columns the names
-    stand vertical, in inline styles (an untrusted notebook drops the <style> block)."""
-    wide = pd.DataFrame([[1] * 16], index=["architect"],
-                        columns=[f"tool-{i}" for i in range(16)])
-    shown = heatmap_html(wide)
-    heads = re.findall(r'<th id="[^"]*level0_col\d+"[^>]*style="([^"]*)"', shown)
-    assert len(heads) == 16
-    assert all("writing-mode: vertical-rl" in h for h in heads)
-    narrow = heatmap_html(wide.iloc[:, :8])
-    assert "writing-mode" not in narrow, "a narrow matrix keeps its names level"

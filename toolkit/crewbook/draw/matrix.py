@@ -5,7 +5,7 @@ matplotlib) and a uuid derived from the content (`Styler.set_uuid`), so the HTML
 the same on every run and two different matrices on one page never share ids.
 `Styler` needs jinja2; without it the table is plain `DataFrame.to_html`.
 Used for the schema's artifact × role table, and later for tier × effort routing and
-role × tool permissions.
+tool × role permissions.
 """
 
 from __future__ import annotations
@@ -25,11 +25,6 @@ if TYPE_CHECKING:
 
 #: The colour scale, low to high: white-blue to deep blue (readable, prints in grey).
 SCALE: tuple[str, ...] = ("#f7fbff", "#c6dbef", "#6baed6", "#2171b5", "#08306b")
-#: Past this many columns, a heatmap's column names stand vertical: sixteen tool names
-#: side by side are wider than a notebook cell, their cells are one mark wide.
-UPRIGHT_COLUMNS = 8
-VERTICAL_HEADER = ("writing-mode: vertical-rl; transform: rotate(180deg); white-space: nowrap; "
-                   "text-align: left; vertical-align: bottom")
 EMPTY_BACKGROUND = "#fafafa"
 EMPTY_COLOUR = "#bdbdbd"
 
@@ -167,9 +162,6 @@ def heatmap_html(
         [html.escape(str(n)) if n is not None else None for n in frame.columns.names])
     styler = shown.style.set_uuid(content_uuid(frame, title)).format(fmt).map(css)
     styler = styler.format_index(escape="html", axis=0).format_index(escape="html", axis=1)
-    if len(frame.columns) > UPRIGHT_COLUMNS:  # a wide matrix: names read bottom to top,
-        styler = styler.apply_index(  # each column as narrow as its cells (inline CSS)
-            lambda names: [VERTICAL_HEADER] * len(names), axis=1)
     styler = styler.set_table_styles([
         {"selector": "td", "props": "text-align: center; min-width: 3em; padding: 2px 6px"},
         {"selector": "caption", "props": "caption-side: top; font-weight: bold; text-align: left"},

@@ -113,3 +113,10 @@ def test_a_list_reads_as_a_list_not_as_python() -> None:
     assert cells["needs"].tolist() == ["analysis, design", MISSING]
     assert cells["kinds"].tolist() == ["a", "b, c"]
     assert "[" not in readable(df)._repr_html_()
+
+
+def test_a_list_wraps_between_its_items_only() -> None:
+    df = pd.DataFrame({"produces": [["impl-plan", "design-notes"]]})
+    html = readable(df)._repr_html_()
+    assert ("white-space:normal'><span style='white-space:nowrap'>impl-plan</span>, "
+            "<span style='white-space:nowrap'>design-notes</span></td>") in html

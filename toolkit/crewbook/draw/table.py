@@ -107,11 +107,12 @@ def breakable(name: str) -> str:
     return escaped
 
 
-def _date_and_time(text: str) -> str:
-    """``2025-03-01 09:06:00`` that may wrap between the day and the time, never inside
-    either (a date's hyphens are no place to break)."""
-    parts = text.split(" ")
-    return " ".join(f"<span style='white-space:nowrap'>{html.escape(p)}</span>" for p in parts)
+def _pieces(text: str, separator: str) -> str:
+    """``2025-03-01 09:06:00`` or ``analysis, design`` that may wrap between its pieces
+    (day and time, a list's items), never inside one (a date's or an id's hyphens are no
+    place to break)."""
+    return separator.join(f"<span style='white-space:nowrap'>{html.escape(p)}</span>"
+                          for p in text.split(separator))
 
 
 class Readable:
@@ -143,7 +144,10 @@ class Readable:
         # prose (a long text somewhere in the column) wraps; everything else stays on one
         # line, so that ids like run-0001 or model names never break at a hyphen
         prose = {c for c in cells.columns if len(cells) and cells[c].str.len().max() > PROSE}
-        times = {c for c in self.frame.columns if self.frame[c].dtype.kind == "M"}
+        # a time wraps between day and time, a list between its items: never inside one
+        pieces = {c: " " for c in self.frame.columns if self.frame[c].dtype.kind == "M"}
+        pieces.update({c: ", " for c in self.frame.columns if self.frame[c].dtype == object
+                       and any(isinstance(v, list | tuple) for v in self.frame[c].tolist())})
         # headers sit over their cells (JupyterLab right-aligns every header otherwise)
         # and may break after _ . / @ (tokens_in, attempts.qa), so that a short column is
         # as narrow as its values: a wide frame then fits the cell
@@ -159,10 +163,10 @@ class Readable:
         for label, row in zip(cells.index, cells.itertuples(index=False), strict=True):
             tds = "".join(
                 f"<td style='text-align:{'right' if c in numeric else 'left'};"
-                + ("white-space:normal;min-width:14em'>" if c in prose
-                   else "white-space:normal'>" if c in times
+                + ("white-space:normal'>" if c in pieces
+                   else "white-space:normal;min-width:14em'>" if c in prose
                    else "white-space:nowrap'>")
-                + (_date_and_time(v) if c in times else html.escape(v)) + "</td>"
+                + (_pieces(v, pieces[c]) if c in pieces else html.escape(v)) + "</td>"
                 for c, v in zip(cells.columns, row, strict=True))
             if self.index:
                 parts = label if levels > 1 else (label,)

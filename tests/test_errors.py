@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,15 @@ def test_html_escapes_every_field() -> None:
 ])
 def test_error_message_puts_the_message_first(exc: BaseException, expected: str) -> None:
     assert error_message(exc) == expected
+
+
+def test_problem_tables_wrap_the_message_and_keep_codes_whole() -> None:
+    problem = Problem("unknown_key", "an unknown key " * 6, "_codev/schemas/research/schema.yaml",
+                      12, 5, "artifacts.design.requires")
+    table = problems_html([problem])
+    message = re.search(r"<td style='([^']*)'>an unknown key", table)
+    assert message is not None
+    assert "white-space:normal" in message.group(1), "the message wraps"
+    assert "white-space:nowrap'><code>unknown_key<" in table, "a code never breaks"
+    assert "schemas/<wbr>research/<wbr>schema.<wbr>yaml:12:5" in table, "a path after a /"
+    assert "artifacts.<wbr>design.<wbr>requires" in table

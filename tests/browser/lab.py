@@ -109,11 +109,102 @@ OVERFLOWING = """() => [...document.querySelectorAll('.jp-Notebook .crewbook-ove
 """.replace("FIT", str(FIT_HEIGHT))
 
 
+#: JavaScript: the outputs wider than their cell (the output area scrolls sideways:
+#: ``scrollWidth > clientWidth``), each named by its cell's and output's index and what
+#: sticks out (a table, a drawing, a widget...).
+WIDER_THAN_CELL = """() => {
+  const found = [];
+  const named = out => {
+    const what = out.querySelector(
+      '.jupyter-widgets[class*="crewbook-"], table, svg, img, pre');
+    if (!what) return 'output';
+    const classes = typeof what.className === 'string' ? what.className.split(' ') : [];
+    return classes.find(k => k.startsWith('crewbook-')) || what.tagName.toLowerCase();
+  };
+  const cells = [...document.querySelectorAll('.jp-Notebook .jp-Cell')];
+  cells.forEach((cell, c) => {
+    const outputs = cell.querySelectorAll(
+      '.jp-Cell-outputArea > .jp-OutputArea-child > .jp-OutputArea-output');
+    outputs.forEach((out, o) => {
+      if (out.scrollWidth > out.clientWidth + 1) {
+        found.push(`cell ${c} output ${o}: ${named(out)} ${out.scrollWidth}px ` +
+                   `in ${out.clientWidth}px`);
+      }
+    });
+  });
+  return found;
+}"""
+
+#: The smallest drawing text a reader can read on a projected screen, in CSS pixels.
+MIN_TEXT_PX = 10
+
+#: JavaScript: drawings whose smallest text is under `MIN_TEXT_PX` on screen. Inline SVG:
+#: each text's font size times its screen scale (``getScreenCTM``); an SVG image (a data
+#: URI): its smallest font size times the top group's scale times the shown width over the
+#: viewBox's. Named by cell index and the size seen; matplotlib plots are left out.
+SMALL_TEXT = r"""() => {
+  const MIN = MIN_PX;
+  const found = [];
+  const size = t => parseFloat(t.getAttribute('font-size') || getComputedStyle(t).fontSize);
+  const decode = data => {
+    const comma = data.indexOf(',');
+    const body = data.slice(comma + 1);
+    return data.slice(0, comma).endsWith(';base64') ? atob(body) : decodeURIComponent(body);
+  };
+  const cells = [...document.querySelectorAll('.jp-Notebook .jp-Cell')];
+  cells.forEach((cell, c) => {
+    for (const svg of cell.querySelectorAll('.jp-OutputArea-output svg')) {
+      if (svg.getBoundingClientRect().width === 0 || svg.closest('.jp-RenderedImage')) continue;
+      let least = Infinity;
+      for (const t of svg.querySelectorAll('text')) {
+        const m = t.getScreenCTM();
+        if (m) least = Math.min(least, size(t) * Math.hypot(m.a, m.b));
+      }
+      if (least < MIN) found.push(`cell ${c}: inline drawing text ${least.toFixed(1)}px`);
+    }
+    const images = cell.querySelectorAll(
+      '.jp-OutputArea-output img[src^="data:image/svg+xml"]');
+    for (const img of images) {
+      const shown = img.getBoundingClientRect().width;
+      if (shown === 0 || img.classList.contains('crewbook-plot')) continue;
+      let root;
+      try {
+        root = new DOMParser().parseFromString(decode(img.getAttribute('src')),
+                                               'image/svg+xml').documentElement;
+      } catch (e) { continue; }
+      const view = (root.getAttribute('viewBox') || '').split(/[\s,]+/).map(Number);
+      const width = view.length === 4 && view[2] > 0 ? view[2] : img.naturalWidth;
+      const group = root.querySelector('g[transform*="scale"]');
+      const scaled = group && /scale\(([\d.]+)/.exec(group.getAttribute('transform'));
+      const scale = scaled ? parseFloat(scaled[1]) : 1;
+      const sizes = [...root.querySelectorAll('text')]
+        .map(t => parseFloat(t.getAttribute('font-size') || '14'));
+      if (!sizes.length || !width) continue;
+      const least = Math.min(...sizes) * scale * shown / width;
+      if (least < MIN) {
+        found.push(`cell ${c}: drawing image text ${least.toFixed(1)}px ` +
+                   `(shown ${Math.round(shown)}px wide)`);
+      }
+    }
+  });
+  return found;
+}""".replace("MIN_PX", str(MIN_TEXT_PX))
+
+
+#: What `problems` finds on a page that has none.
+CLEAN: dict[str, list[str]] = {
+    "broken images": [], "errors": [], "squeezed drawings": [], "overviews that do not fit": [],
+    "outputs wider than their cell": [], "drawing text under 10 px": []}
+
+
 def problems(page: Any) -> dict[str, list[str]]:
-    """Broken images, 1:1 drawings squeezed, overviews that do not fit, error outputs."""
+    """Broken images, 1:1 drawings squeezed, overviews that do not fit, outputs wider
+    than their cell, drawing text too small to read, error outputs."""
     return {"broken images": page.evaluate(BROKEN_IMAGES), "errors": page.evaluate(ERRORS),
             "squeezed drawings": page.evaluate(SQUEEZED),
-            "overviews that do not fit": page.evaluate(OVERFLOWING)}
+            "overviews that do not fit": page.evaluate(OVERFLOWING),
+            "outputs wider than their cell": page.evaluate(WIDER_THAN_CELL),
+            "drawing text under 10 px": page.evaluate(SMALL_TEXT)}
 
 
 def shoot(page: Any, folder: Path, name: str, selector: str = ".jp-Notebook") -> list[Path]:

@@ -29,7 +29,18 @@ from typing import Any
 import pytest
 
 from .conftest import stop_session, trust
-from .lab import WIDGET_OUTPUTS, open_notebook, problems, ran, run_all, shoot, start_run_all
+from .lab import (
+    CLEAN,
+    SMALL_TEXT,
+    WIDER_THAN_CELL,
+    WIDGET_OUTPUTS,
+    open_notebook,
+    problems,
+    ran,
+    run_all,
+    shoot,
+    start_run_all,
+)
 
 #: Whether the Graphviz `dot` program is on PATH (the suite passes either way).
 DOT = shutil.which("dot") is not None
@@ -166,11 +177,10 @@ def results(request: pytest.FixtureRequest, browser: Any, lab: str,
 def test_no_broken_image_and_no_error(results: dict[str, Result], name: str) -> None:
     result = results[name]
     assert result.error == ""
-    clean: dict[str, list[str]] = {"broken images": [], "errors": [], "squeezed drawings": [],
-                                 "overviews that do not fit": []}
+    clean = CLEAN
     assert not result.dirty, "opens as modified"
-    assert result.saved == clean, "as saved (untrusted)"
-    assert result.ran == clean, "after Run All (trusted)"
+    assert result.saved == clean, f"{name} as saved (untrusted)"
+    assert result.ran == clean, f"{name} after Run All (trusted)"
     if name in PLOTTING:  # matplotlib's inline backend: the pictures are in the file
         assert result.plots_saved >= PLOTTING[name]
         assert result.plots_ran >= PLOTTING[name]
@@ -196,10 +206,12 @@ def test_a_trusted_notebook_shows_its_saved_widgets_before_anything_runs(
         page.wait_for_function(check)  # the folder's 60 s (conftest): CI is a loaded 2-core machine
     finally:
         widgets = page.evaluate(WIDGET_OUTPUTS)
+        wide, small = page.evaluate(WIDER_THAN_CELL), page.evaluate(SMALL_TEXT)
         shoot(page, screenshots / Path(name).stem, "saved-widget",
               ".jp-Cell-outputArea > .jp-OutputArea-child > .jp-OutputArea-output"
               ":has(.jupyter-widgets)")
     assert widgets["not_shown"] == [], "widget outputs drawn as text"
+    assert (wide, small) == ([], []), "saved widgets fit their cell, their text readable"
     assert widgets["shown"] == widgets["outputs"] == WITH_WIDGETS[name]
     assert page.locator(".jp-CodeCell .jp-InputPrompt", has_text=re.compile(r"\[\d")).count() \
         == page.locator(".jp-CodeCell").count(), "the saved prompts: nothing re-ran"

@@ -40,6 +40,8 @@ def test_frames_and_permission_matrix() -> None:
     assert perms.loc["qa", "verdict"] == 1
     assert perms.loc["architect", "verdict"] == 0
     matrix = cat.permissions()
+    assert list(matrix.frame.index) == list(perms.columns), "a tool a row: it fits the cell"
+    assert list(matrix.frame.columns) == list(perms.index)
     assert "writes" in matrix.to_markdown()
     assert "<table" in matrix.to_html()
     tools = cat.tools_frame()

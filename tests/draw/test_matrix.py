@@ -114,3 +114,4 @@ def test_cell_colours_are_inline_so_untrusted_jupyterlab_keeps_them() -> None:
     assert colours[1] is not None
     assert colours[0].group(1) != colours[1].group(1)
     assert inline_styles("<table><td id='x'>1</td></table>") == "<table><td id='x'>1</td></table>"
+

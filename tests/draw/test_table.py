@@ -75,7 +75,7 @@ def test_only_prose_wraps() -> None:
     df = pd.DataFrame({"run": ["run-0001"], "summary": ["a long sentence " * 4]})
     html = readable(df)._repr_html_()
     assert "white-space:nowrap'>run-0001<" in html
-    assert "white-space:normal;min-width:18em'>a long sentence" in html
+    assert "white-space:normal;min-width:14em'>a long sentence" in html
     assert readable(df.iloc[:0])._repr_html_().count("<tr>") == 1
 
 
@@ -89,3 +89,34 @@ def test_a_multiindex_shows_one_column_per_level_never_tuples() -> None:
     assert head.count("<th ") == 3, head  # loop, role, acts
     assert ">loop</th><th style='text-align:left'>role</th>" in head
     assert f"<th style='text-align:left'>{MISSING}</th>" in shown  # a missing label
+
+
+def test_wide_frames_can_fit_headers_break_times_wrap_days_alone() -> None:
+    df = pd.DataFrame({
+        "tokens_in": [1200], "attempts.qa": [1],
+        "started": pd.to_datetime(["2024-08-06T10:53:39Z"], utc=True),
+        "created": pd.to_datetime(["2025-12-19"]),
+        "run": ["6e44b9__sweagenttestrepo-1c2844"]})
+    shown = readable(df, index=False)
+    html = shown._repr_html_()
+    assert ">tokens_<wbr>in</th>" in html, "a header breaks after its underscore"
+    assert ">attempts.<wbr>qa</th>" in html
+    assert ("<span style='white-space:nowrap'>2024-08-06</span> "
+            "<span style='white-space:nowrap'>10:53:39</span>") in html
+    assert shown.cells()["created"].tolist() == ["2025-12-19"], "a day shows no 00:00:00"
+    assert "white-space:nowrap'>6e44b9__sweagenttestrepo-1c2844<" in html, "ids never break"
+
+
+def test_a_list_reads_as_a_list_not_as_python() -> None:
+    df = pd.DataFrame({"needs": [["analysis", "design"], []], "kinds": [("a",), ("b", "c")]})
+    cells = readable(df).cells()
+    assert cells["needs"].tolist() == ["analysis, design", MISSING]
+    assert cells["kinds"].tolist() == ["a", "b, c"]
+    assert "[" not in readable(df)._repr_html_()
+
+
+def test_a_list_wraps_between_its_items_only() -> None:
+    df = pd.DataFrame({"produces": [["impl-plan", "design-notes"]]})
+    html = readable(df)._repr_html_()
+    assert ("white-space:normal'><span style='white-space:nowrap'>impl-plan</span>, "
+            "<span style='white-space:nowrap'>design-notes</span></td>") in html

@@ -111,6 +111,19 @@ def test_role_matrix_places_each_role_in_its_cell(project: Path) -> None:
     for route in profile.roles():
         row = matrix.frame.loc[f"{route.role} ({route.loop})"]
         filled = [c for c, v in row.items() if v]
-        assert filled == [f"{route.tier}/{route.effort}"]
+        assert filled == [route.tier]
         assert route.capability is not None
-        assert row[filled[0]] == route.capability.model
+        assert row[filled[0]] == f"{route.capability.model} · {route.effort}"
+
+
+def test_routing_tables_fit_a_notebook_cell(project: Path) -> None:
+    """The role matrix has a column per tier (not nine tier/effort pairs), headers may
+    wrap (inline styles: an untrusted notebook keeps them), model names never break."""
+    provider_profile_init("claude")
+    profile = provider_profile_show(project)
+    matrix = profile.role_matrix()
+    assert list(matrix.frame.columns) == ["deep", "standard", "light"]
+    shown = matrix.to_html()
+    assert shown.count("white-space: normal; text-align: left") >= 3 + len(matrix.frame)
+    assert "claude-opus-4-5<br><small>" in shown
+    assert "white-space: nowrap" in shown

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -213,6 +214,17 @@ def test_routing_table_of_a_change(project: Path) -> None:
     assert "<table" in table._repr_html_()
     assert "| 1.2" in str(table)
     assert table.to_dict()["tasks"][1]["class"] == {"complexity": "complex"}
+
+
+def test_routing_table_wraps_class_and_sources_between_words(project: Path) -> None:
+    provider_profile_init("gemini")
+    task_classify("1.2", complexity="complex", capability_tier="deep", change=CHANGE,
+                  project=project)
+    shown = task_routes(CHANGE, project)._repr_html_()
+    cell = re.search(r'style="([^"]*)"[^>]*>complexity=<wbr>complex, '
+                     r'capability_tier=<wbr>deep<', shown)
+    assert cell is not None, shown
+    assert "white-space: normal" in cell.group(1), "a long class wraps between its pairs"
 
 
 @settings(

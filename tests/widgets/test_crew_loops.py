@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import html
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -108,3 +110,59 @@ def test_crew_stepper_rewinds_and_marks_the_abandoned_acts(project: Path) -> Non
     stepper.step_button.click()
     assert loop.acts == 2
     assert stepper.message.value == ""
+
+
+def test_crew_an_empty_role_is_refused(project: Path) -> None:
+    crewbook.crew_init("goal", scope="story", bar={"test": GREEN}, project=project)
+    loop = crewbook.open_crew(project)
+    stepper = Stepper(loop)
+    stepper.role.value = ""
+    assert not stepper.step()
+    assert "the role is empty" in stepper.message.value
+    assert "(refused [no_role])" in stepper.message.value
+    assert "expects &#x27;analyst&#x27;" in stepper.message.value
+    assert loop.acts == 0
+
+
+def test_crew_a_fresh_loop_shows_none_of_the_previous_runs_events(project: Path) -> None:
+    crewbook.crew_init("goal", scope="story", bar={"test": GREEN}, project=project)
+    first = crewbook.open_crew(project)
+    Stepper(first).run(3)
+    assert first.acts == 3
+    crewbook.crew_init("again", scope="story", bar={"test": GREEN}, project=project,
+                       force=True)
+    fresh = crewbook.open_crew(project)
+    assert fresh.run != first.run
+    stepper = Stepper(fresh, events=40)
+    assert "crew loop: again" in stepper.events.value, "the fresh run's own start"
+    assert "crew loop: goal" not in stepper.events.value
+    assert str(first.run) not in stepper.events.value
+    stepper.step()
+    assert "crew loop: goal" not in stepper.events.value
+    ledger: Any = fresh.ledger                   # the project's file ledger
+    own = (ledger.read()["run"] == fresh.run).sum()
+    assert stepper.events.value.count("<tr") == 1 + own, "a header and the run's events"
+
+
+def test_crew_a_string_payload_says_what_to_write(project: Path) -> None:
+    crewbook.crew_init("goal", scope="story", bar={"test": GREEN}, project=project)
+    loop = crewbook.open_crew(project)
+    stepper = Stepper(loop)
+    stepper.set_field("payload", '"no BOM"')
+    assert not stepper.step()
+    message = html.unescape(stepper.message.value)
+    assert "field 'payload' must be a JSON object" in message
+    assert "not a string" in message
+    assert 'write {"findings": ["no BOM"]}' in message, "the text, put where it belongs"
+    assert loop.acts == 0
+    stepper.set_field("payload", '{"findings": ["no BOM"]}')
+    assert stepper.step()
+
+
+def test_crew_stepper_repr_names_no_path(project: Path) -> None:
+    crewbook.crew_init("goal", scope="story", bar={"test": GREEN}, project=project)
+    stepper = Stepper(crewbook.open_crew(project))
+    shown = repr(stepper)
+    assert shown == "<Stepper: crew loop after 0 acts, at analyst>"
+    assert str(project) not in shown
+    assert "/" not in shown

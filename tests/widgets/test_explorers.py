@@ -128,19 +128,43 @@ def test_ledger_explorer_filters_narrow_each_other(history: pd.DataFrame) -> Non
     assert set(explorer.role_pick.options) == {ALL, *all_roles}
 
 
-def test_ledger_explorer_a_choice_that_no_longer_matches_resets(history: pd.DataFrame) -> None:
+def test_ledger_explorer_dates_that_match_nothing_keep_the_choices(
+        history: pd.DataFrame) -> None:
+    """Dates that keep none of the chosen events leave loop, role and kind as chosen:
+    moving the dates back shows those events again, not every loop's."""
     explorer = LedgerExplorer(history)
     explorer.role_pick.value = "analyst"           # only the crew has analysts
     assert explorer.loop_pick.options == (ALL, "crew")
     analyst = history[history.role == "analyst"]
     assert set(explorer.kind_pick.options) == {ALL, *analyst.kind.astype(str)}
-    explorer.kind_pick.value = explorer.kind_pick.options[-1]
-    explorer.start_pick.value = datetime.date(2100, 1, 1)   # nothing left: back to (all)
-    assert [p.value for p in (explorer.loop_pick, explorer.role_pick, explorer.kind_pick)] \
-        == [ALL, ALL, ALL]
-    assert explorer.role_pick.options == (ALL,)
+    kind = explorer.kind_pick.options[-1]
+    explorer.kind_pick.value = kind
+    explorer.loop_pick.value = "crew"
+    chosen = analyst[(analyst.kind == kind) & (analyst.loop == "crew")]
+    assert 0 < len(chosen) < len(history)
+    picks = (explorer.loop_pick, explorer.role_pick, explorer.kind_pick)
+    explorer.start_pick.value = datetime.date(2100, 1, 1)   # nothing left
+    assert [p.value for p in picks] == ["crew", "analyst", kind], "the choices are kept"
+    assert explorer.role_pick.options == (ALL, "analyst")
+    assert explorer.filtered().empty
+    assert "no events match these dates" in explorer.summary.value
+    assert f"{len(chosen):,} events" in explorer.summary.value
     explorer.start_pick.value = None
-    assert len(explorer.role_pick.options) > 1, "the choices come back"
+    assert len(explorer.filtered()) == len(chosen)
+    assert f"{len(chosen):,} events in {chosen.run.nunique():,} runs match" in \
+        explorer.summary.value
+    assert len(explorer.role_pick.options) > 2, "the choices widen again"
+
+
+def test_ledger_explorer_names_a_reversed_range(history: pd.DataFrame) -> None:
+    explorer = LedgerExplorer(history)
+    first = history.ts.min().tz_convert("UTC").date()
+    explorer.start_pick.value = first + datetime.timedelta(days=2)
+    explorer.end_pick.value = first
+    assert "the date range is reversed" in explorer.summary.value
+    assert "swap" in explorer.summary.value
+    explorer.end_pick.value = None
+    assert "reversed" not in explorer.summary.value
 
 
 def test_ledger_explorer_durations_read_and_fit(history: pd.DataFrame) -> None:

@@ -92,9 +92,11 @@ def test_delivery_verdicts_are_the_roles(coordinator_loop: Any) -> None:
     assert act.role == "qa"
     assert adapter.verdicts(coordinator_loop, act) == ("pass", "fail")
     draft = happy_path(coordinator_loop, act)
+    fields = {**draft.fields, "findings": ("no BOM",)}
     failed = adapter.build(coordinator_loop, act, Draft(move="judgement", role="qa",
-                                                        verdict="fail", fields=draft.fields))
-    assert failed == Judgement("qa", "fail", duration_ms=draft.fields.get("duration_ms"))
+                                                        verdict="fail", fields=fields))
+    assert failed == Judgement("qa", "fail", findings=("no BOM",),
+                               duration_ms=draft.fields.get("duration_ms"))
 
 
 def test_a_bad_delivery_field_is_refused_by_name(coordinator_loop: Any) -> None:

@@ -40,7 +40,8 @@ def test_the_shortcut_on_every_loop(any_loop: Any) -> None:
     assert isinstance(stepper, Stepper)
     assert stepper.loop is any_loop
     assert stepper.n_events == 3
-    assert repr(stepper).startswith("<Stepper of <")
+    shown = repr(stepper)
+    assert shown == f"<Stepper: {any_loop.kind} loop after 0 acts, at {any_loop.status().current}>"
 
 
 def test_run_n_reaches_the_end(any_loop: Any) -> None:

@@ -101,23 +101,35 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
 
 
 def problems_html(problems: Sequence[Problem]) -> str:
-    """An HTML table of problems (file:line, key, code, message) for notebooks."""
+    """An HTML table of problems (file:line, key, code, message) for notebooks, as wide
+    as the cell: the message wraps between words, a path or key path only after a ``/``
+    or ``.``, a code never (inline styles: an untrusted notebook keeps them)."""
     if not problems:
         return "<p><b>No problems.</b></p>"
+    cell = "text-align:left;vertical-align:top;"
     rows = "".join(
         "<tr>"
-        f"<td>{'⚠' if p.severity == 'warning' else '✖'}</td>"
-        f"<td><code>{html.escape(p.location)}</code></td>"
-        f"<td><code>{html.escape(p.key or '')}</code></td>"
-        f"<td><code>{html.escape(p.code)}</code></td>"
-        f"<td>{html.escape(p.message)}</td>"
+        f"<td style='{cell}'>{'⚠' if p.severity == 'warning' else '✖'}</td>"
+        f"<td style='{cell}white-space:normal'><code>{_breakable(p.location)}</code></td>"
+        f"<td style='{cell}white-space:normal'><code>{_breakable(p.key or '')}</code></td>"
+        f"<td style='{cell}white-space:nowrap'><code>{html.escape(p.code)}</code></td>"
+        f"<td style='{cell}white-space:normal;min-width:16em'>{html.escape(p.message)}</td>"
         "</tr>"
         for p in problems
     )
-    return (
-        "<table class='crewbook-problems'><thead><tr><th></th><th>where</th><th>key</th>"
-        f"<th>code</th><th>message</th></tr></thead><tbody>{rows}</tbody></table>"
-    )
+    head = "".join(f"<th style='text-align:left'>{name}</th>"
+                   for name in ("", "where", "key", "code", "message"))
+    return (f"<table class='crewbook-problems'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{rows}</tbody></table>")
+
+
+def _breakable(text: str) -> str:
+    """`text` escaped, that may break after a ``/`` or a ``.`` (a path, a key path) and
+    nowhere else."""
+    escaped = html.escape(text)
+    for mark in ("/", "."):
+        escaped = escaped.replace(mark, f"{mark}<wbr>")
+    return escaped
 
 
 class CrewbookError(Exception):

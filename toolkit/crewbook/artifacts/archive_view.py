@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import html
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -173,14 +174,46 @@ class ArchivePreview(Drawable):
     def _repr_html_(self) -> str:
         tables = []
         for u in self.updates:
-            table = difflib.HtmlDiff(wrapcolumn=60).make_table(
-                (u.before or "").splitlines(), (u.after or "").splitlines(),
-                "before", "after", context=True, numlines=2)
+            table = side_by_side_html(u.before or "", u.after or "")
             tables.append(f"<h4>{html.escape(u.path)}</h4>{table}")
         probs = "".join(f"<li>{html.escape(str(p))}</li>" for p in self.problems)
         return (f"<div class='crewbook-archive'><p><b>{html.escape(str(self).splitlines()[0])}"
                 f"</b></p>{''.join(tables)}" + (f"<ul>{probs}</ul>" if probs else "")
                 + "</div>")
+
+
+#: How the side-by-side diff marks a line: added, changed, removed (difflib's colours,
+#: inline: an untrusted notebook drops `<style>` blocks).
+_MARKS = {"diff_add": "background:#aaffaa", "diff_chg": "background:#ffff77",
+          "diff_sub": "background:#ffaaaa"}
+#: The cells of the diff: line numbers on one line, text wrapping between words.
+_NUMBER_CELL = "text-align:right;vertical-align:top;color:#78909c;padding:0 4px"
+_TEXT_CELL = ("text-align:left;vertical-align:top;white-space:pre-wrap;"
+              "overflow-wrap:break-word;padding:0 6px")
+
+
+def side_by_side_html(before: str, after: str) -> str:
+    """The two texts side by side (changed lines with two lines of context), in a table
+    as wide as the cell: each half takes half, and a long line wraps between its words
+    inside its own row (difflib's ``wrapcolumn`` cut words across rows, and its
+    non-breaking spaces never wrapped). No ids or jump links: the same bytes for the
+    same texts, however many diffs the kernel made before."""
+    table = difflib.HtmlDiff().make_table(before.splitlines(), after.splitlines(),
+                                          "before", "after", context=True, numlines=2)
+    table = re.sub(r'\s+id="[^"]*"', "", table)
+    table = re.sub(r'<t([dh]) class="diff_next"[^>]*>.*?</t\1>', "", table)
+    table = re.sub(r"(?:<colgroup></colgroup>\s*)+",  # six empty groups: two (number, text)
+                   "<colgroup><col style='width:3.2em'><col></colgroup>" * 2, table, count=1)
+    table = re.sub(r'<table class="diff"[^>]*>',
+                   "<table class='diff crewbook-diff' style='table-layout:fixed;width:100%;"
+                   "border-collapse:collapse'>", table, count=1)
+    table = table.replace('<th colspan="2" class="diff_header">',
+                          "<th colspan='2' style='text-align:left'>")
+    table = table.replace('<td class="diff_header">', f"<td style='{_NUMBER_CELL}'>")
+    table = table.replace('<td nowrap="nowrap">', f"<td style='{_TEXT_CELL}'>")
+    for name, style in _MARKS.items():
+        table = table.replace(f'<span class="{name}">', f"<span style='{style}'>")
+    return table.replace("&nbsp;", " ")
 
 
 def _cut(text: str, width: int) -> str:

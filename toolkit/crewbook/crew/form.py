@@ -8,7 +8,7 @@ from typing import Any
 from ..core.form import Draft, FormBase, as_mapping
 from ..core.loop import Act, Snapshot
 from ..core.measures import MEASURES
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, LoopRefused
 from .engine import CrewReport
 from .model import VERDICTS
 
@@ -32,13 +32,17 @@ class CrewForm(FormBase):
                      verdicts=self.verdicts(loop, act), fields=fields_)
 
     def build(self, loop: Any, act: Act, draft: Draft) -> Any:
-        """The `CrewReport` (the loop refuses a wrong role or verdict itself)."""
+        """The `CrewReport` (the loop refuses a wrong role or verdict itself; an empty
+        role is refused here rather than taken for the expected one)."""
+        if not (draft.role or "").strip():
+            raise LoopRefused("the role is empty: type the role that reports"
+                              + (f" (the loop expects {act.role!r})" if act.role else ""),
+                              code="no_role")
         values = dict(draft.fields)
         payload = values.get("payload") or None
         if payload is not None and not isinstance(payload, dict):
-            raise InvalidInputError("field 'payload' is a JSON object, e.g. "
-                                    '{"findings": ["..."]}')
-        return CrewReport(str(draft.role or act.role or ""), str(draft.verdict or ""),
+            raise InvalidInputError(_payload_message(payload))
+        return CrewReport(str(draft.role), str(draft.verdict or ""),
                           str(values.get("summary") or ""), payload,
                           **{k: values[k] for k in MEASURES if values.get(k) is not None})
 
@@ -57,3 +61,20 @@ class CrewForm(FormBase):
         the loop, as each act is: `crew_status` and the next `crew_step` see the rewind."""
         act: Act = loop.restore_kept(snapshot)
         return act
+
+
+def _payload_message(payload: object) -> str:
+    """What is wrong with a payload that is not a JSON object, and what to write: D2's
+    payload is a JSON object (qa's no-go lists its ``findings`` there)."""
+    import json
+
+    what = {str: "a string", list: "a list", bool: "true/false", int: "a number",
+            float: "a number"}.get(type(payload), type(payload).__name__)
+    if isinstance(payload, str):
+        example = json.dumps({"findings": [payload]}, ensure_ascii=False)
+    elif isinstance(payload, list) and all(isinstance(v, str) for v in payload):
+        example = json.dumps({"findings": payload}, ensure_ascii=False)
+    else:
+        example = '{"findings": ["..."]}'
+    return (f"field 'payload' must be a JSON object (names and values in braces), not "
+            f"{what}: write {example} to give findings, or put plain text in 'summary'")

@@ -3,7 +3,7 @@ the platform's limits, and the review policy.
 
 - `load_catalogue()`: the seven roles (C1) with their step and tools, built in
   (``builtin/roles.yaml``) plus a project's ``_codev/delivery.yaml``; `.frame()`,
-  `.permissions()` (a role × tool matrix).
+  `.permissions()` (a tool × role matrix).
 - `Task` (description, mode, review policy, quick fix / focused recheck) and its
   `Limits` (C4); `ManualClock` (from `crewbook.core.clock`) for exact time in notebooks and tests.
 - `CoordinatorLoop` (C3–C6) and `StandardLoop` (C2), both on the Loop protocol

@@ -13,7 +13,7 @@ and never give a writing tool to a role other than the developer (C1: only the
 developer may write to the repository), nor the `verdict` tool to a role other than
 QA and the reviewer (C4.1): `load_catalogue` refuses such a file with every problem
 and the rule it breaks. Views: `RoleCatalogue.frame()` (one row per role),
-`tools_frame()` and `permissions()` (a role × tool `Matrix`).
+`tools_frame()` and `permissions()` (a tool × role `Matrix`).
 """
 
 from __future__ import annotations
@@ -184,10 +184,12 @@ class RoleCatalogue:
         return frame
 
     def permissions(self) -> Matrix:
-        """The role × tool permission matrix (a heatmap in notebooks, Markdown in text)."""
+        """The tool × role permission matrix (a heatmap in notebooks, Markdown in text):
+        a tool a row, so the roles' seven columns fit a notebook's cell (sixteen tool
+        columns did not)."""
         from ..draw.matrix import Matrix
 
-        return Matrix(self.permission_frame(), title=f"role × tool permissions ({self.source})",
+        return Matrix(self.permission_frame().T, title=f"tool × role permissions ({self.source})",
                       labels={2: "writes", 1: "✓", 0: ""}, vmin=0, vmax=2)
 
     def __repr__(self) -> str:

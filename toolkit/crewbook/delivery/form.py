@@ -9,6 +9,7 @@ from typing import Any
 
 from ..core.form import Draft, FormBase, GenericForm, as_mapping, defaults_of, field_kind, jsonable
 from ..core.loop import Act
+from ..errors import LoopRefused
 from .codec import _AGENT_TYPES, _MOVE_TYPES, MOVES, move_name, parse_report
 from .players import happy_report, role_verdicts
 
@@ -45,10 +46,11 @@ class DeliveryForm(FormBase):
         shown = {k: v for k, v in data.items()
                  if not (k in defaults and v == defaults[k] and v in (None, (), ""))
                  or k in _ALWAYS}
+        # Only a judgement takes a verdict: a question or a result shows no picker.
+        verdicts = self.verdicts(loop, act) if name in _VERDICT_REPORTS else ()
         return Draft(move=move, role=role if name != "delegate" else None,
                      verdict=None if verdict is None else str(verdict),
-                     moves=self._moves(act), verdicts=self.verdicts(loop, act),
-                     fields=shown, hidden=hidden)
+                     moves=self._moves(act), verdicts=verdicts, fields=shown, hidden=hidden)
 
     def build(self, loop: Any, act: Act, draft: Draft) -> Any:
         """The report object, through `parse_report` (refusals name the bad key)."""
@@ -62,6 +64,7 @@ class DeliveryForm(FormBase):
             data.pop("role")
         if draft.verdict is not None and name in _VERDICT_REPORTS:
             data["verdict"] = draft.verdict
+            _refuse_send_back_without_findings(self.verdicts(loop, act), draft)
         for key, value in draft.fields.items():
             data[key] = list(value) if isinstance(value, tuple) else value
         data.update(draft.hidden)
@@ -79,7 +82,8 @@ class DeliveryForm(FormBase):
         name, _, target = move.partition(":")
         cls = _MOVE_TYPES.get(name) or _AGENT_TYPES.get(name)
         if cls is None:
-            return Draft(move=move, role=act.role, moves=self._moves(act), verdicts=verdicts)
+            return Draft(move=move, role=act.role, moves=self._moves(act),
+                         verdicts=verdicts if name in _VERDICT_REPORTS else ())
         values: dict[str, Any] = {}
         for f in fields(cls):
             if f.default is not MISSING or f.default_factory is not MISSING:
@@ -100,6 +104,21 @@ class DeliveryForm(FormBase):
         if report is None:
             return GenericForm().propose(loop, act)
         return self.to_draft(loop, act, report)
+
+
+def _refuse_send_back_without_findings(verdicts: tuple[str, ...], draft: Draft) -> None:
+    """`LoopRefused` for a judgement that sends work back (QA ``fail``, the reviewer's
+    ``changes``: any verdict but the role's first) with no findings: the developer would
+    get a version to fix and nothing saying what."""
+    if not verdicts or draft.verdict == verdicts[0]:
+        return
+    findings = draft.fields.get("findings") or ()
+    if isinstance(findings, str):
+        findings = (findings,)
+    if not any(str(f).strip() for f in findings):
+        raise LoopRefused(f"verdict {draft.verdict!r} with no findings: write what is wrong "
+                          "in 'findings' (one a line), so the work sent back says what to "
+                          "fix", code="no_findings")
 
 
 _ALWAYS = ("criteria", "files", "instructions", "findings", "summary", "reason",

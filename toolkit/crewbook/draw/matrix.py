@@ -5,7 +5,7 @@ matplotlib) and a uuid derived from the content (`Styler.set_uuid`), so the HTML
 the same on every run and two different matrices on one page never share ids.
 `Styler` needs jinja2; without it the table is plain `DataFrame.to_html`.
 Used for the schema's artifact × role table, and later for tier × effort routing and
-role × tool permissions.
+tool × role permissions.
 """
 
 from __future__ import annotations

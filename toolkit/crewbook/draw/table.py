@@ -70,6 +70,9 @@ def _cell(value: Any, kind: str, money: bool) -> str:
                 return MISSING
         except (TypeError, ValueError):
             pass
+    if isinstance(value, list | tuple) and all(
+            isinstance(v, str | int | float) for v in value):  # a list reads as one
+        return ", ".join(map(str, value)) if value else MISSING
     if kind == "m":
         return format_duration(value)
     if kind == "M":
@@ -84,6 +87,32 @@ def _cell(value: Any, kind: str, money: bool) -> str:
             return f"{int(value):,}"
         return f"{value:,.3g}" if abs(value) < 1e-3 or abs(value) >= 1e6 else f"{value:,.3f}"
     return str(value)
+
+
+def _all_midnight(series: pd.Series) -> bool:
+    """Whether every time in `series` (UTC) is midnight: a column of days."""
+    import pandas as pd
+
+    stamps = pd.to_datetime(series.dropna())
+    if stamps.dt.tz is not None:
+        stamps = stamps.dt.tz_convert("UTC")
+    return bool(len(stamps)) and bool((stamps == stamps.dt.normalize()).all())
+
+
+def breakable(name: str) -> str:
+    """A header's text, escaped, that may break after ``_ . / @`` (never inside a word)."""
+    escaped = html.escape(name)
+    for mark in ("_", ".", "/", "@"):
+        escaped = escaped.replace(mark, f"{mark}<wbr>")
+    return escaped
+
+
+def _pieces(text: str, separator: str) -> str:
+    """``2025-03-01 09:06:00`` or ``analysis, design`` that may wrap between its pieces
+    (day and time, a list's items), never inside one (a date's or an id's hyphens are no
+    place to break)."""
+    return separator.join(f"<span style='white-space:nowrap'>{html.escape(p)}</span>"
+                          for p in text.split(separator))
 
 
 class Readable:
@@ -105,6 +134,8 @@ class Readable:
             kind = series.dtype.kind
             money = _is_money(str(column))
             out[column] = [_cell(v, kind, money) for v in series.tolist()]
+            if kind == "M" and _all_midnight(series):  # days: the time says nothing
+                out[column] = [v.removesuffix(" 00:00:00") for v in out[column]]
         return pd.DataFrame(out, index=self.frame.index, columns=self.frame.columns)
 
     def _repr_html_(self) -> str:
@@ -113,10 +144,16 @@ class Readable:
         # prose (a long text somewhere in the column) wraps; everything else stays on one
         # line, so that ids like run-0001 or model names never break at a hyphen
         prose = {c for c in cells.columns if len(cells) and cells[c].str.len().max() > PROSE}
+        # a time wraps between day and time, a list between its items: never inside one
+        pieces = {c: " " for c in self.frame.columns if self.frame[c].dtype.kind == "M"}
+        pieces.update({c: ", " for c in self.frame.columns if self.frame[c].dtype == object
+                       and any(isinstance(v, list | tuple) for v in self.frame[c].tolist())})
         # headers sit over their cells (JupyterLab right-aligns every header otherwise)
+        # and may break after _ . / @ (tokens_in, attempts.qa), so that a short column is
+        # as narrow as its values: a wide frame then fits the cell
         head = "".join(
             f"<th style='text-align:{'right' if c in numeric else 'left'}'>"
-            f"{html.escape(str(c))}</th>" for c in cells.columns)
+            f"{breakable(str(c))}</th>" for c in cells.columns)
         # the index, a column per level (a MultiIndex's labels are never shown as tuples)
         levels = self.frame.index.nlevels
         if self.index:
@@ -126,9 +163,10 @@ class Readable:
         for label, row in zip(cells.index, cells.itertuples(index=False), strict=True):
             tds = "".join(
                 f"<td style='text-align:{'right' if c in numeric else 'left'};"
-                + ("white-space:normal;min-width:18em'>" if c in prose
+                + ("white-space:normal'>" if c in pieces
+                   else "white-space:normal;min-width:14em'>" if c in prose
                    else "white-space:nowrap'>")
-                + f"{html.escape(v)}</td>"
+                + (_pieces(v, pieces[c]) if c in pieces else html.escape(v)) + "</td>"
                 for c, v in zip(cells.columns, row, strict=True))
             if self.index:
                 parts = label if levels > 1 else (label,)

@@ -10,7 +10,7 @@ from ..core.examples import example_of
 from ..core.form import Draft, FormBase, as_mapping
 from ..core.loop import Act
 from ..core.paths import path_in
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, LoopRefused
 
 __all__ = ["PipelineForm"]
 
@@ -79,6 +79,13 @@ class PipelineForm(FormBase):
             t = judged[0]
             holder = artifacts.setdefault(t.condition_artifact_id, {})
             if isinstance(holder, dict):
+                written = holder.get(t.condition_field, draft.verdict)
+                if str(written) != draft.verdict:
+                    raise LoopRefused(
+                        f"the verdict picker says {draft.verdict!r} but field 'artifacts' "
+                        f"says {t.condition_artifact_id}.{t.condition_field} = {written!r}: "
+                        f"make them agree (or delete {t.condition_field!r} from the JSON: "
+                        "the picker fills it in)", code="verdict_mismatch")
                 holder[t.condition_field] = draft.verdict
         report: dict[str, Any] = {"stage": draft.role or act.stage, "artifacts": artifacts}
         if values.get("writes"):
@@ -112,6 +119,9 @@ class PipelineForm(FormBase):
         writes: tuple[str, ...] = ()
         if plan.writer:
             writes = (path_in(plan.stage.writes or ("src/**",)),)
-        return Draft(role=act.stage, verdict=verdict, verdicts=verdicts,
-                     fields={"artifacts": artifacts, "writes": writes,
-                             "summary": f"{act.stage} done"})
+        draft = Draft(role=act.stage, verdict=verdict, verdicts=verdicts,
+                      fields={"artifacts": artifacts, "writes": writes,
+                              "summary": f"{act.stage} done"})
+        # The verdict lives in the picker only (as `to_draft` shows a report): the JSON
+        # and the picker can then never say two things.
+        return self.to_draft(loop, act, self.build(loop, act, draft)) if verdicts else draft

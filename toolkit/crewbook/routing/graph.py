@@ -1,7 +1,7 @@
 """Routing as DataFrames and matrices (the design card's "role-routing matrices").
 
 * `capability_matrix`: tier × effort → `model · native effort`, coloured by model;
-* `role_matrix`: role × tier/effort → model, for the crew and delivery roles;
+* `role_matrix`: role × tier → model · effort, for the crew and delivery roles;
 * `task_table`: the routes of a change's tasks, with where each axis came from;
 * `compare_profiles`: two or more profiles or families side by side, differences framed.
 
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..draw.matrix import Matrix, content_uuid, inline_styles, text_colour
+from ..draw.table import breakable
 from .axes import EFFORTS, TIERS, Effort, Tier
 from .checks import check_settings
 from .files import load_model
@@ -42,6 +43,9 @@ MODEL_PALETTE: tuple[str, ...] = (
 #: Columns of prose (task texts, meanings) that wrap; every other cell stays on one line,
 #: so that a model name never breaks at its hyphens.
 WRAPPED_COLUMNS = frozenset({"text", "what it means", "note", "reason"})
+#: Columns of short phrases that may wrap between their words and after an ``=`` (a
+#: task's class: ``capability_tier=standard, effort_level=high``), never inside a word.
+BREAKING_COLUMNS = frozenset({"class"})
 MARK_CSS = "outline: 2px solid #c62828; outline-offset: -2px; font-weight: bold"
 EMPTY = "—"
 SEP = " · "
@@ -108,7 +112,12 @@ class RoutingMatrix(Matrix):
                     if isinstance(colour, str) and colour:
                         css.append(f"background-color: {colour}; color: {text_colour(colour)}")
                     if frame.columns[j] in WRAPPED_COLUMNS:  # prose: wraps, never cut
-                        css.append("white-space: normal; text-align: left; min-width: 24em")
+                        css.append("white-space: normal; text-align: left; min-width: 12em")
+                    elif frame.columns[j] in BREAKING_COLUMNS or str(
+                            frame.columns[j]).endswith(" from"):  # "complexity simple"
+                        css.append("white-space: normal; text-align: left")
+                    else:  # a model name never breaks at its hyphens
+                        css.append("white-space: nowrap")
                     if self.marked is not None and bool(self.marked.iat[i, j]):
                         css.append(MARK_CSS)
                     out.iat[i, j] = "; ".join(css)
@@ -121,10 +130,19 @@ class RoutingMatrix(Matrix):
             table = frame.map(fmt).to_html(escape=False)
             title = f"<p><b>{html.escape(self.title)}</b></p>" if self.title else ""
             return f"<div class='crewbook-matrix'>{title}{table}{note}</div>"
+        def heads(labels: pd.Series) -> list[str]:  # inline: kept in untrusted notebooks
+            return ["white-space: normal; text-align: left"] * len(labels)
+
         styler = (
             frame.style.set_uuid(content_uuid(frame, self.title))
             .format(fmt)
+            .format(lambda v: fmt(v).replace("=", "=<wbr>"),
+                    subset=[c for c in frame.columns if c in BREAKING_COLUMNS])
             .apply(styles, axis=None)
+            .format_index(lambda v: breakable(str(v)), axis=1)
+            .format_index(lambda v: html.escape(str(v)), axis=0)
+            .apply_index(heads, axis=0)
+            .apply_index(heads, axis=1)
             .set_table_styles(
                 [
                     {"selector": "td", "props": "text-align: center; padding: 3px 8px; "
@@ -197,21 +215,20 @@ def capability_matrix(
 
 
 def role_matrix(roles: Sequence[RoleRoute], *, title: str = "") -> RoutingMatrix:
-    """Role × tier/effort → model: each role's row shows its model in its cell."""
+    """Role × tier → ``model · effort``: each role's row shows its model and effort in
+    its tier's column (three columns, not nine tier/effort pairs: it fits a notebook)."""
     import pandas as pd
 
     palette = model_colours(r.capability.model for r in roles if r.capability)
-    combos = [f"{t}/{e}" for t in TIERS for e in EFFORTS]
     index = pd.Index([f"{r.role} ({r.loop})" for r in roles], name="role")
-    columns = pd.Index(combos, name="tier/effort")
+    columns = pd.Index(list(TIERS), name="tier")
     text, fill, mark = [], [], []
     for r in roles:
-        here = f"{r.tier}/{r.effort}"
         model = r.capability.model if r.capability else EMPTY
-        text.append([model if c == here else "" for c in combos])
-        fill.append([palette.get(model) if c == here else None for c in combos])
+        text.append([f"{model}{SEP}{r.effort}" if t == r.tier else "" for t in TIERS])
+        fill.append([palette.get(model) if t == r.tier else None for t in TIERS])
         project = r.source == "project" or r.cell.source == "project"
-        mark.append([project and c == here for c in combos])
+        mark.append([project and t == r.tier for t in TIERS])
     return RoutingMatrix(
         pd.DataFrame(text, index=index, columns=columns),
         title=title,

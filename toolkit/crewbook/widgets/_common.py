@@ -139,19 +139,30 @@ def ledger_size(ledger: Any) -> int | None:
         return None
 
 
-def last_events(ledger: Any, n: int) -> list[dict[str, Any]]:
+def last_events(ledger: Any, n: int, run: str | None = None) -> list[dict[str, Any]]:
     """The last `n` events of a ledger: a `MemoryLedger` (``.events``) or a file `Ledger`
-    (``.read()``)."""
+    (``.read()``). With `run`, only the events of that run and of the runs a rewind
+    branched from it (``RUN~1``...): a project's ledger also holds its earlier runs,
+    which a fresh loop's table must not show."""
     if n <= 0:
         return []
+    root = None if run is None else run_root(run)
     events = getattr(ledger, "events", None)
     if isinstance(events, list):
-        return [dict(e) for e in events[-n:]]
+        kept = [e for e in events if root is None or run_root(e.get("run")) == root]
+        return [dict(e) for e in kept[-n:]]
     read = getattr(ledger, "read", None)
     if callable(read):
         frame = read()
+        if root is not None and "run" in frame.columns:
+            frame = frame[[run_root(r) == root for r in frame["run"]]]
         return [dict(r) for r in frame.tail(n).to_dict("records")]
     return []
+
+
+def run_root(run: Any) -> str:
+    """The run a rewind branched `run` from (``crew-2~1`` → ``crew-2``)."""
+    return str(run).split("~", 1)[0]
 
 
 def problems_html_of(loop: Any) -> str:

@@ -4,7 +4,9 @@ the list to see its events.
 
 The filters narrow each other (faceted): each dropdown offers the values found among
 the events the *other* filters keep, so loop=coordinator then role lists only the roles
-of coordinator runs, and a choice that no longer matches goes back to ``(all)``. The
+of coordinator runs. A choice is never dropped behind the user's back: dates that keep
+none of the chosen events leave loop, role and kind as they are (the summary says so),
+and moving the dates back shows the chosen events again; a reversed range is named. The
 filtering is the plain function `filter_events` (tested alone). The plots are drawn
 with `crewbook.ledger.plots` on their own matplotlib figures (no pyplot state) as SVG
 images at their own size (crisp at any zoom, no upscaling); an empty selection says
@@ -147,23 +149,38 @@ class LedgerExplorer(w.VBox):  # type: ignore[misc]
             self.show_run()
 
     def narrow_choices(self) -> None:
-        """Recompute each dropdown's choices from the other filters (a value that no
-        longer occurs goes back to ``(all)``)."""
+        """Recompute each dropdown's choices from the other filters. The current value
+        always stays among them, even when the dates keep none of its events: a choice
+        is the user's, and going back to ``(all)`` silently would show every loop once
+        the dates are widened again."""
         self._updating = True
         try:
-            for _ in range(len(FILTERS) + 1):  # a value reset widens the others: settle
-                reset = False
-                for column, pick in self.picks().items():
-                    options = _choices(self.filtered(without=column), column)
-                    value = pick.value if pick.value in options else ALL
-                    reset = reset or value != pick.value
-                    if tuple(options) != tuple(pick.options):
-                        pick.options = options
+            for column, pick in self.picks().items():
+                options = _choices(self.filtered(without=column), column)
+                if pick.value not in options:
+                    options = [ALL, *sorted([*options[1:], str(pick.value)])]
+                if tuple(options) != tuple(pick.options):
+                    value = pick.value
+                    pick.options = options
                     pick.value = value
-                if not reset:
-                    break
         finally:
             self._updating = False
+
+    def _nothing_kept(self) -> str:
+        """Why the filters keep no event: a reversed range, the dates against the
+        dropdowns' choices, or the choices themselves."""
+        start, end = self.start_pick.value, self.end_pick.value
+        if start is not None and end is not None and start > end:
+            return (f"the date range is reversed: from {start} is after to {end}; swap "
+                    "the two dates")
+        chosen = {c: p.value for c, p in self.picks().items() if p.value != ALL}
+        undated = filter_events(self.frame, **chosen)
+        picks = ", ".join(f"{c} {v}" for c, v in chosen.items())
+        if (start is not None or end is not None) and not undated.empty:
+            return (f"no events match these dates: {picks or 'the frame'} has "
+                    f"{len(undated):,} events, none from {start or 'the start'} to "
+                    f"{end or 'the end'}; widen the dates (your choices are kept)")
+        return "no events match these filters: widen one (pick (all) or other dates)"
 
     def apply_filters(self) -> None:
         """Narrow the choices, then refresh the run list, the summary and the outcome
@@ -173,8 +190,7 @@ class LedgerExplorer(w.VBox):  # type: ignore[misc]
         kept = self.filtered()
         runs = sorted(kept["run"].astype(str).unique()) if "run" in kept.columns else []
         if kept.empty:
-            self.summary.value = note_html("no events match these filters: widen one (pick "
-                                           "(all) or other dates)")
+            self.summary.value = note_html(self._nothing_kept())
             self.outcome_plot.value = ""
         else:
             self.summary.value = note_html(

@@ -103,7 +103,8 @@ def draft_for_move(loop: Any, act: Act, move: str, policy: Policy | None = None)
     proposed = propose(loop, act, policy)
     if proposed.move == move:
         return proposed
-    draft = adapter.for_move(loop, act, move) or Draft(move=move, role=proposed.role,
-                                                         verdict=proposed.verdict)
-    return replace(draft, move=move, moves=proposed.moves or act.moves,
-                   verdicts=draft.verdicts or proposed.verdicts)
+    own = adapter.for_move(loop, act, move)
+    if own is not None:  # the spec knows the move: its verdicts too (a question has none)
+        return replace(own, move=move, moves=proposed.moves or act.moves)
+    return Draft(move=move, role=proposed.role, verdict=proposed.verdict,
+                 moves=proposed.moves or act.moves, verdicts=proposed.verdicts)

@@ -88,6 +88,8 @@ class Stepper(w.VBox):  # type: ignore[misc]
         self.at = 0  # the index in `snapshots` of the state the loop is in
         self.draft = Draft()
         self.refusals = 0
+        #: How many rows of the events table are struck through (abandoned branches).
+        self.struck_shown = 0
         self._filling = False
 
         self.output = w.Output(layout=w.Layout(max_height="12em", overflow="auto"))
@@ -175,19 +177,25 @@ class Stepper(w.VBox):  # type: ignore[misc]
         act: Act = self.adapter.restore(self.loop, snap)
         self.at = int(index)
         self.line = self._lines[self.at]
-        abandoned = len(self.abandoned())
-        self.message.value = note_html(
-            f"rewound to {label}"
-            + (f"; {plural(abandoned, 'event')} of abandoned branches struck through below"
-               if abandoned else ""))
         self.propose()
         self.refresh()
+        struck = self.struck_shown
+        self.message.value = note_html(
+            f"rewound to {label}"
+            + (f"; {plural(struck, 'event')} of abandoned branches struck through below"
+               if struck else ""))
         return act
 
     def reset(self) -> Act:
-        """Back to the loop as the Stepper found it (the first snapshot)."""
-        act = self.rewind(0)
+        """Back to the loop as the Stepper found it (the first snapshot). The snapshots
+        taken since are dropped: after a reset they would all be abandoned, and stepping
+        again would list the same labels twice. Their events stay struck through."""
+        act: Act = self.adapter.restore(self.loop, self.snapshots[0][1])
+        del self.snapshots[1:], self._lines[1:]
+        self.at, self.line = 0, ()
         self.message.value = note_html("reset to the start")
+        self.propose()
+        self.refresh()
         return act
 
     def propose(self) -> Draft:
@@ -357,18 +365,21 @@ class Stepper(w.VBox):  # type: ignore[misc]
         self.snapshot_list.value = self.at
 
     def _table(self) -> None:
-        rows = last_events(self.loop.ledger, self.n_events)
+        run = getattr(self.loop, "run", None)
+        rows = last_events(self.loop.ledger, self.n_events,
+                           None if run is None else str(run))
         abandoned = self.abandoned()
         columns = [c for c in EVENT_COLUMNS if any(c in r for r in rows)]
         if len({r.get("run") for r in rows}) > 1:
             columns.insert(0, "run")
         note = ""
-        if abandoned:
+        struck = self.struck_shown = sum(_key(r) in abandoned for r in rows)
+        if struck:  # counted among the rows shown: a note never points at no row
             for r in rows:
                 r["branch"] = "abandoned" if _key(r) in abandoned else "current"
             columns.insert(0, "branch")
-            note = note_html(f"{plural(len(abandoned), 'event')} of abandoned branches "
-                             "(struck through): the loop was rewound before them")
+            note = note_html(f"{plural(struck, 'event')} of abandoned branches (struck "
+                             "through): the loop was rewound before them")
 
         def style(row: Any) -> str:
             return ABANDONED_STYLE if _key(row) in abandoned else ""
@@ -381,7 +392,12 @@ class Stepper(w.VBox):  # type: ignore[misc]
                               else note_html("(this loop has no drawing)"))
 
     def __repr__(self) -> str:
-        return f"<Stepper of {self.loop!r}>"
+        """What a saved notebook shows before the widget runs: the loop's kind, acts and
+        next actor, never a path (a loop's state file may sit in a temporary folder)."""
+        status = self.loop.status()
+        where = (f"finished ({status.finished_reason})" if status.finished
+                 else f"at {status.current}" if status.current else "running")
+        return f"<Stepper: {status.loop} loop after {status.acts} acts, {where}>"
 
 
 #: How a loop may finish without anything to explain.

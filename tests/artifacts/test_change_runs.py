@@ -179,3 +179,25 @@ def test_a_sub_agents_own_transcript_counts_for_its_sessions_change(tmp_path: Pa
     df = runs_by_change(project, runs)
     assert df[["change", "phase", "sessions", "model_calls"]].values.tolist() == [
         ["add-export", "apply", 1, 2]]  # the session's call and its sub-agent's
+
+
+@pytest.mark.parametrize("log", ["mini-swe-agent/django__django-16255.traj.json",
+                                 "swe-agent"])
+def test_every_sources_model_calls_are_counted(tmp_path: Path, log: str) -> None:
+    """Importers that write a model call as an ``act`` (mini-SWE-agent, SWE-agent) count
+    as those that write a ``report``: one per model response of the raw file."""
+    import crewbook
+
+    path = Path(__file__).parents[1] / "data" / "agent_logs" / log
+    files = sorted(path.glob("*.traj*")) if path.is_dir() else [path]
+    calls = 0
+    for file in files:
+        raw = json.loads(file.read_text())
+        if "trajectory" in raw:  # SWE-agent: a step is one model response
+            calls += len(raw["trajectory"])
+        else:  # mini-SWE-agent: its assistant messages
+            calls += sum(1 for m in raw["messages"] if m.get("role") == "assistant")
+    assert calls > 0
+    project = crewbook.example_project(dest=tmp_path / "tour")
+    df = runs_by_change(project, [str(f) for f in files])
+    assert df["model_calls"].sum() == calls

@@ -196,8 +196,9 @@ def _aggregate(tied: pd.DataFrame) -> pd.DataFrame:
     if tied.empty:
         return pd.DataFrame({c: [] for c in COLUMNS})
     tied = tied.assign(run=tied["session"].astype(str),
-                       is_call=(tied["kind"].astype(str) == "report")
-                       & (tied["stage"].astype(str) == "model"))
+                       # a model call is stage ``model``, whichever kind its importer
+                       # gave it (a call's result: report; a step's call: act)
+                       is_call=tied["stage"].astype(str) == "model")
     session_start = tied.groupby("run")["ts"].min()
     first_apply = (tied[tied["phase"] == "apply"].assign(start=lambda d: d["run"].map(
         session_start)).groupby("change")["start"].min())

@@ -17,7 +17,7 @@
 
 Modules: `model` (the file models), `checks` (schema rules), `frames` (DataFrames),
 `graph` (drawings), `schema`, `registry`, `project`, `change`, `status`, `checklist`,
-`step_roles`, `instructions`, `audit`; for OpenSpec's files `openspec` (config,
+`step_roles`, `agent_instructions`, `audit`; for OpenSpec's files `openspec` (config,
 metadata, scan, archive folder), `specs` (parsing), `delta_checks` (validation),
 `archive` (preview and archive) and `archive_view` (what a preview shows), `history`,
 `synthetic` (generated OpenSpec projects), `change_runs` (agent sessions per change).
@@ -38,7 +38,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "change_runs": ("runs_by_change",),
     "checklist": ("TaskItem", "parse_tasks"),
     "history": ("project_history",),
-    "instructions": ("Instructions", "RoleListing", "instructions", "list_roles"),
+    "agent_instructions": ("Instructions", "RoleListing", "instructions", "list_roles"),
     "project": ("Project", "find_project_root"),
     "registry": ("SchemaListing", "SchemaWarning", "get_schema", "list_schemas"),
     "schema": ("Schema", "load_schema", "validate_schema"),
@@ -49,13 +49,13 @@ _LAZY_REPORT = ("ValidationReport",)
 
 if _TYPE_CHECKING:
     from ..report import ValidationReport
+    from .agent_instructions import Instructions, RoleListing, instructions, list_roles
     from .archive import ArchivePreview, archive_change, preview_archive
     from .audit import validate_change, validate_project
     from .change import Change, change_status, new_change, open_change
     from .change_runs import runs_by_change
     from .checklist import TaskItem, parse_tasks
     from .history import project_history
-    from .instructions import Instructions, RoleListing, instructions, list_roles
     from .project import Project, find_project_root
     from .registry import SchemaListing, SchemaWarning, get_schema, list_schemas
     from .schema import Schema, load_schema, validate_schema

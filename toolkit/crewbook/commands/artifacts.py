@@ -145,7 +145,7 @@ def cmd_new_change(args: argparse.Namespace) -> int:
 
 
 def cmd_instructions(args: argparse.Namespace) -> int:
-    from ..artifacts.instructions import instructions
+    from ..artifacts.agent_instructions import instructions
 
     result = instructions(args.artifact, args.change, project_arg(args), language=args.lang)
     emit(args, result.to_dict(), result.text().rstrip())
@@ -153,7 +153,7 @@ def cmd_instructions(args: argparse.Namespace) -> int:
 
 
 def cmd_roles(args: argparse.Namespace) -> int:
-    from ..artifacts.instructions import list_roles
+    from ..artifacts.agent_instructions import list_roles
 
     listing = list_roles(at=args.at, schema=args.schema, project=project_arg(args))
     emit(args, listing.to_dict(), str(listing))

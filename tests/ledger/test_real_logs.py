@@ -1,4 +1,4 @@
-"""Real agent logs (tests/data/agent_logs/, PROVENANCE in its README) import with the
+"""Real agent logs (tests/data/agent_logs/, PROVENANCE.md beside them) import with the
 facts computed independently from the raw files (`real_facts`): model calls, tokens
 counted once, cost, tool calls, first and last time, model and outcome."""
 

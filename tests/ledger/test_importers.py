@@ -212,14 +212,19 @@ def test_swe_agent_step_is_one_model_call_then_one_tool_call(path: Path) -> None
 
 
 def _aider_sessions(path: Path) -> dict[str, dict[str, Any]]:
-    """Per session (by start): the last session cost and the tokens printed."""
+    """Per session (by start): the last session cost, the tokens printed, the model calls
+    (one ``Tokens:`` line each) and the model aider announced first."""
     sessions: dict[str, dict[str, Any]] = {}
     current: dict[str, Any] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.startswith("# aider chat started at "):
-            current = sessions.setdefault(line[24:].replace(" ", "T"),
-                                          {"cost": None, "sent": 0, "received": 0})
+            current = sessions.setdefault(line[24:].replace(" ", "T"), {
+                "cost": None, "sent": 0, "received": 0, "calls": 0, "model": None})
             continue
+        current["calls"] += "Tokens:" in line
+        announced = re.match(r"> (?:Main model|Models?): (\S+) with ", line)
+        if announced and current["model"] is None:
+            current["model"] = announced.group(1)
         for kind in ("sent", "received"):
             for number in re.findall(r"([\d.,]+k?) " + kind, line if "Tokens:" in line
                                      else ""):
@@ -235,11 +240,15 @@ def _aider_sessions(path: Path) -> dict[str, dict[str, Any]]:
 @pytest.mark.parametrize("path", AIDER, ids=lambda p: p.name)
 def test_aider_session_totals_equal_what_aider_printed(path: Path) -> None:
     expected = _aider_sessions(path)
-    outcomes = run_outcomes(import_runs(path))
+    df = import_runs(path)
+    outcomes = run_outcomes(df)
     prefix = path.name.split(".")[0]
     assert sorted(outcomes.index) == sorted(f"{prefix}@{s}" for s in expected)
     for start, facts in expected.items():
         out = outcomes.loc[f"{prefix}@{start}"]
+        run = df[df["run"] == f"{prefix}@{start}"]
+        assert (run["kind"] == "report").sum() == facts["calls"]
+        assert run[run["kind"] == "init"]["payload"].iloc[0].get("model") == facts["model"]
         assert out["started"] == pd.Timestamp(start, tz="UTC")
         if facts["cost"] is None:
             assert pd.isna(out["cost"])

@@ -137,7 +137,7 @@ def test_a_model_call_is_an_llm_span_with_tokens_and_cost(
 
 
 @pytest.mark.parametrize(("folder", "model", "provider"), [
-    ("aider", "claude-3-5-sonnet-20240620", "anthropic"),
+    ("aider/keys.aider.chat.history.md", "claude-3-5-sonnet-20240620", "anthropic"),
     ("openhands", "claude-3-5-sonnet-20241022", "anthropic")])
 def test_imported_model_calls_name_their_model(folder: str, model: str, provider: str) -> None:
     df = import_runs(AGENT_LOGS / folder)

@@ -30,7 +30,6 @@ SHORT = {
     "openhands-v0": "only OpenHands' own test trajectories",
     "openhands-sdk": "only the SDK repository's own recorded conversations",
     "openhands-eval": "one real evaluation output.jsonl",
-    "mini-swe-agent": "two origins (mini 2.2.7 and 1.15.0)",
     "otlp": "no captured GenAI OTLP export found; the files are the conventions' examples",
     "openinference": "no captured OpenInference export found",
 }

@@ -27,6 +27,8 @@ MIN_FILES, MIN_ORIGINS = 5, 3
 #: are in the PROVENANCE.md that lists their files).
 SHORT = {
     "gemini-cli": "one public repository keeps real session files, and they state no CLI version",
+    "swe-agent": "one repository; its tags 0.1.0, 0.4.0 and 1.x write different shapes, but "
+                 "a .traj file does not state its version",
     "openhands-v0": "only OpenHands' own test trajectories",
     "openhands-sdk": "only the SDK repository's own recorded conversations",
     "openhands-eval": "one real evaluation output.jsonl",

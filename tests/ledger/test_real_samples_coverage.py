@@ -102,3 +102,16 @@ def test_each_source_has_five_real_files_from_three_origins(source: str) -> None
     count, origins = _coverage()[source]
     assert count >= MIN_FILES, f"{source}: {count} real files"
     assert len(origins) >= MIN_ORIGINS, f"{source}: origins {sorted(origins)}"
+
+
+def test_held_out_files_are_read_only_by_their_own_tests() -> None:
+    """No test module but the held-out ones names the held-out folder (this audit only
+    checks the files exist)."""
+    tests = Path(__file__).resolve().parents[1]
+    own = {"test_heldout.py", "test_heldout_agents.py", Path(__file__).name}
+    word = '"held' + 'out"'
+    naming = [p for p in sorted(tests.rglob("*.py"))
+              if p.name not in own and word in p.read_text(encoding="utf-8")]
+    assert naming == []
+    assert all(word in (tests / "ledger" / name).read_text(encoding="utf-8")
+               for name in own - {Path(__file__).name})

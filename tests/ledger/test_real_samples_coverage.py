@@ -26,7 +26,6 @@ MIN_FILES, MIN_ORIGINS = 5, 3
 #: Sources with fewer real files or origins than required, and why (the searches tried
 #: are in the PROVENANCE.md that lists their files).
 SHORT = {
-    "gemini-cli": "one public repository keeps real session files, and they state no CLI version",
     "swe-agent": "one repository; its tags 0.1.0, 0.4.0 and 1.x write different shapes, but "
                  "a .traj file does not state its version",
     "openhands-v0": "only OpenHands' own test trajectories",

@@ -229,21 +229,31 @@ class ActiveProfile:
         """Every cell, deep to light, low to high."""
         return {(t, e): self.cell(t, e) for t in TIERS for e in EFFORTS}
 
-    def _pair(self, getter: Any, what: str) -> AxisResolution:
+    def _pair(self, getter: Any, what: str | None) -> AxisResolution | None:
+        """The first layer's pair `getter` finds, then the built-in defaults'; None when
+        none has one (`what`: the key always in the defaults, checked when given)."""
         for layer in self.layers:
             pair = getter(layer.file)
             if pair is not None:
                 return AxisResolution(pair, layer.scope, layer.display_path)
         pair = getter(builtin_defaults())
-        assert pair is not None, what
-        return AxisResolution(pair, "built-in", DEFAULTS_DISPLAY)
+        assert pair is not None or what is None, what
+        return None if pair is None else AxisResolution(pair, "built-in", DEFAULTS_DISPLAY)
 
     def task_default(self, kind: TaskDefaultKind) -> AxisResolution:
         """The tier/effort implied by complexity `simple`/`complex`, or for `unclassified`."""
-        return self._pair(lambda f: getattr(f.task_defaults, kind), kind)
+        found = self._pair(lambda f: getattr(f.task_defaults, kind), kind)
+        assert found is not None, kind
+        return found
 
-    def role(self, role: str, loop: str = "crew") -> RoleRoute:
-        """The default route of `role` in `loop` (`crew` or `delivery`)."""
+    def role(self, role: str, loop: str | None = None) -> RoleRoute:
+        """The default route of `role` in `loop` (a loop of `LOOP_ROLES`; None: the
+        registry's default routing loop, the crew loop's). A role no profile nor
+        crewbook's defaults name (a family registered outside crewbook) gets the tier
+        and effort of an unclassified task."""
+        from ..families import default_routing_loop
+
+        loop = loop or default_routing_loop()
         if loop not in LOOP_ROLES:
             raise RoutingError(
                 f"no loop {loop!r}"
@@ -257,7 +267,8 @@ class ActiveProfile:
                     or f"; roles: {', '.join(LOOP_ROLES[loop])}"
                 )
             )
-        found = self._pair(lambda f: f.roles.get(loop, role), f"{loop}.{role}")
+        found = self._pair(lambda f: f.roles.get(loop, role), None) \
+            or self.task_default("unclassified")
         return RoleRoute(
             loop,
             role,

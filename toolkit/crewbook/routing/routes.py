@@ -285,8 +285,9 @@ def task_route_show(
     return route_for(ref, cls, provider_profile_show(proj))
 
 
-def role_route(role: str, loop: str = "crew", project: ProjectLike = None) -> RoleRoute:
-    """The default route of a crew (`analyst`, `developer`, `qa`) or delivery role."""
+def role_route(role: str, loop: str | None = None, project: ProjectLike = None) -> RoleRoute:
+    """The default route of `role` in routing loop `loop` (None: the registry's default
+    routing loop, the crew loop's: `analyst`, `developer`, `qa`)."""
     return provider_profile_show(project).role(role, loop)
 
 

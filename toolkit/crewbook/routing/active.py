@@ -280,7 +280,7 @@ class ActiveProfile:
         )
 
     def roles(self) -> list[RoleRoute]:
-        """Every role of every loop, crew first."""
+        """Every role of every loop routed by role, the default routing loop first."""
         return [self.role(r, loop) for loop, roles in LOOP_ROLES.items() for r in roles]
 
     # -- data and display ------------------------------------------------------------------

@@ -19,8 +19,7 @@ Family names and the ledger kinds (``loop`` values) of their engines:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeAlias
 
 from .errors import NotFoundError, UsageError, did_you_mean
 
@@ -35,8 +34,7 @@ __all__ = ["FAMILIES", "CommandGroup", "Entry", "command_groups", "default_routi
            "unregister"]
 
 
-@dataclass(frozen=True)
-class CommandGroup:
+class CommandGroup(NamedTuple):
     """A family's own ``crewbook NAME ...`` command group: its name, aliases and help
     (what ``crewbook --help`` lists without importing anything), and `module`, the dotted
     path of the module whose ``build(parser, common)`` adds its sub-commands (imported
@@ -49,14 +47,14 @@ class CommandGroup:
     aliases: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One registry line: `family` is ``"module:attribute"`` of the `LoopFamily`;
     `command`, the family's own command group (None: it is stepped by ``crewbook step``
     alone); `roles`, the roles the routing profile gives a default route, its routing
     loop being the family's name (empty: the family is not routed by role);
     `default_routing`, whether it is the loop a role is routed on when none is named (at
-    most one family says so)."""
+    most one family says so). Named tuples, not dataclasses: the command line reads the
+    registry at start-up, and a named tuple's class is made ~8x faster."""
 
     family: str
     command: CommandGroup | None = None

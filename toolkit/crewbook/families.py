@@ -80,6 +80,8 @@ FAMILIES: Final[dict[str, Entry]] = {
 
 _LOADED: dict[str, AnyFamily] = {}
 _BY_KIND: dict[str, AnyFamily | None] = {}
+#: `routing_roles`, worked out once per registry change (routing asks on every route).
+_ROUTED: dict[str, tuple[str, ...]] = {}
 
 
 def register(name: str, dotted: str, *, command: CommandGroup | None = None,
@@ -101,6 +103,7 @@ def register(name: str, dotted: str, *, command: CommandGroup | None = None,
                              f"{taken[clash]!r}'s already; give it another name")
     FAMILIES[name] = Entry(dotted, command, tuple(roles))
     _BY_KIND.clear()  # a kind no family wrote so far may be this family's
+    _ROUTED.clear()
 
 
 def unregister(name: str) -> None:
@@ -108,6 +111,7 @@ def unregister(name: str) -> None:
     FAMILIES.pop(name, None)
     _LOADED.pop(name, None)
     _BY_KIND.clear()
+    _ROUTED.clear()
 
 
 def family(name: str) -> AnyFamily:
@@ -156,10 +160,13 @@ def command_groups() -> dict[str, CommandGroup]:
 def routing_roles() -> dict[str, tuple[str, ...]]:
     """Routing loop (a family's name) → the roles the routing profile gives a default
     route, for the families routed by role: the default routing loop first, then
-    registry order (nothing is imported)."""
-    routed = sorted((name for name, e in FAMILIES.items() if e.roles),
-                    key=lambda name: not FAMILIES[name].default_routing)
-    return {name: FAMILIES[name].roles for name in routed}
+    registry order (nothing is imported). The same dict until the registry changes: do
+    not change it."""
+    if not _ROUTED:
+        routed = sorted((name for name, e in FAMILIES.items() if e.roles),
+                        key=lambda name: not FAMILIES[name].default_routing)
+        _ROUTED.update((name, FAMILIES[name].roles) for name in routed)
+    return _ROUTED
 
 
 def default_routing_loop() -> str:

@@ -15,7 +15,7 @@ from .model import Capability
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .active import CellResolution, RoleRoute
+    from .resolutions import CellResolution, RoleRoute
     from .routes import TaskRoute
 
 

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 from ..artifacts.change import Change, open_change
 from ..artifacts.project import ProjectLike, as_project
 from ..errors import RoutingError
-from .active import ActiveProfile, CellResolution, RoleRoute, Source, provider_profile_show
+from .active import ActiveProfile, provider_profile_show
 from .axes import Effort, Tier
 from .checks import check_axes
 from .model import Capability, TaskClass
+from .resolutions import CellResolution, RoleRoute, Source
 from .task_classes import (
     TASKS_FILE,
     TaskRef,

@@ -121,6 +121,12 @@ def test_help_and_a_command_load_nothing_heavy_they_do_not_use(tour: Path) -> No
     reads the project's files (pydantic, yaml) but loads no frame library."""
     found = imported_by("--help")
     assert [m for m in HEAVY if m in found] == []
+    # the families' command groups come from their registry lines: no family is loaded
+    from crewbook.families import FAMILIES
+
+    assert [m for m in found if m.split(".")[:2] in (["crewbook", f] for f in FAMILIES)
+            or m == "crewbook.core.family"] == []
+    assert "crewbook.families" in found
     # the drawing layer: its settings (the formats `graph -o` lists) and the finding of
     # `dot`, no drawing
     assert sorted(m for m in found if m.startswith("crewbook.draw")) == [

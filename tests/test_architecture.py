@@ -18,8 +18,8 @@ for annotations and do not count.
   setter) are listed (`DICT_WRITES`) and may only shrink.
 - Shared code names no family: no string constant (docstrings aside) of `core`,
   `routing`, `simulate`, `commands`, `widgets`, `formats.py` or `tests/families` is a
-  registered family's name or ledger kind; what is left is listed (`NAMED_FAMILIES`)
-  and the list may only shrink.
+  registered family's name or ledger kind (a ``Literal`` of another vocabulary aside,
+  such as the routing tiers): what a family says comes from its registry line.
 """
 
 from __future__ import annotations
@@ -150,8 +150,8 @@ def test_the_registry_names_every_family_package() -> None:
 
     folders = sorted(p.parent.name for p in ROOT.glob("*/family.py") if p.parent.name != "core")
     assert folders == sorted(FAMILIES), "a family folder without its registry line"
-    for name, dotted in FAMILIES.items():
-        assert dotted == f"crewbook.{name}.family:FAMILY"
+    for name, entry in FAMILIES.items():
+        assert entry.family == f"crewbook.{name}.family:FAMILY"
         assert family(name).name == name
         assert callable(family(name).sample)
 
@@ -372,24 +372,6 @@ NAMELESS = ("toolkit/crewbook/core", "toolkit/crewbook/routing", "toolkit/crewbo
             "toolkit/crewbook/formats.py", "tests/families")
 REPO = ROOT.parents[1]
 
-#: The family names still held as strings there: (module, string) → why. The test fails
-#: when one goes (delete its line) as when a new one comes.
-NAMED_FAMILIES = {
-    ("commands/__init__.py", "pipeline"): "the `crewbook pipeline` command group and a "
-                                          "path argument's name (start-up code, kept)",
-    ("commands/__init__.py", "crew"): "the `crewbook crew` command group (start-up code)",
-    ("commands/crew.py", "crew"): "the crew command group, not yet in crew/",
-    ("commands/crew.py", "autonomous"): "the autonomous command group, not yet in "
-                                        "autonomous/",
-    ("routing/active.py", "crew"): "the default routing loop of ActiveProfile.role",
-    ("routing/routes.py", "crew"): "the default routing loop of role_route",
-    ("routing/axes.py", "crew"): "LOOP_ROLES: the routing profile's role defaults",
-    ("routing/axes.py", "delivery"): "LOOP_ROLES: the routing profile's role defaults",
-    ("routing/axes.py", "standard"): "a routing tier (deep/standard/light), not the kind",
-    ("routing/frames.py", "crew"): "the loop column's categories of the roles frame",
-    ("routing/frames.py", "delivery"): "the loop column's categories of the roles frame",
-    ("simulate/model.py", "coordinator"): "the policy file's coordinator key",
-}
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -402,12 +384,29 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return found
 
 
+def _other_vocabulary(tree: ast.AST, names: set[str]) -> set[int]:
+    """The string constants of a ``Literal[...]`` that also holds a word that is no
+    family name nor kind: a word of another vocabulary that happens to be spelt like a
+    kind (the routing tier ``standard`` of ``Literal["deep", "standard", "light"]``)."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and (
+                (isinstance(node.value, ast.Name) and node.value.id == "Literal")
+                or (isinstance(node.value, ast.Attribute) and node.value.attr == "Literal")):
+            items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            words = [i for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
+            if any(w.value not in names for w in words):
+                found |= {id(w) for w in words}
+    return found
+
+
 def family_names_in(path: Path, names: set[str]) -> set[str]:
-    """The strings of `names` that `path` holds as constants outside docstrings."""
+    """The strings of `names` that `path` holds as constants outside docstrings (and
+    outside a ``Literal`` of another vocabulary, `_other_vocabulary`)."""
     tree = ast.parse(path.read_text("utf-8"))
-    docs = _docstrings(tree)
+    skip = _docstrings(tree) | _other_vocabulary(tree, names)
     return {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
-            and isinstance(n.value, str) and n.value in names and id(n) not in docs}
+            and isinstance(n.value, str) and n.value in names and id(n) not in skip}
 
 
 def test_shared_code_names_no_family() -> None:
@@ -421,8 +420,8 @@ def test_shared_code_names_no_family() -> None:
             shown = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) \
                 else str(path.relative_to(REPO))
             found |= {(shown, name) for name in family_names_in(path, names)}
-    assert found - set(NAMED_FAMILIES) == set(), "shared code names a family"
-    assert set(NAMED_FAMILIES) - found == set(), "gone: delete its NAMED_FAMILIES line"
+    assert found == set(), "shared code names a family: let the family's registry line " \
+        "(crewbook.families.Entry) or its folder say it"
 
 
 def test_the_family_name_finder_finds_a_name(tmp_path: Path) -> None:
@@ -431,3 +430,14 @@ def test_the_family_name_finder_finds_a_name(tmp_path: Path) -> None:
     assert family_names_in(source, {"delivery", "crew"}) == {"delivery"}
     source.write_text('"""The delivery family."""\n')
     assert family_names_in(source, {"delivery"}) == set()
+
+
+def test_the_family_name_finder_tells_another_vocabulary_apart(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text('Tier = Literal["deep", "standard", "light"]\n'
+                      'Kind = typing.Literal["standard", "coordinator"]\n'
+                      'LOOPS = ["crew", "delivery", "standard"]\n')
+    assert family_names_in(source, {"standard", "coordinator", "crew", "delivery"}) == {
+        "standard", "coordinator", "crew", "delivery"}
+    source.write_text('Tier = Literal["deep", "standard", "light"]\n')
+    assert family_names_in(source, {"standard", "crew"}) == set()

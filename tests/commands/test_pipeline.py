@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from crewbook.commands.pipeline import register
+from crewbook.commands.step import register
 from pipeline.conftest import (
     APPROVE,
     IMPLEMENT,

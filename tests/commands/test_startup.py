@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,8 +46,8 @@ def test_mcp_without_its_extra_with_json_is_one_json_document() -> None:
     assert "crewbook[mcp]" in error["message"]
 
 
-def test_the_dask_executor_without_its_extra_names_the_extra(tour: Path, cli,
-                                                              monkeypatch) -> None:
+def test_the_dask_executor_without_its_extra_names_the_extra(
+        tour: Path, cli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "distributed", None)
     result = cli("simulate", tour / "pipeline" / "role_pipeline.toml", "-n", "3",
                  "--executor", "dask")
@@ -64,7 +66,8 @@ def test_a_missing_notebook_package_names_the_notebook_extra() -> None:
     assert missing_extra(ModuleNotFoundError("x", name="crewbook.nothing"), "status") is None
 
 
-def test_a_missing_module_that_is_no_extra_is_a_bug_and_shows(monkeypatch) -> None:
+def test_a_missing_module_that_is_no_extra_is_a_bug_and_shows(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Only optional extras become a one-line message; anything else is a real bug."""
     def broken(args: object) -> int:
         raise ModuleNotFoundError("No module named 'nothing_here'", name="nothing_here")
@@ -76,7 +79,7 @@ def test_a_missing_module_that_is_no_extra_is_a_bug_and_shows(monkeypatch) -> No
         main(["routing", "presets"])
 
 
-def test_a_reader_that_left_the_pipe_is_no_error(monkeypatch) -> None:
+def test_a_reader_that_left_the_pipe_is_no_error(monkeypatch: pytest.MonkeyPatch) -> None:
     """`crewbook ... | head`: the write into a pipe whose reader is gone ends the command
     with status 0 and nothing on stderr, not a BrokenPipeError."""
     read, write = os.pipe()
@@ -121,6 +124,12 @@ def test_help_and_a_command_load_nothing_heavy_they_do_not_use(tour: Path) -> No
     reads the project's files (pydantic, yaml) but loads no frame library."""
     found = imported_by("--help")
     assert [m for m in HEAVY if m in found] == []
+    # the families' command groups come from their registry lines: no family is loaded
+    from crewbook.families import FAMILIES
+
+    assert [m for m in found if m.split(".")[:2] in (["crewbook", f] for f in FAMILIES)
+            or m == "crewbook.core.family"] == []
+    assert "crewbook.families" in found
     # the drawing layer: its settings (the formats `graph -o` lists) and the finding of
     # `dot`, no drawing
     assert sorted(m for m in found if m.startswith("crewbook.draw")) == [
@@ -129,7 +138,8 @@ def test_help_and_a_command_load_nothing_heavy_they_do_not_use(tour: Path) -> No
     assert [m for m in ("pandas", "pyarrow", "numpy", "graphviz", "matplotlib") if m in found] == []
 
 
-def test_a_closed_pipe_keeps_the_status_of_a_finished_command(tour: Path, monkeypatch) -> None:
+def test_a_closed_pipe_keeps_the_status_of_a_finished_command(
+        tour: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`crewbook validate . | head`: the problems were found before the reader left."""
     read, write = os.pipe()
     os.close(read)

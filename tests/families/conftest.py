@@ -23,10 +23,15 @@ from crewbook.families import FAMILIES, family, register, unregister
 from . import toy
 
 
+def register_toy() -> None:
+    """The toy family's registry line: its family, command group and routing roles."""
+    register(toy.NAME, toy.DOTTED, command=toy.COMMAND, roles=toy.ROLES)
+
+
 @contextlib.contextmanager
 def toy_registered() -> Iterator[None]:
     """The toy family in the registry while the block runs (through its public API)."""
-    register(toy.NAME, toy.DOTTED)
+    register_toy()
     try:
         yield
     finally:

@@ -1,7 +1,8 @@
 """A family is its folder plus one registry line: the toy family of `toy.py`, which
 crewbook's code never names, is added through `crewbook.families.register` alone and
-then works with every front end: ``crewbook step``, the Stepper, simulate and ledger
-conformance (the protocol suite runs over it too: `conftest.SAMPLES`)."""
+then works with every front end: ``crewbook step``, its own command group in
+``crewbook``, the Stepper, simulate, routing and ledger conformance (the protocol suite
+runs over it too: `conftest.SAMPLES`)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,17 @@ import pytest
 from crewbook.commands import main
 from crewbook.core.sinks import MemoryLedger
 from crewbook.errors import NotFoundError, UsageError
-from crewbook.families import family, family_of, register, unregister
+from crewbook.families import (
+    CommandGroup,
+    command_groups,
+    family,
+    family_of,
+    register,
+    unregister,
+)
 
 from . import toy
-from .conftest import toy_registered
+from .conftest import register_toy, toy_registered
 
 
 @pytest.fixture(autouse=True)
@@ -65,7 +73,7 @@ def test_it_is_gone_once_unregistered() -> None:
         with pytest.raises(NotFoundError, match="no loop family 'toy'"):
             family(toy.NAME)
     finally:
-        register(toy.NAME, toy.DOTTED)
+        register_toy()
 
 
 def test_the_step_command_steps_it_across_calls(tmp_path: Path,
@@ -151,3 +159,67 @@ def test_conformance_applies_its_rules() -> None:
     frame.loc[frame["kind"] == "verdict", "role"] = "writer"
     problems = check_conformance(frame)
     assert list(problems["code"].astype(str)) == ["verdict_not_allowed"]
+
+
+def test_its_command_group_is_in_the_command_line(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Its registry line's command group is listed by ``crewbook --help`` and runs the
+    family's own module; gone with the family."""
+    with pytest.raises(SystemExit) as shown:
+        main(["--help"])
+    assert shown.value.code == 0
+    listed = capsys.readouterr().out
+    assert f"{toy.NAME} (toy-loop)" in listed
+    assert toy.COMMAND.help in listed
+    run = tmp_path / "run"
+    step(capsys, toy.NAME, "--run", run, "--report",
+         report_file(tmp_path, "submit", {"move": "submit"}))
+    for name in (toy.NAME, "toy-loop"):
+        assert main([name, "show", "--run", str(run)]) == 0
+        shown_state = json.loads(capsys.readouterr().out)
+        assert (shown_state["at"], shown_state["acts"], shown_state["role"]) == (
+            "check", 1, "checker")
+    unregister(toy.NAME)
+    try:
+        with pytest.raises(SystemExit) as gone:
+            main([toy.NAME, "show", "--run", str(run)])
+        assert gone.value.code == 2
+        assert "invalid choice: 'toy'" in capsys.readouterr().err
+    finally:
+        register_toy()
+
+
+#: A name and an alias of crewbook's own families' command groups (from the registry).
+TAKEN = [next(g.name for g in command_groups().values()),
+         next(a for g in command_groups().values() for a in g.aliases)]
+
+
+@pytest.mark.parametrize("name", TAKEN)
+def test_a_command_group_taken_by_another_family_is_refused(name: str) -> None:
+    """A group named as another family's group, or one of its aliases, is refused."""
+    group = CommandGroup(name, "a clash", toy.__name__)
+    with pytest.raises(UsageError, match=f"the command group '{name}' of family 'clash'"):
+        register("clash", toy.DOTTED, command=group)
+    with pytest.raises(NotFoundError):
+        family("clash")  # nothing was registered
+
+
+def test_routing_routes_its_roles(tour: Path) -> None:
+    """Its registry line's roles are routed by the routing profile: roles crewbook's
+    defaults do not name get an unclassified task's tier and effort; the roles frame
+    has a row and a loop category for each."""
+    from crewbook.errors import RoutingError
+    from crewbook.routing import LOOP_ROLES, provider_profile_show, role_route
+
+    assert LOOP_ROLES[toy.NAME] == ("writer", "checker")
+    profile = provider_profile_show(tour)
+    unclassified = profile.task_default("unclassified").pair
+    route = role_route("checker", toy.NAME, tour)
+    assert (route.loop, route.role) == (toy.NAME, "checker")
+    assert (route.tier, route.effort) == (unclassified.tier, unclassified.effort)
+    frame = profile.roles_frame()
+    rows = frame[frame["loop"] == toy.NAME]
+    assert list(rows["role"]) == ["writer", "checker"]
+    assert toy.NAME in frame["loop"].cat.categories
+    with pytest.raises(RoutingError, match="no role 'analyst' in the toy loop"):
+        role_route("analyst", toy.NAME, tour)

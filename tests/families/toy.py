@@ -3,11 +3,14 @@ writes (``write``), a checker passes or fails it (``check``); a failure sends th
 back, at most `MAX_ROUNDS` times. It gives every part a `LoopFamily` names, so the
 protocol suite, ``crewbook step``, the Stepper, simulate and conformance can be run
 over a family crewbook's own code never heard of (`test_toy_family.py`), registered
-through `crewbook.families.register` alone.
+through `crewbook.families.register` alone. Its registry line also declares its own
+command group (``crewbook toy show --run DIR``, built by `build` below) and its roles,
+which the routing profile routes.
 """
 
 from __future__ import annotations
 
+import argparse
 import functools
 import json
 from collections.abc import Callable, Mapping
@@ -22,6 +25,7 @@ from crewbook.core.form import Draft, FormBase, as_mapping
 from crewbook.core.loop import Act, Cap, Loop, Status, Transition
 from crewbook.core.players import Draws, Player, default_rounds
 from crewbook.errors import LoopRefused
+from crewbook.families import CommandGroup
 from crewbook.ledger.conformance import LoopRules
 
 if TYPE_CHECKING:
@@ -38,6 +42,11 @@ STATES: dict[str, tuple[str, tuple[str, ...]]] = {
     "check": ("checker", ("pass", "fail")),
 }
 STATE_FILE = "toy.json"
+#: Its own command group (its module is this one: `build`); ``toy-loop`` is an alias.
+COMMAND = CommandGroup(NAME, "the toy loop: write, then check (tests only)", __name__,
+                       "The toy loop's own commands.", aliases=("toy-loop",))
+#: The roles the routing profile routes (crewbook's defaults name none of them).
+ROLES = tuple(role for role, _ in STATES.values())
 
 
 @dataclass(frozen=True)
@@ -273,3 +282,19 @@ FAMILY: LoopFamily[ToyState, ToyReport] = LoopFamily(
     sample=_sample,
     fast_simulator=ToyFastSimulator(),
 )
+
+
+def build(parser: argparse.ArgumentParser, common: argparse.ArgumentParser) -> None:
+    """The toy's command group: ``show --run DIR``, the run's state and who acts next."""
+    sub = parser.add_subparsers(dest="toy_command", metavar="COMMAND", required=True)
+    show = sub.add_parser("show", parents=[common], help="the run's state and next role")
+    show.add_argument("--run", required=True, metavar="DIR", help="the folder of the run")
+    show.set_defaults(func=_show)
+
+
+def _show(args: argparse.Namespace) -> int:
+    loop = ToyStore().load(Path(args.run))
+    state = loop.view
+    assert isinstance(state, ToyState)
+    print(json.dumps({**asdict(state), "role": STATES[state.at][0]}, sort_keys=True))
+    return 0

@@ -1,10 +1,13 @@
-"""The registry of loop families: family name → the dotted path of its ``FAMILY``.
+"""The registry of loop families: family name → its `Entry` (the dotted path of its
+``FAMILY``, and what shared code needs to know before importing it).
 
-Front ends (`crewbook.widgets`, `crewbook.simulate`, `crewbook step FAMILY`) and the
-ledger's conformance rules ask here instead of importing a family package. Nothing
-registers at import time and nothing is imported until a family is asked for, so
-``import crewbook`` stays light. Adding a family is its folder plus one line below
-(or a `register` call, for a family that lives outside crewbook).
+Front ends (`crewbook.widgets`, `crewbook.simulate`, `crewbook step FAMILY`), the
+command line, routing and the ledger's conformance rules ask here instead of importing
+a family package or naming one. Nothing registers at import time and nothing is
+imported until a family is asked for, so ``import crewbook`` and ``crewbook --help``
+stay light: an entry holds only strings (the family's own command group is a dotted
+module path, imported when the parser is built). Adding a family is its folder plus one
+line below (or a `register` call, for a family that lives outside crewbook).
 
 Family names and the ledger kinds (``loop`` values) of their engines:
 
@@ -16,37 +19,91 @@ Family names and the ledger kinds (``loop`` values) of their engines:
 
 from __future__ import annotations
 
-from typing import Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeAlias
 
-from .core.family import LoopFamily, resolve
 from .errors import NotFoundError, UsageError, did_you_mean
 
-__all__ = ["FAMILIES", "families", "family", "family_of", "family_of_kind", "register",
+if TYPE_CHECKING:
+    from .core.family import LoopFamily
+
+    #: A registered family, whatever its loops' state and report types.
+    AnyFamily: TypeAlias = LoopFamily[Any, Any]
+
+__all__ = ["FAMILIES", "CommandGroup", "Entry", "command_groups", "default_routing_loop",
+           "families", "family", "family_of", "family_of_kind", "register", "routing_roles",
            "unregister"]
 
-#: Family name → ``"module:attribute"`` of its `LoopFamily`.
-FAMILIES: Final[dict[str, str]] = {
-    "pipeline": "crewbook.pipeline.family:FAMILY",
-    "delivery": "crewbook.delivery.family:FAMILY",
-    "crew": "crewbook.crew.family:FAMILY",
-    "autonomous": "crewbook.autonomous.family:FAMILY",
-}
 
-#: A registered family, whatever its loops' state and report types.
-AnyFamily: TypeAlias = LoopFamily[Any, Any]
+class CommandGroup(NamedTuple):
+    """A family's own ``crewbook NAME ...`` command group: its name, aliases and help
+    (what ``crewbook --help`` lists without importing anything), and `module`, the dotted
+    path of the module whose ``build(parser, common)`` adds its sub-commands (imported
+    when the parser is built; `common` is the parent parser of the shared options)."""
+
+    name: str
+    help: str
+    module: str
+    description: str | None = None
+    aliases: tuple[str, ...] = ()
+
+
+class Entry(NamedTuple):
+    """One registry line: `family` is ``"module:attribute"`` of the `LoopFamily`;
+    `command`, the family's own command group (None: it is stepped by ``crewbook step``
+    alone); `roles`, the roles the routing profile gives a default route, its routing
+    loop being the family's name (empty: the family is not routed by role);
+    `default_routing`, whether it is the loop a role is routed on when none is named (at
+    most one family says so). Named tuples, not dataclasses: the command line reads the
+    registry at start-up, and a named tuple's class is made ~8x faster."""
+
+    family: str
+    command: CommandGroup | None = None
+    roles: tuple[str, ...] = ()
+    default_routing: bool = False
+
+
+#: Family name → its registry line.
+FAMILIES: Final[dict[str, Entry]] = {
+    "pipeline": Entry("crewbook.pipeline.family:FAMILY"),
+    "delivery": Entry("crewbook.delivery.family:FAMILY", roles=(
+        "architect", "developer", "qa", "reviewer", "web-tester", "explorer",
+        "dependency-analyser")),
+    "crew": Entry("crewbook.crew.family:FAMILY", CommandGroup(
+        "crew", "the crew loop: analyst, developer, qa (D1-D5)", "crewbook.commands.crew",
+        "The crew loop on the project's changes (D1-D5)."),
+        roles=("analyst", "developer", "qa"), default_routing=True),
+    "autonomous": Entry("crewbook.autonomous.family:FAMILY", CommandGroup(
+        "autonomous", "the autonomous loop: plan → implementation → recette → delivery "
+        "(D6); `loop` is its old name", "crewbook.commands.autonomous",
+        "The autonomous build loop (D6).", aliases=("loop",))),
+}
 
 _LOADED: dict[str, AnyFamily] = {}
 _BY_KIND: dict[str, AnyFamily | None] = {}
+#: `routing_roles`, worked out once per registry change (routing asks on every route).
+_ROUTED: dict[str, tuple[str, ...]] = {}
 
 
-def register(name: str, dotted: str) -> None:
-    """Add family `name` at ``"module:attribute"`` (a plug-in, or a test's toy family);
-    it is imported when first asked for. `UsageError` when the name is taken."""
+def register(name: str, dotted: str, *, command: CommandGroup | None = None,
+             roles: tuple[str, ...] = ()) -> None:
+    """Add family `name` at ``"module:attribute"`` (a plug-in, or a test's toy family),
+    with its own command group and routing roles if it has them (`Entry`); it is
+    imported when first asked for. `UsageError` when the name is taken, or when its
+    command group takes the name of another family's group."""
     if name in FAMILIES:
-        raise UsageError(f"a loop family {name!r} is registered already ({FAMILIES[name]}); "
-                         "pick another name, or unregister it first")
-    FAMILIES[name] = dotted
+        raise UsageError(f"a loop family {name!r} is registered already "
+                         f"({FAMILIES[name].family}); pick another name, or unregister it "
+                         "first")
+    if command is not None:
+        taken = {n: f for f, group in command_groups().items()
+                 for n in (group.name, *group.aliases)}
+        clash = next((n for n in (command.name, *command.aliases) if n in taken), None)
+        if clash is not None:
+            raise UsageError(f"the command group {clash!r} of family {name!r} is family "
+                             f"{taken[clash]!r}'s already; give it another name")
+    FAMILIES[name] = Entry(dotted, command, tuple(roles))
     _BY_KIND.clear()  # a kind no family wrote so far may be this family's
+    _ROUTED.clear()
 
 
 def unregister(name: str) -> None:
@@ -54,6 +111,7 @@ def unregister(name: str) -> None:
     FAMILIES.pop(name, None)
     _LOADED.pop(name, None)
     _BY_KIND.clear()
+    _ROUTED.clear()
 
 
 def family(name: str) -> AnyFamily:
@@ -63,9 +121,12 @@ def family(name: str) -> AnyFamily:
         if name not in FAMILIES:
             raise NotFoundError(f"no loop family {name!r}{did_you_mean(name, FAMILIES)}; "
                                 f"families: {', '.join(FAMILIES)}")
-        loaded = resolve(FAMILIES[name])
+        from .core.family import LoopFamily, resolve
+
+        dotted = FAMILIES[name].family
+        loaded = resolve(dotted)
         if not isinstance(loaded, LoopFamily):
-            raise UsageError(f"{FAMILIES[name]} is a {type(loaded).__name__}, not a "
+            raise UsageError(f"{dotted} is a {type(loaded).__name__}, not a "
                              f"LoopFamily; the registry names each family's FAMILY")
         found = _LOADED[name] = loaded
     return found
@@ -88,3 +149,41 @@ def family_of_kind(kind: str) -> AnyFamily | None:
 def family_of(loop: Any) -> AnyFamily | None:
     """The family of `loop` (by its ``kind``), or None for a loop no family describes."""
     return family_of_kind(str(getattr(loop, "kind", "")))
+
+
+def command_groups() -> dict[str, CommandGroup]:
+    """Family name → its own command group, for the families that have one, in registry
+    order (nothing is imported)."""
+    return {name: e.command for name, e in FAMILIES.items() if e.command is not None}
+
+
+def routing_roles() -> dict[str, tuple[str, ...]]:
+    """Routing loop (a family's name) → the roles the routing profile gives a default
+    route, for the families routed by role: the default routing loop first, then
+    registry order (nothing is imported). The same dict until the registry changes: do
+    not change it."""
+    if not _ROUTED:
+        routed = sorted((name for name, e in FAMILIES.items() if e.roles),
+                        key=lambda name: not FAMILIES[name].default_routing)
+        _ROUTED.update((name, FAMILIES[name].roles) for name in routed)
+    return _ROUTED
+
+
+def default_routing_loop() -> str:
+    """The routing loop a role is routed on when none is named: the family whose entry
+    says ``default_routing`` (else the first routed by role). `UsageError` when no
+    registered family is routed by role."""
+    found = next(iter(routing_roles()), None)
+    if found is None:
+        raise UsageError("no registered loop family has routing roles; name the loop")
+    return found
+
+
+def __getattr__(name: str) -> object:
+    """`AnyFamily` at run time, imported when first asked for: the command line reads
+    the registry's entries without loading `crewbook.core.family`."""
+    if name == "AnyFamily":
+        from .core.family import LoopFamily
+
+        return LoopFamily[Any, Any]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

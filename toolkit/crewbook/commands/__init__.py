@@ -6,7 +6,10 @@ path, project, change or schema that does not exist. Every command takes `--json
 with it, output (and any error, usage errors included) is one JSON document on
 standard output.
 
-Each module in `COMMANDS` exposes `register(subparsers, common)`; a handler returns
+Each module in `COMMANDS` exposes `register(subparsers, common)`; a loop family's own
+command group is declared by its registry line (`crewbook.families.CommandGroup`: name,
+help, and the module whose ``build(parser, common)`` adds its sub-commands), and the
+groups of every registered family are listed where `FAMILY_GROUPS` stands. A handler returns
 the exit status and raises `CrewbookError` for anything `main` should report. Nothing
 in the library imports this package (an import-graph test checks it), and building
 the parser imports nothing heavy: handlers import what they need when they run.
@@ -20,6 +23,7 @@ import os
 import sys
 from collections.abc import Sequence
 from importlib import import_module
+from typing import Any
 
 from .. import __version__
 from ..errors import CrewbookError, NotFoundError, UsageError
@@ -27,11 +31,24 @@ from ._shared import common_options, emit_json, error_document
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
+#: Where the registered families' own command groups go in `COMMANDS` (registry order).
+FAMILY_GROUPS = ""
 #: The command modules, in the order `crewbook --help` lists them.
 COMMANDS: tuple[str, ...] = (
-    "artifacts", "validate", "graph", "ledger", "routing", "pipeline", "review", "crew",
+    "artifacts", "validate", "graph", "ledger", "routing", "step", "review", FAMILY_GROUPS,
     "mcp", "diff", "simulate",
 )
+
+
+def add_family_groups(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add the command group of every registered family that declares one (its name,
+    aliases and help from the registry line; its sub-commands from its module)."""
+    from ..families import command_groups
+
+    for group in command_groups().values():
+        parser = sub.add_parser(group.name, aliases=list(group.aliases), help=group.help,
+                                description=group.description)
+        import_module(group.module).build(parser, common)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,14 +63,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"crewbook {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
-        import_module(f"{__name__}.{name}").register(sub, common)
+        if name == FAMILY_GROUPS:
+            add_family_groups(sub, common)
+        else:
+            import_module(f"{__name__}.{name}").register(sub, common)
     return parser
 
 
 #: The arguments that name a path (a file, a folder, LEDGER:RUN, or a change folder).
 PATH_ARGS: tuple[str, ...] = (
     "paths", "path", "project", "payload_path", "policy", "file", "diff", "run", "workspace",
-    "report", "kinds", "output", "change", "ledger", "pipeline", "source", "epic")
+    "report", "kinds", "output", "change", "ledger", "source", "epic")
 
 
 def check_path_args(args: argparse.Namespace) -> None:
@@ -66,8 +86,8 @@ def check_path_args(args: argparse.Namespace) -> None:
         values = value if isinstance(value, list | tuple) else [value]
         for item in values:
             if isinstance(item, str | os.PathLike):
-                flag = name if name in ("paths", "path", "file", "diff", "pipeline",
-                                        "source") else "--" + name.replace("_", "-")
+                flag = name if name in ("paths", "path", "file", "diff", "source") \
+                    else "--" + name.replace("_", "-")
                 checked_path(item, flag.upper() if not flag.startswith("--") else flag)
 
 

@@ -84,3 +84,19 @@ def common_options() -> argparse.ArgumentParser:
         help="print one JSON document instead of text",
     )
     return common
+
+
+def act_text(data: dict[str, Any]) -> str:
+    """The text of a loop's act contract (`Act.to_dict`): its role, route and what it
+    expects, or why the loop finished."""
+    if data["finished"]:
+        return f"The {data['loop']} loop has finished: {data['finished_reason']}"
+    route = data.get("route") or {}
+    model = route.get("model") or "no model (see `crewbook routing init`)"
+    lines = [f"Act {data['act']}: {data['role']} ({data['stage']}), attempt {data['attempt']}",
+             f"  route: {model} · {route.get('native_text') or ''} "
+             f"({route.get('tier')}/{route.get('effort')}, {route.get('via')})",
+             f"  expects: {data['expects']}"]
+    if data.get("prompt_path"):
+        lines.append(f"  prompt: {data['prompt_path']}")
+    return "\n".join(lines)

@@ -1,4 +1,5 @@
-"""`crewbook crew init|step|report|status` and `crewbook loop init|step` (SPEC D1-D6).
+"""The crew family's command group, ``init|step|report|status`` (SPEC D1-D5); its name
+and help are the family's registry line (`crewbook.families`).
 
 Each sub-command loads the project's persisted loop (`_codev/crew/`), acts and saves, so
 the command line, the MCP server and a notebook can take turns on one loop. Exit status:
@@ -13,7 +14,7 @@ import json
 from typing import Any
 
 from ..errors import CrewError, Problem
-from ._shared import adder, common_options, emit, project_arg
+from ._shared import act_text, adder, emit, project_arg
 
 BAR_NAMES = ("test", "lint", "typecheck", "build")
 
@@ -56,7 +57,7 @@ def cmd_crew_step(args: argparse.Namespace) -> int:
     from ..crew.api import crew_step
 
     act = crew_step(args.document, project=project_arg(args))
-    emit(args, act.to_dict(), _act_text(act.to_dict()))
+    emit(args, act.to_dict(), act_text(act.to_dict()))
     return 0
 
 
@@ -73,7 +74,7 @@ def cmd_crew_report(args: argparse.Namespace) -> int:
                 "payload_bad_json", exc.msg, "--payload", exc.lineno, exc.colno)]) from None
     act = crew_report(args.role, args.verdict, args.summary, payload, args.payload_path,
                       project=project_arg(args), act=args.act)
-    emit(args, act.to_dict(), _act_text(act.to_dict()))
+    emit(args, act.to_dict(), act_text(act.to_dict()))
     return 0
 
 
@@ -93,25 +94,6 @@ def cmd_crew_status(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_loop_init(args: argparse.Namespace) -> int:
-    """`loop init GOAL`: start the autonomous loop."""
-    from ..autonomous.api import loop_init
-
-    status = loop_init(args.goal, args.force, project=project_arg(args),
-                       max_recettes=args.max_recettes)
-    emit(args, status.to_dict(), f"Autonomous loop started at plan: {args.goal}")
-    return 0
-
-
-def cmd_loop_step(args: argparse.Namespace) -> int:
-    """`loop step`: advance the autonomous loop one phase."""
-    from ..autonomous.api import loop_step
-
-    act = loop_step(args.test_command, project=project_arg(args), act=args.act)
-    emit(args, act.to_dict(), _act_text(act.to_dict()))
-    return 0
-
-
 def _status_text(data: dict[str, Any]) -> str:
     d = data["details"]
     caps = ", ".join(f"{c['name']} {c['used']}/{c['limit'] or '∞'}" for c in data["caps"])
@@ -123,26 +105,10 @@ def _status_text(data: dict[str, Any]) -> str:
             f"story {p['story']}, {task} after {data['acts']} acts ({caps})")
 
 
-def _act_text(data: dict[str, Any]) -> str:
-    if data["finished"]:
-        return f"The {data['loop']} loop has finished: {data['finished_reason']}"
-    route = data.get("route") or {}
-    model = route.get("model") or "no model (see `crewbook routing init`)"
-    lines = [f"Act {data['act']}: {data['role']} ({data['stage']}), attempt {data['attempt']}",
-             f"  route: {model} · {route.get('native_text') or ''} "
-             f"({route.get('tier')}/{route.get('effort')}, {route.get('via')})",
-             f"  expects: {data['expects']}"]
-    if data.get("prompt_path"):
-        lines.append(f"  prompt: {data['prompt_path']}")
-    return "\n".join(lines)
-
-
-def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> None:
-    """Add `crew` and `loop` to the `crewbook` subparsers."""
-    common = common or common_options()
-    crew = subparsers.add_parser("crew", help="the crew loop: analyst, developer, qa (D1-D5)",
-                                 description="The crew loop on the project's changes (D1-D5).")
-    sub = crew.add_subparsers(dest="crew_command", metavar="COMMAND", required=True)
+def build(parser: argparse.ArgumentParser, common: argparse.ArgumentParser) -> None:
+    """Add the crew loop's sub-commands to its group's `parser` (`common`: the shared
+    options, a parent of each)."""
+    sub = parser.add_subparsers(dest="crew_command", metavar="COMMAND", required=True)
     add = adder(sub, common)
     p = add("init", cmd_crew_init, "start the crew loop (D1)")
     p.add_argument("goal", metavar="GOAL", help="what the loop must deliver")
@@ -171,20 +137,3 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
                    "answered: a retry of an accepted act is not logged twice")
     p = add("status", cmd_crew_status, "where the crew loop is, read-only (D3)")
     p.add_argument("--full", action="store_true", help="every act, not only the last ones")
-
-    loop = subparsers.add_parser("autonomous", aliases=["loop"],
-                                 help="the autonomous loop: plan → implementation → "
-                                 "recette → delivery (D6); `loop` is its old name",
-                                 description="The autonomous build loop (D6).")
-    lsub = loop.add_subparsers(dest="loop_command", metavar="COMMAND", required=True)
-    add = adder(lsub, common)
-    p = add("init", cmd_loop_init, "start the autonomous loop at plan")
-    p.add_argument("goal", metavar="GOAL")
-    p.add_argument("--max-recettes", type=int, default=3,
-                   help="failed recettes before it escalates; 0 = unlimited")
-    p.add_argument("--force", action="store_true", help="overwrite an existing loop")
-    p = add("step", cmd_loop_step, "advance one phase (runs the test at the recette)")
-    p.add_argument("--test-command", metavar="CMD",
-                   help="the recette's test command (default: the first declared stack's)")
-    p.add_argument("--act", type=int, metavar="N", help="the act number of the contract "
-                   "answered: a step already taken is not taken again")

@@ -24,26 +24,28 @@ from ..errors import PresetNotFoundError, RoutingError, TaskNotFoundError
 #: The public names by module, loaded on first use: `crewbook.routing.axes` (the
 #: command line's choices) and `crewbook.routing.home` load without the profile models.
 _LAZY: dict[str, tuple[str, ...]] = {
-    "active": ("ActiveProfile", "RoleRoute", "provider_profile_show"),
+    "active": ("ActiveProfile", "provider_profile_show"),
     "axes": ("COMPLEXITIES", "EFFORTS", "LOOP_ROLES", "TIERS"),
     "comparison": ("compare_profiles",),
     "graph": ("ProfileComparison", "RoutingMatrix"),
     "home": ("crewbook_home",),
     "presets": ("Preset", "PresetListing", "get_preset", "provider_presets_list"),
     "profiles": ("ProfileInit", "provider_profile_init"),
+    "resolutions": ("RoleRoute",),
     "routes": ("TaskRoute", "TaskRoutingTable", "role_route", "task_classify",
                "task_route_show", "task_routes"),
 }
 __getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 
 if TYPE_CHECKING:
-    from .active import ActiveProfile, RoleRoute, provider_profile_show
+    from .active import ActiveProfile, provider_profile_show
     from .axes import COMPLEXITIES, EFFORTS, LOOP_ROLES, TIERS
     from .comparison import compare_profiles
     from .graph import ProfileComparison, RoutingMatrix
     from .home import crewbook_home
     from .presets import Preset, PresetListing, get_preset, provider_presets_list
     from .profiles import ProfileInit, provider_profile_init
+    from .resolutions import RoleRoute
     from .routes import (
         TaskRoute,
         TaskRoutingTable,

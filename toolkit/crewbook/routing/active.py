@@ -16,7 +16,7 @@ from ..errors import PresetNotFoundError, Problem, RoutingError, did_you_mean
 from .axes import EFFORTS, LOOP_ROLES, TIERS, Effort, Tier
 from .checks import check_axis
 from .home import display_home_path, global_profile_path
-from .model import AxisPair, Capability
+from .model import Capability
 from .presets import Preset, get_preset
 from .profiles import (
     DEFAULTS_DISPLAY,
@@ -25,148 +25,14 @@ from .profiles import (
     profile_layers,
     project_profile_path,
 )
+from .resolutions import AxisResolution, Candidate, CellResolution, RoleRoute, Source
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from .graph import RoutingMatrix
 
-Source = Literal["project", "global", "preset", "built-in", "none"]
 TaskDefaultKind = Literal["unclassified", "simple", "complex"]
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One layer consulted for a value: what it says, and whether it was used."""
-
-    source: Source
-    where: str
-    value: str | None
-    used: bool
-    reason: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """`{"source", "where", "value", "used", "reason"}`."""
-        return {
-            "source": self.source,
-            "where": self.where,
-            "value": self.value,
-            "used": self.used,
-            "reason": self.reason,
-        }
-
-    def __str__(self) -> str:
-        mark = "→" if self.used else " "
-        value = self.value if self.value is not None else "(not set)"
-        why = f"  [{self.reason}]" if self.reason else ""
-        return f"{mark} {self.source:<8} {self.where}: {value}{why}"
-
-
-@dataclass(frozen=True)
-class CellResolution:
-    """Where the capability of one tier × effort cell came from."""
-
-    tier: Tier
-    effort: Effort
-    capability: Capability | None
-    source: Source
-    where: str | None
-    candidates: tuple[Candidate, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        """The capability, its source and every layer consulted."""
-        return {
-            "tier": self.tier,
-            "effort": self.effort,
-            **(self.capability.to_dict() if self.capability else {"model": None}),
-            "source": self.source,
-            "source_path": self.where,
-            "candidates": [c.to_dict() for c in self.candidates],
-        }
-
-    def __str__(self) -> str:
-        head = f"{self.tier}/{self.effort}: " + (
-            self.capability.label if self.capability else "no model"
-        )
-        return "\n".join([head, *(f"  {c}" for c in self.candidates)])
-
-    def __repr__(self) -> str:
-        model = self.capability.model if self.capability else None
-        return f"<CellResolution {self.tier}/{self.effort} → {model} ({self.source})>"
-
-    def _repr_html_(self) -> str:
-        return _candidates_html(str(self).splitlines()[0], self.candidates)
-
-
-@dataclass(frozen=True)
-class AxisResolution:
-    """A tier and effort pair and where it came from (a role or task default)."""
-
-    pair: AxisPair
-    source: Source
-    where: str
-
-
-@dataclass(frozen=True, eq=False)
-class RoleRoute:
-    """The tier, effort and capability a role gets by default (a suggestion)."""
-
-    loop: str
-    role: str
-    tier: Tier
-    effort: Effort
-    source: Source
-    where: str
-    cell: CellResolution
-
-    @property
-    def capability(self) -> Capability | None:
-        """The model and native effort, or None without a profile."""
-        return self.cell.capability
-
-    def to_dict(self) -> dict[str, Any]:
-        """Role, tier, effort, their source, and the resolved cell."""
-        return {
-            "loop": self.loop,
-            "role": self.role,
-            "tier": self.tier,
-            "effort": self.effort,
-            "source": self.source,
-            "source_path": self.where,
-            "cell": self.cell.to_dict(),
-        }
-
-    def __str__(self) -> str:
-        cap = self.capability.label if self.capability else "no model (no profile)"
-        return (
-            f"{self.loop}.{self.role}: {self.tier}/{self.effort} ({self.source} {self.where}) "
-            f"→ {cap} ({self.cell.source} {self.cell.where or ''})".rstrip()
-        )
-
-    def __repr__(self) -> str:
-        model = self.capability.model if self.capability else None
-        return f"<RoleRoute {self.loop}.{self.role} {self.tier}/{self.effort} → {model}>"
-
-    def _repr_html_(self) -> str:
-        head = (
-            f"{self.loop}.{self.role}: {self.tier}/{self.effort} (from {self.source} "
-            f"{self.where}) → " + (self.capability.label if self.capability else "no model")
-        )
-        return _candidates_html(head, self.cell.candidates)
-
-
-def _candidates_html(head: str, candidates: tuple[Candidate, ...]) -> str:
-    rows = "".join(
-        f"<tr style='{'' if c.used else 'color:#9e9e9e'}'><td>{'→' if c.used else ''}</td>"
-        f"<td>{c.source}</td><td><code>{html.escape(c.where)}</code></td>"
-        f"<td>{html.escape(c.value or '(not set)')}</td><td>{html.escape(c.reason)}</td></tr>"
-        for c in candidates
-    )
-    return (
-        f"<div class='crewbook-route'><p><b>{html.escape(head)}</b></p><table><thead><tr>"
-        "<th></th><th>layer</th><th>file</th><th>value</th><th></th></tr></thead>"
-        f"<tbody>{rows}</tbody></table></div>"
-    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -229,21 +95,31 @@ class ActiveProfile:
         """Every cell, deep to light, low to high."""
         return {(t, e): self.cell(t, e) for t in TIERS for e in EFFORTS}
 
-    def _pair(self, getter: Any, what: str) -> AxisResolution:
+    def _pair(self, getter: Any, what: str | None) -> AxisResolution | None:
+        """The first layer's pair `getter` finds, then the built-in defaults'; None when
+        none has one (`what`: the key always in the defaults, checked when given)."""
         for layer in self.layers:
             pair = getter(layer.file)
             if pair is not None:
                 return AxisResolution(pair, layer.scope, layer.display_path)
         pair = getter(builtin_defaults())
-        assert pair is not None, what
-        return AxisResolution(pair, "built-in", DEFAULTS_DISPLAY)
+        assert pair is not None or what is None, what
+        return None if pair is None else AxisResolution(pair, "built-in", DEFAULTS_DISPLAY)
 
     def task_default(self, kind: TaskDefaultKind) -> AxisResolution:
         """The tier/effort implied by complexity `simple`/`complex`, or for `unclassified`."""
-        return self._pair(lambda f: getattr(f.task_defaults, kind), kind)
+        found = self._pair(lambda f: getattr(f.task_defaults, kind), kind)
+        assert found is not None, kind
+        return found
 
-    def role(self, role: str, loop: str = "crew") -> RoleRoute:
-        """The default route of `role` in `loop` (`crew` or `delivery`)."""
+    def role(self, role: str, loop: str | None = None) -> RoleRoute:
+        """The default route of `role` in `loop` (a loop of `LOOP_ROLES`; None: the
+        registry's default routing loop, the crew loop's). A role no profile nor
+        crewbook's defaults name (a family registered outside crewbook) gets the tier
+        and effort of an unclassified task."""
+        from ..families import default_routing_loop
+
+        loop = loop or default_routing_loop()
         if loop not in LOOP_ROLES:
             raise RoutingError(
                 f"no loop {loop!r}"
@@ -257,7 +133,8 @@ class ActiveProfile:
                     or f"; roles: {', '.join(LOOP_ROLES[loop])}"
                 )
             )
-        found = self._pair(lambda f: f.roles.get(loop, role), f"{loop}.{role}")
+        found = self._pair(lambda f: f.roles.get(loop, role), None) \
+            or self.task_default("unclassified")
         return RoleRoute(
             loop,
             role,
@@ -269,7 +146,7 @@ class ActiveProfile:
         )
 
     def roles(self) -> list[RoleRoute]:
-        """Every role of every loop, crew first."""
+        """Every role of every loop routed by role, the default routing loop first."""
         return [self.role(r, loop) for loop, roles in LOOP_ROLES.items() for r in roles]
 
     # -- data and display ------------------------------------------------------------------

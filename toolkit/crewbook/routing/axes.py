@@ -7,6 +7,7 @@ A task is classified on up to three axes: `complexity` (`simple`, `complex`),
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Literal, get_args
 
 Tier = Literal["deep", "standard", "light"]
@@ -30,19 +31,34 @@ AXES: dict[str, tuple[str, ...]] = {
     "effort_level": EFFORTS,
 }
 
-#: Roles of the crew loop (SPEC D1) and of the delivery loops (SPEC C1), by loop.
-LOOP_ROLES: dict[str, tuple[str, ...]] = {
-    "crew": ("analyst", "developer", "qa"),
-    "delivery": (
-        "architect",
-        "developer",
-        "qa",
-        "reviewer",
-        "web-tester",
-        "explorer",
-        "dependency-analyser",
-    ),
-}
+
+
+class _LoopRoles(Mapping[str, tuple[str, ...]]):
+    """Routing loop → its roles, read live from the registry (`crewbook.families`): each
+    family routed by role declares its roles on its registry line, so a family
+    registered later (a plug-in, a test's toy) is routed like crewbook's own."""
+
+    def _roles(self) -> dict[str, tuple[str, ...]]:
+        from ..families import routing_roles
+
+        return routing_roles()
+
+    def __getitem__(self, loop: str) -> tuple[str, ...]:
+        return self._roles()[loop]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._roles())
+
+    def __len__(self) -> int:
+        return len(self._roles())
+
+    def __repr__(self) -> str:
+        return f"LOOP_ROLES({self._roles()!r})"
+
+
+#: Roles of every loop routed by role (the crew loop's, SPEC D1; the delivery loops',
+#: SPEC C1; a registered family's), by loop, in registry order.
+LOOP_ROLES: Mapping[str, tuple[str, ...]] = _LoopRoles()
 
 
 #: Friendlier axis names used by `ActiveProfile.cell` and the CLI.

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .axes import EFFORTS, TIERS, Effort, Tier
+from .axes import EFFORTS, LOOP_ROLES, TIERS, Effort, Tier
 from .model import Capability
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .active import CellResolution, RoleRoute
+    from .resolutions import CellResolution, RoleRoute
     from .routes import TaskRoute
 
 
@@ -130,7 +130,7 @@ def roles_frame(roles: Sequence[RoleRoute]) -> pd.DataFrame:
     src = pd.CategoricalDtype(_SOURCES)
     return pd.DataFrame(rows, columns=columns).astype(
         {
-            "loop": pd.CategoricalDtype(["crew", "delivery"]),
+            "loop": pd.CategoricalDtype(list(LOOP_ROLES)),
             "role": "string",
             **_axis_dtypes(),
             "source": src,

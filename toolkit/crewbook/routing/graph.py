@@ -31,7 +31,7 @@ from .model import Capability, PresetFile
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .active import RoleRoute
+    from .resolutions import RoleRoute
     from .routes import TaskRoute
 
 #: Light, distinct fills (ColorBrewer Set3, then Pastel1) for models, readable with black text.

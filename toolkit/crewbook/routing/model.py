@@ -259,8 +259,12 @@ class RoleDefaults(FileModel):
     delivery: DeliveryRoles = Field(default_factory=DeliveryRoles)
 
     def get(self, loop: str, role: str) -> AxisPair | None:
-        """The entry for `role` of `loop` (role ids as written in files), or None."""
-        group: BaseModel = getattr(self, loop)
+        """The entry for `role` of `loop` (role ids as written in files), or None (also
+        for a loop these defaults have no group for)."""
+        group: BaseModel | None = getattr(self, loop, None) if loop in type(self).model_fields \
+            else None
+        if group is None:
+            return None
         for name, info in type(group).model_fields.items():
             if (info.alias or name) == role:
                 value: AxisPair | None = getattr(group, name)

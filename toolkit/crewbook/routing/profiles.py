@@ -34,7 +34,7 @@ from .axes import (
 )
 from .files import dump_yaml, load_model
 from .home import display_home_path, global_profile_path
-from .model import DefaultsFile, ProfileFile
+from .model import DefaultsFile, ProfileFile, RoleDefaults
 from .presets import Preset, get_preset
 
 PROJECT_PROFILE = "_codev/routing/profile.yaml"
@@ -47,6 +47,8 @@ def builtin_defaults() -> DefaultsFile:
     path = Path(str(resources.files(__package__).joinpath("defaults.yaml")))
     defaults = load_model(path, DefaultsFile, DEFAULTS_DISPLAY, "routing defaults")
     for loop, roles in LOOP_ROLES.items():
+        if loop not in RoleDefaults.model_fields:
+            continue  # a family registered outside crewbook: routed as an unclassified task
         for role in roles:
             if defaults.roles.get(loop, role) is None:  # pragma: no cover - data guard
                 raise AssertionError(f"{DEFAULTS_DISPLAY}: no default for {loop}.{role}")

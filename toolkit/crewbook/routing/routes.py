@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 from ..artifacts.change import Change, open_change
 from ..artifacts.project import ProjectLike, as_project
 from ..errors import RoutingError
-from .active import ActiveProfile, CellResolution, RoleRoute, Source, provider_profile_show
+from .active import ActiveProfile, provider_profile_show
 from .axes import Effort, Tier
 from .checks import check_axes
 from .model import Capability, TaskClass
+from .resolutions import CellResolution, RoleRoute, Source
 from .task_classes import (
     TASKS_FILE,
     TaskRef,
@@ -285,8 +286,9 @@ def task_route_show(
     return route_for(ref, cls, provider_profile_show(proj))
 
 
-def role_route(role: str, loop: str = "crew", project: ProjectLike = None) -> RoleRoute:
-    """The default route of a crew (`analyst`, `developer`, `qa`) or delivery role."""
+def role_route(role: str, loop: str | None = None, project: ProjectLike = None) -> RoleRoute:
+    """The default route of `role` in routing loop `loop` (None: the registry's default
+    routing loop, the crew loop's: `analyst`, `developer`, `qa`)."""
     return provider_profile_show(project).role(role, loop)
 
 

@@ -180,8 +180,22 @@ def parse_policy(doc: SourceDoc) -> PolicyFile:
     return parsed
 
 
+def _nested_models() -> dict[str, type[FileModel]]:
+    """Key → the model of the mapping nested under it, read from `RandomPolicyFile`'s
+    fields (``roles``: role id → `RoleBehaviour`; each behaviour section a loop takes,
+    such as the coordinator's): the policy file's keys are written once, as fields."""
+    found: dict[str, type[FileModel]] = {}
+    for name, info in RandomPolicyFile.model_fields.items():
+        kind = info.annotation
+        if name == "roles":
+            found[name] = RoleBehaviour
+        elif isinstance(kind, type) and issubclass(kind, FileModel):
+            found[name] = kind
+    return found
+
+
 #: Models of the mappings nested under a key (for did-you-mean on unknown keys).
-_NESTED: dict[str, type[FileModel]] = {"roles": RoleBehaviour, "coordinator": CoordinatorBehaviour}
+_NESTED: dict[str, type[FileModel]] = _nested_models()
 
 
 def _hinted(problem: Problem) -> Problem:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from crewbook.core import commit
+from crewbook.core.paths import file_or_absent
 from crewbook.errors import InvalidInputError
 
 
@@ -20,11 +21,9 @@ def test_a_lock_path_that_is_a_folder_is_refused_by_name(tmp_path: Path) -> None
 def test_the_path_is_looked_at_once_when_its_lock_is_made(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     looked: list[Path] = []
-    check = commit.file_or_absent
-
     def counting(path: Path, what: str) -> Path:
         looked.append(path)
-        return check(path, what)
+        return file_or_absent(path, what)
 
     monkeypatch.setattr(commit, "file_or_absent", counting)
     path = tmp_path / "turn.lock"

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import InvalidInputError, LoopRefused, NotFoundError, Problem
 from .atomic import write_atomic
-from .loop import appender
+from .stamping import appender
 from .paths import file_or_absent, kind_of, read_capped
 
 M = TypeVar("M", bound=BaseModel)

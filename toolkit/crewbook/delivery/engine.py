@@ -39,19 +39,11 @@ from ..models import path_defect as _path_defect
 from ..routing.router import Router
 from .catalogue import RoleCatalogue, load_catalogue
 from .codec import Built, DeliveryReport, Expire, Judgement, Measured, Question, Result
-from .diffstat import ChangeSummary, covering, summary_of
+from .diffstat import covering
 from .endings import init_event, trail_step
-from .model import (
-    ARCHITECT,
-    DEVELOPER,
-    JUDGES,
-    REVIEWER,
-    ReviewMode,
-    ReviewPolicy,
-    Task,
-)
-from .outcomes import check_gates
-from .review import ReviewDecision, review_required
+from .gates import Judged, global_caps, task_caps
+from .model import ARCHITECT, DEVELOPER, JUDGES, ReviewPolicy, Task
+from .review import ReviewDecision
 from .rules import budget_refusal, result_refusal
 from .state import Outcome, TaskState, Wait, freeze
 from .timing import check_measures, duration, fmt, minutes
@@ -72,23 +64,8 @@ _JUDGE_ROLES: Final = tuple(JUDGES)
 path_defect = lru_cache(maxsize=4096)(_path_defect)
 
 
-#: Review decisions of the named review modes, by change (`DeliveryLoop.review_decision`).
-_DECISIONS: dict[str, dict[tuple[Any, ...], ReviewDecision]] = {}
 #: The state every task starts from (states are never changed in place: one is shared).
 _FIRST_STATE = TaskState(holder=ARCHITECT)
-
-
-@lru_cache(maxsize=64)
-def _named_policy(name: ReviewMode) -> ReviewPolicy:
-    return ReviewPolicy(policy=name)
-
-
-def _policy_of(task: Task) -> ReviewPolicy:
-    """`Task.policy`, the policy of a named review mode made once (policies are frozen)."""
-    review = task.review
-    if type(review) is str:  # a named mode, the usual (a model's isinstance costs more)
-        return _named_policy(review)
-    return review if isinstance(review, ReviewPolicy) else _named_policy(review)
 
 
 class DeliveryLoop(Loop[TaskState, DeliveryReport]):
@@ -107,18 +84,12 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
     ) -> None:
         self.task = Task(description=task) if isinstance(task, str) else task
         self.catalogue = catalogue or load_catalogue()
+        #: The review decisions and gates of this task's states (`delivery.gates`).
+        self.judged = Judged(self.task)
         #: The task's review policy (a named mode's made once: policies are frozen).
-        self.policy: ReviewPolicy = _policy_of(self.task)
+        self.policy: ReviewPolicy = self.judged.policy
         #: How long a wait lasts (the task is frozen: worked out once, not per launch).
         self._wait = minutes(self.task.limits.wait_minutes)  # `Limits.wait`, made once
-        #: The last state judged, with its review decision and gates (states are immutable).
-        self._memo: tuple[TaskState | None, ReviewDecision | None, list[tuple[str, str]] | None] \
-            = (None, None, None)
-        #: Review decisions by change: shared by the loops of one named review mode (the
-        #: decision is a pure function of the change and the policy, both frozen).
-        review = self.task.review
-        self._decisions: dict[tuple[Any, ...], ReviewDecision] = (
-            _DECISIONS.setdefault(review, {}) if isinstance(review, str) else {})
         if router is None:
             router = Router("delivery")
         super().__init__(state or _FIRST_STATE, ledger=ledger, run=run,
@@ -136,38 +107,11 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
 
     def review_decision(self, state: TaskState | None = None) -> ReviewDecision:
         """Whether the version now on the branch needs the reviewer (C7, decided by code)."""
-        s = state or self._state
-        memo_state, memo, gates = self._memo
-        if memo_state is s and memo is not None:
-            return memo
-        started = s.launches.get(REVIEWER, 0) > 0
-        # the decision depends on the change only: remembered per (change, reviewer started)
-        key = (s.version == 0, s.change, s.files if s.change is None else (), started)
-        decision = self._decisions.get(key)
-        if decision is None:
-            if s.version == 0:
-                change: ChangeSummary | None = ChangeSummary((), "empty")
-            else:
-                change = s.change or summary_of(s.files)
-            decision = review_required(change, self.policy, reviewer_started=started)
-            if len(self._decisions) < 256:
-                self._decisions[key] = decision
-        self._memo = (s, decision, gates if memo_state is s else None)
-        return decision
+        return self.judged.decision(state or self._state)
 
     def caps(self, state: TaskState | None = None, at: datetime | None = None) -> list[Cap]:
         """Every cap with its use: steps, run time (minutes), plan revisions, launches."""
-        s = state or self._state
-        limits = self.task.limits
-        elapsed = 0
-        if s.started is not None:
-            elapsed = int(((at or s.now or s.started) - s.started).total_seconds() // 60)
-        caps = [Cap("steps", s.steps, limits.steps),
-                Cap("run time (min)", elapsed, limits.duration_minutes),
-                Cap("plan revisions", s.revisions, limits.plan_revisions)]
-        launches = s.launches
-        caps += [Cap(name, launches.get(r, 0), limit) for r, name, limit in self._launch_caps]
-        return caps
+        return task_caps(self.task.limits, state or self._state, at, self._launch_caps)
 
     @functools.cached_property
     def _launch_caps(self) -> tuple[tuple[str, str, int | None], ...]:
@@ -181,12 +125,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
 
     def global_caps(self, state: TaskState, at: datetime) -> list[Cap]:
         """The caps that, once reached, leave only finalise or fail (steps, run time)."""
-        limits = self.task.limits
-        elapsed = 0
-        if state.started is not None:
-            elapsed = int((at - state.started).total_seconds() // 60)
-        return [Cap("steps", state.steps, limits.steps),
-                Cap("run time (min)", elapsed, limits.duration_minutes)]
+        return global_caps(self.task.limits, state, at)
 
     # ------------------------------------------------------------------ time
     def _time(self, state: TaskState, report: Measured) -> datetime:
@@ -389,14 +328,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
     def gates(self, state: TaskState | None = None) -> list[tuple[str, str]]:
         """Why the version on the branch cannot ship yet, as (code, reason) pairs (C4.2):
         ``version_not_verified`` (QA), ``review_required`` (the reviewer). Empty: it can."""
-        s = state or self._state
-        memo_state, _, memo = self._memo
-        if memo_state is s and memo is not None:
-            return list(memo)
-        decision = self.review_decision(s)
-        out = check_gates(s, decision)
-        self._memo = (s, decision, out)
-        return list(out)
+        return self.judged.gates(state or self._state)
 
     def gate_problems(self, state: TaskState | None = None) -> list[str]:
         """Why the version on the branch cannot ship yet (empty: it can; C4.2)."""

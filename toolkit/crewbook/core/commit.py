@@ -34,8 +34,8 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import InvalidInputError, LoopRefused, NotFoundError, Problem
 from .atomic import write_atomic
-from .stamping import appender
 from .paths import file_or_absent, kind_of, read_capped
+from .stamping import appender
 
 M = TypeVar("M", bound=BaseModel)
 

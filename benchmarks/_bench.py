@@ -118,16 +118,18 @@ def report_target(name: str, ours: float, peer: float, target: float, *,
 
 def print_loop_targets(what: str, with_ledger: float, without: float, peer: float,
                        cpu: dict[str, float] | None = None, *,
-                       ledger_target: float = 0.5) -> None:
+                       ledger_target: float = 0.5, cpu_only: bool = False) -> None:
     """The loop targets for `what` (e.g. ``"crew acts/s"``), from three rates measured in the
     same run: with a ledger file at least `ledger_target` of the peer's (half unless a loop
     sets its own), with no ledger at least the peer's.
 
     With `cpu` (``rate(..., cpu=cpu, name=...)`` for the names ``"peer"``, ``"ledger file"``
     and ``"no ledger"``), the same two ratios of CPU-time rates follow, marked as such:
-    the figures to compare on a loaded machine."""
-    report_target(f"{what}, ledger file", with_ledger, peer, ledger_target)
-    report_target(f"{what}, no ledger", without, peer, 1.0)
+    the figures to compare on a loaded machine. ``cpu_only=True`` (a loop whose targets
+    are set in CPU time) judges the CPU-time ratios only."""
+    if not cpu_only:
+        report_target(f"{what}, ledger file", with_ledger, peer, ledger_target)
+        report_target(f"{what}, no ledger", without, peer, 1.0)
     if cpu is not None and {"peer", "ledger file", "no ledger"} <= cpu.keys():
         report_target(f"{what}, ledger file (CPU time)", cpu["ledger file"], cpu["peer"],
                       ledger_target)

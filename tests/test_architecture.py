@@ -302,7 +302,7 @@ DICT_WRITES = {
     "crewbook.crew.working": 1,  # the same, inside Working.apply
     "crewbook.delivery.engine": 1,  # a delivery state's fields replaced at once
     "crewbook.delivery.state": 1,  # the same, building a state from a draft
-    "crewbook.pipeline.engine": 1,  # a pipeline state's fields replaced at once
+    "crewbook.pipeline.moves": 1,  # a pipeline state's fields replaced at once
 }
 
 

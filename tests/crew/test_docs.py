@@ -13,7 +13,7 @@ from crewbook.crew.tools import TOOLS
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "crew.md").read_text("utf-8")
 ENGINE = "".join((ROOT / "toolkit" / "crewbook" / name).read_text("utf-8")
-                 for name in ("crew/engine.py", "autonomous/engine.py"))
+                 for name in ("crew/engine.py", "crew/refusals.py", "autonomous/engine.py"))
 
 
 def test_every_tool_and_stack_model_is_documented() -> None:

@@ -21,7 +21,7 @@ from ..artifacts.project import Project
 from ..core.bar import bar_event, run_command
 from ..core.loop import Act, Cap, EventSink, Loop, Snapshot, Status, Transition, utc_now
 from ..crew.backlog import Backlog
-from ..crew.engine import Event, left
+from ..crew.cascade import Event, left
 from ..crew.model import MAX_SUMMARY_CHARS, PROMPTS_DIR, plain
 from ..errors import CrewError, LoopRefused
 from ..routing.router import Router

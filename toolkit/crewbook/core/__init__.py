@@ -1,7 +1,10 @@
 """The bottom layer every loop family stands on (docs/architecture.md):
 
-- `loop`: the Loop protocol (`Loop`, `Act`, `Status`, `Snapshot`, `Cap`, `Verdict`,
-  `Transition`, `check_caps`, `require_role`);
+- `loop`: the Loop protocol (`Loop`; it re-exports the names of the next three);
+  `acts`: what a loop hands out and the shared rules (`Act`, `Status`, `Snapshot`,
+  `Cap`, `Verdict`, `Transition`, `check_caps`, `require_role`); `stamping`: an act's
+  events stamped and handed to the sink (`stamp_events`, `appender`, `append_events`);
+  `pending`: the contract built when first read; `quickinit`: `quick_init`;
 - `clock`: `utc_now` and `ManualClock`; `sinks`: `EventSink`, `MemoryLedger`;
 - `measures`: the measures tuple; `atomic`: `write_atomic`; `examples`: `example_of`
   (an instance of a JSON Schema); `paths`: `path_in` (a path a glob matches) and the

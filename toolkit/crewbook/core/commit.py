@@ -34,8 +34,8 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import InvalidInputError, LoopRefused, NotFoundError, Problem
 from .atomic import write_atomic
-from .loop import appender
 from .paths import file_or_absent, kind_of, read_capped
+from .stamping import appender
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -62,14 +62,16 @@ if hasattr(os, "register_at_fork"):
 
 def turn_lock(path: Path) -> Any:
     """The one `FileLock` of `path` in this process (reentrant; threads and processes
-    take turns on it; a forked child gets its own)."""
-    from filelock import FileLock
-
-    file_or_absent(Path(path), "lock file")
+    take turns on it; a forked child gets its own). The path is checked to be a regular
+    file or absent (`file_or_absent`) once, when its lock is made: every act takes the
+    turn, and a ``stat`` each time found nothing new."""
     key = os.path.abspath(path)
     with _LOCKS_GUARD:
         lock = _LOCKS.get(key)
         if lock is None:
+            from filelock import FileLock
+
+            file_or_absent(Path(path), "lock file")
             lock = _LOCKS[key] = FileLock(key)
         return lock
 

@@ -33,9 +33,10 @@ from ..core.loop import Act, Status, utc_now
 from ..errors import AlreadyExistsError, CrewError, Problem, UnsafePathError
 from ..ledger.writer import Ledger
 from .backlog import Backlog, normalise_bar, slug
+from .cascade import next_axis
 from .checks import load_payload, pydantic_problems
 from .contracts import crew_prompt, write_prompt
-from .engine import CrewLoop, CrewReport, next_axis
+from .engine import CrewLoop, CrewReport
 from .model import (
     CREW_DIR,
     CREW_LEDGER,

@@ -8,22 +8,16 @@ is logged. After each developer report the engine measures the bar (`core.bar`) 
 caches the facts for that act; qa's ``go`` is refused while the bar is red or has not
 been measured on the version judged. ``no-go`` sends the story back to the developer
 (attempt + 1) with qa's summary and ``payload.findings`` as feedback. ``go`` covers
-the story, then the cascade moves on by scope:
-
-- ``story``: finished, ``scope_covered``;
-- ``epic``: the next open story of the epic, else ``scope_covered``;
-- ``all``: then the next change with an open story, then the workshop's next axis
-  promoted to an epic (a new change); ``epics_exhausted`` when one is left but
-  ``max_epics`` epics were worked on, ``scope_covered`` when nothing is left;
-- ``workshop``: like ``all``, from the workshop's axes only.
+the story, then the cascade moves on by scope (`crew.cascade`).
 
 Every accepted report is one act; at ``max_rounds`` acts the loop finishes with
 ``rounds_exhausted`` (``0`` = unlimited, as for ``max_epics``).
 
 The engine steps a plain working state (`crewbook.crew.working`): an act checks the
-report, looks at the tasks file once (a stat; re-read only when it changed), builds its
-events and changes, commits them, and only then takes them. The `CrewState` that
-``state``, ``view``, snapshots and the state file show is made from it when asked.
+report (`crew.refusals`), looks at the tasks file once (a stat; re-read only when it
+changed), builds its events and changes, commits them, and only then takes them. The
+`CrewState` that ``state``, ``view``, snapshots and the state file show is made from it
+when asked; the contract and the status are built by `crew.views`.
 
 The autonomous loop (D6) is in `crewbook.autonomous`.
 """
@@ -41,7 +35,6 @@ from ..core.bar import bar_event, run_bar
 from ..core.clock import utc_now_text
 from ..core.loop import (
     Act,
-    Cap,
     EventSink,
     JournalEntry,
     Loop,
@@ -53,29 +46,18 @@ from ..core.loop import (
     utc_now,
 )
 from ..core.measures import copy_measures
-from ..errors import LoopRefused, did_you_mean
+from ..errors import LoopRefused
 from ..routing.router import Router
-from .backlog import Backlog, Epic, Story, slug, task_text
-from .model import (
-    CONTRACT_TAIL,
-    ECHO_CHARS,
-    MAX_SUMMARY_CHARS,
-    PROMPTS_DIR,
-    ROLES,
-    STAGES,
-    STATUS_LAST,
-    VERDICTS,
-    WHOLE_EPIC,
-    BarFacts,
-    CrewState,
-)
+from .backlog import Backlog, Epic, Story
+from .cascade import MAX_FINDINGS, Event, cover, echo, finish_event, next_story
+from .model import STAGES, STATUS_LAST, WHOLE_EPIC, BarFacts, CrewState
+from .refusals import check_report, is_retry
+from .views import build_contract, crew_status
 from .working import Rec, Working
 
 if TYPE_CHECKING:
     from ..core.commit import StateStore
     from ..draw.model import GraphModel
-
-Event = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -254,21 +236,12 @@ class CrewLoop(Loop[CrewState, CrewReport]):
 
     def _retried(self, report: CrewReport) -> Act | None:
         """The next contract when `report` repeats an accepted act (idempotent retry);
-        `LoopRefused` when it names another act; None to go on."""
+        `LoopRefused` when it names another act; None to go on (`refusals.is_retry`)."""
         if not isinstance(report, CrewReport) or report.act is None:
             return None
-        w = self._work
-        if report.act == w.acts + 1:
-            return None
-        record = next((r for r in w.trail if r.act == report.act), None)
-        if (record is not None and record.role == report.role
-                and record.verdict == report.verdict and record.summary == report.summary):
+        if is_retry(self._work, report.act, report.role, report.verdict, report.summary):
             return self.contract()
-        raise LoopRefused(
-            f"this report is for act {report.act}, but the loop is at act {w.acts + 1}"
-            + (f" and act {report.act} was another report ({record.role}: {record.verdict})"
-               if record is not None else "") + "; ask for the current contract (crew_step)",
-            code="stale")
+        return None
 
     def measure_bar(self) -> BarFacts:
         """Run every bar command now, log one ``bar`` event each, cache the facts."""
@@ -316,29 +289,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
             raise LoopRefused(f"the crew loop takes a CrewReport, not a "
                               f"{type(report).__name__}", code="bad_report")
         role, verdict, summary = report.role, report.verdict, report.summary
-        if role != w.expected:
-            if role not in ROLES:
-                raise LoopRefused(f"no role {role!r} in the crew loop"
-                                  f"{did_you_mean(role, ROLES)}; roles: {', '.join(ROLES)}",
-                                  code="unknown_role")
-            raise LoopRefused(
-                f"the crew loop expects a report from {w.expected!r} ({STAGES[w.expected]} of "
-                f"story {w.story!r} of epic {w.epic!r}); a report from {role!r} is refused and "
-                "nothing is logged", code="wrong_role")
-        allowed = VERDICTS[role]
-        if verdict not in allowed:
-            raise LoopRefused(f"{role} reports {' or '.join(allowed)}, not {verdict!r}"
-                              f"{did_you_mean(verdict, allowed)}", code="bad_verdict")
-        if not summary.strip():
-            raise LoopRefused("the summary is blank: say in one sentence what the act did",
-                              code="bad_report")
-        if len(summary) > MAX_SUMMARY_CHARS:
-            raise LoopRefused(f"the summary is {len(summary)} characters, over "
-                              f"{MAX_SUMMARY_CHARS}: it rides along in every later step; say "
-                              "it in a few sentences and put details in the payload",
-                              code="bad_report")
-        if role == "qa" and verdict == "go" and self.run_bar:
-            self._check_bar(w)
+        check_report(w, role, verdict, summary, self.run_bar)  # refused: nothing was made
         act = w.acts + 1
         clock = self.clock
         ts = utc_now_text() if clock is utc_now else clock().isoformat()
@@ -363,7 +314,7 @@ class CrewLoop(Loop[CrewState, CrewReport]):
         if role == "analyst":
             up["expected"] = "developer"
             if w.story == WHOLE_EPIC and epic is not None:  # the analyst may have written tasks
-                first = self._next_story(w, epic, None, up)
+                first = next_story(w, epic, None, up)
                 if first is not None and first.title != WHOLE_EPIC:
                     up["story"] = first.title
         elif role == "developer":
@@ -371,20 +322,20 @@ class CrewLoop(Loop[CrewState, CrewReport]):
         elif verdict == "no-go":
             findings = (payload or {}).get("findings") or []
             up.update(expected="developer", attempt=w.attempt + 1, no_go=w.no_go + 1,
-                      feedback=tuple([_echo(str(f)) for f in (summary,
+                      feedback=tuple([echo(str(f)) for f in (summary,
                                                               *list(findings)[:MAX_FINDINGS])]))
         else:
             assert w.epic is not None
             assert w.story is not None
             assert epic is not None
             covered = (w.epic, w.story)
-            self._covered(w, epic, covered, up, events, ts, act)
+            cover(self.backlog, self.kind, w, epic, covered, up, events, ts, act)
         limit = w.rounds
         if (limit is not None and act >= limit
                 and up.get("finished_reason", w.finished_reason) is None):
             up["finished_reason"] = "rounds_exhausted"
-            events.append(self._finish_event(
-                w, up, covered, ts, act, f"{act} acts: max_rounds {limit} reached"))
+            events.append(finish_event(
+                self.kind, w, up, covered, ts, act, f"{act} acts: max_rounds {limit} reached"))
         if run is not None:  # last, as `Loop._stamp` puts it
             event["run"] = run
             if len(events) > 1:
@@ -392,222 +343,22 @@ class CrewLoop(Loop[CrewState, CrewReport]):
                     e["run"] = run
         return events, up, rec, covered
 
-    def _next_story(self, w: Working, epic: Epic, also: tuple[str, str] | None,
-                    up: dict[str, Any]) -> Story | None:
-        """The first story of `epic` still to deliver (not covered, counting `also`, nor
-        fully checked), or None; searched from where the last search on this very parse
-        of the epic stopped (stories before it stay covered or checked: coverage only
-        grows, and an edit of the file is a new parse), and that place noted in
-        ``up["cursor"]``."""
-        cursor = w.cursor
-        stories = epic.stories
-        i = cursor[1] if cursor is not None and cursor[0] is epic else 0
-        name, covered = epic.name, w.covered
-        while i < len(stories):
-            story = stories[i]
-            key = (name, story.title)
-            if key not in covered and key != also and not story.checked:
-                up["cursor"] = (epic, i)
-                return story
-            i += 1
-        up["cursor"] = (epic, i)
-        return None
-
-    def _check_bar(self, w: Working) -> None:
-        facts = w.bar
-        if facts is None or facts.act != w.dev_act:
-            raise LoopRefused(f"the bar has not been measured on version {w.version}; call "
-                              "crew_step (it measures the bar at the qa step) before giving "
-                              "go", code="bar_unmeasured")
-        if not facts.passed:
-            failed = "; ".join(r.line() for r in facts.runs if not r.passed)
-            raise LoopRefused(f"qa cannot give go: the bar is red on version {facts.version} "
-                              f"({failed}); give no-go with the findings", code="bar_red")
-
-    def _covered(self, w: Working, epic: Epic, covered: tuple[str, str], up: dict[str, Any],
-                 events: list[Event], ts: str, act: int) -> None:
-        """qa said go: cover the story and move the cascade on (see the module docstring)."""
-        up.update(expected="analyst", attempt=1, bar=None, feedback=(), dev_act=None)
-        cfg = w.config
-        if cfg.scope == "story":
-            return self._finish(w, up, covered, events, ts, act, "scope_covered",
-                                f"story {w.story!r} of {w.epic} delivered")
-        nxt = self._next_story(w, epic, covered, up)
-        if nxt is not None:
-            up["story"] = nxt.title
-            events.append({"loop": self.kind, "ts": ts, "kind": "transition", "stage": "story",
-                           "summary": f"next story of {w.epic}: {nxt.title}",
-                           "payload": {"act": act, "epic": w.epic, "from": w.story,
-                                       "to": nxt.title}})
-            return None
-        epics_covered = (*w.epics_covered, covered[0])
-        up["epics_covered"] = epics_covered
-        if cfg.scope == "epic":
-            return self._finish(w, up, covered, events, ts, act, "scope_covered",
-                                f"epic {w.epic} delivered")
-        all_covered = w.covered | {covered}
-        name, axis = self._next_epic(w, all_covered, set(epics_covered))
-        if name is None:
-            return self._finish(w, up, covered, events, ts, act, "scope_covered",
-                                "no epic left to deliver and the workshop is empty")
-        limit = cfg.limit("epics")
-        if limit is not None and w.epics_started >= limit:
-            what = f"workshop axis {axis!r}" if axis else f"epic {name}"
-            return self._finish(w, up, covered, events, ts, act, "epics_exhausted",
-                                f"{what} is left but max_epics {limit} epics were worked on")
-        first = self.backlog.next_story(name, all_covered) if axis is None else None
-        up.update(epic=name, epic_axis=axis, epics_started=w.epics_started + 1,
-                  story=first.title if first else WHOLE_EPIC)
-        if axis is not None:
-            up["promoted"] = (*w.promoted, axis)
-        events.append({"loop": self.kind, "ts": ts, "kind": "transition",
-                       "stage": "workshop" if axis else "epic",
-                       "summary": (f"workshop: axis {axis!r} promoted to epic {name}" if axis
-                                   else f"next epic: {name}"),
-                       "payload": {"act": act, "from": w.epic, "to": name, "axis": axis}})
-        return None
-
-    def _next_epic(self, w: Working, covered: set[tuple[str, str]], done: set[str]
-                   ) -> tuple[str | None, str | None]:
-        """(change, None) for the next open change (scope all), or (slug, axis) for the
-        workshop's next axis, or (None, None)."""
-        if w.config.scope == "all":
-            name = self.backlog.first_open(covered, done)
-            if name is not None:
-                return name, None
-        return next_axis(self.backlog, w.promoted, done)
-
-    def _finish(self, w: Working, up: dict[str, Any], covered: tuple[str, str] | None,
-                events: list[Event], ts: str, act: int, reason: str, why: str) -> None:
-        up["finished_reason"] = reason
-        events.append(self._finish_event(w, up, covered, ts, act, why))
-
-    def _finish_event(self, w: Working, up: Mapping[str, Any],
-                      covered: tuple[str, str] | None, ts: str, act: int, why: str) -> Event:
-        """The ``finish`` event, from the state after the act (`w` with `up`, `covered`)."""
-        stories = len(w.stories_covered) + (covered is not None)
-        return {"loop": self.kind, "ts": ts, "kind": "finish",
-                "verdict": up["finished_reason"], "summary": why,
-                "payload": {"act": act, "stories_covered": stories,
-                            "epics_covered": list(up.get("epics_covered", w.epics_covered)),
-                            "acts": up.get("acts", w.acts)}}
-
     # ------------------------------------------------------------------ contract
     def contract(self, document: str | None = None) -> Act:
         """The next act: role, route, expected output, prompt path (pure and idempotent)."""
         memo = self._memo
         if memo is not None and memo[0] == self._rev and memo[1] == document:
             return memo[2]
-        act = self._contract(self._work, document)
+        act = build_contract(self, self._work, document, self._journal)
         self._memo = (self._rev, document, act)
         return act
-
-    def _contract(self, s: Working, document: str | None) -> Act:
-        if s.finished_reason is not None:
-            return Act(self.kind, s.acts + 1, None, finished=True,
-                       finished_reason=s.finished_reason,
-                       details={"goal": s.config.goal, "epics_covered": list(s.epics_covered),
-                                "stories_covered": len(s.stories_covered)})
-        epic = self.backlog.epic(s.epic) if s.epic else None
-        story = epic.story(s.story) if epic else None
-        task = story.next_task if story else None
-        role = s.expected
-        if document is not None:
-            self._check_document(epic, document)
-        route = self.routes.route(role, s.epic if epic and epic.exists else None, task,
-                                  classified=role == "developer")
-        tracks = epic.tracks if epic else "tasks.md"
-        suffix = f"-{slug(document)}" if document else ""
-        details: dict[str, Any] = {
-            "goal": s.config.goal, "scope": s.config.scope, "epic": s.epic, "axis": s.epic_axis,
-            "story": s.story, "tracks": f"_codev/changes/{s.epic}/{tracks}",
-            "task": {"id": task.id, "text": task_text(task)} if task else None,
-            "tasks": story.rows if story else (),
-            "version": s.version, "document": document,
-        }
-        if role == "analyst":
-            receives: tuple[str, ...] = ("goal", "epic documents", tracks)
-            expects = (f"story {s.story!r} framed: acceptance criteria and its tasks in {tracks}"
-                       + (f" (document {document})" if document else "") + "; verdict done")
-        elif role == "developer":
-            receives = ("story", "tasks", "feedback") if s.feedback else ("story", "tasks")
-            expects = (f"version {s.version + 1}: the story's tasks built test-first, boxes "
-                       f"checked in {tracks}; verdict done")
-        else:
-            receives = ("story", "tasks", "bar facts")
-            expects = (f"a verdict on version {s.version}: go (the story is delivered; needs a "
-                       "green bar) or no-go with payload.findings")
-            if s.bar is not None and s.bar.act == s.dev_act:
-                details["bar"] = {"version": s.bar.version, "passed": s.bar.passed,
-                                  "lines": [r.line() for r in s.bar.runs],
-                                  # why it failed, so QA need not run the tests again
-                                  "tails": {r.name: r.tail[-CONTRACT_TAIL:]
-                                            for r in s.bar.runs if not r.passed}}
-        return Act(
-            self.kind, s.acts + 1, role, stage=STAGES[role], receives=receives, expects=expects,
-            prompt_path=f"{PROMPTS_DIR}/{s.run}-act-{s.acts + 1:04d}-{role}{suffix}.json",
-            budget={"rounds_left": left(s.acts, s.config.limit("rounds")),
-                    "epics_left": left(s.epics_started, s.config.limit("epics"))},
-            attempt=s.attempt, moves=VERDICTS[role], feedback=s.feedback,
-            journal=tuple(self._journal_entry(r) for r in s.trail[-5:]),
-            route=route, details=details,
-        )
-
-    def _journal_entry(self, record: Rec) -> JournalEntry:
-        entry = self._journal.get(record)
-        if entry is None:
-            entry = self._journal[record] = JournalEntry(
-                "act", f"{record.role}: {record.verdict} — {_echo(record.summary)}", record.role,
-                record.act)
-        return entry
-
-    def _check_document(self, epic: Epic | None, document: str) -> None:
-        ids: list[str] = []
-        if epic is not None and epic.exists:
-            change = self.project.change(epic.name)
-            ids = list(change.schema().order)
-        if document not in ids:
-            from ..errors import CrewError, Problem
-
-            raise CrewError("unknown document", [Problem(
-                "unknown_document", f"{document!r} is not a document of epic "
-                f"{epic.name if epic else None!r}{did_you_mean(document, ids)}; documents: "
-                f"{', '.join(ids) or 'none yet'}", key="document")])
 
     # ------------------------------------------------------------------ status
     def status(self, full: bool = False, last: int = STATUS_LAST) -> Status:
         """Read-only (D3): step, expected role, pointer, counters, caps, finished reason, and
         the last `last` acts (all with ``full=True``; the others counted in
         ``details["ledger_omitted"]``)."""
-        s = self._work
-        shown = s.trail if full else s.trail[-last:] if last else []
-        story = self.current_story() if s.epic else None
-        task = story.next_task if story else None
-        finished = s.finished_reason is not None
-        return Status(
-            loop=self.kind, acts=s.acts, current=None if finished else s.expected,
-            previous=s.previous, finished=finished, finished_reason=s.finished_reason,
-            counters={"acts": s.acts, "version": s.version, "attempt": s.attempt,
-                      "no_go": s.no_go, "stories_covered": len(s.stories_covered),
-                      "epics_covered": len(s.epics_covered), "epics_started": s.epics_started,
-                      "bar_runs": s.bar_runs},
-            caps=(Cap("rounds", s.acts, s.config.limit("rounds")),
-                  Cap("epics", s.epics_started, s.config.limit("epics"))),
-            path=tuple(f"{r.role}:{r.verdict}" for r in shown),
-            details={
-                "run": s.run, "goal": s.config.goal, "scope": s.config.scope,
-                "step": None if finished else STAGES[s.expected],
-                "expected_role": None if finished else s.expected,
-                "pointer": {"epic": s.epic, "story": s.story, "task": task.id if task else None,
-                            "axis": s.epic_axis},
-                "bar": None if s.bar is None else {
-                    "act": s.bar.act, "version": s.bar.version, "passed": s.bar.passed,
-                    "lines": [r.line() for r in s.bar.runs]},
-                "max_rounds": s.config.max_rounds, "max_epics": s.config.max_epics,
-                "ledger": [{**r._asdict(), "summary": _echo(r.summary)} for r in shown],
-                "ledger_omitted": len(s.trail) - len(shown),
-            },
-        )
+        return crew_status(self, self._work, full, last)
 
     # ------------------------------------------------------------------ drawing
     def graph_model(self) -> GraphModel:
@@ -637,29 +388,6 @@ class CrewLoop(Loop[CrewState, CrewReport]):
 
     def _repr_html_(self) -> str:
         return self.status()._repr_html_() + self.contract()._repr_html_()
-
-
-def next_axis(backlog: Backlog, promoted: tuple[str, ...], done: set[str]
-              ) -> tuple[str | None, str | None]:
-    """(change name, axis) of the workshop's first axis not promoted yet, or (None, None)."""
-    for axis in backlog.workshop():
-        name = slug(axis)
-        if axis not in promoted and name not in done:
-            return name, axis
-    return None, None
-
-
-#: Findings of a no-go fed back to the developer (each echoed up to `ECHO_CHARS`).
-MAX_FINDINGS = 20
-
-
-def _echo(text: str) -> str:
-    """`text` as status, feedback and journals echo it: at most `ECHO_CHARS` characters."""
-    return text if len(text) <= ECHO_CHARS else text[:ECHO_CHARS - 1] + "…"
-
-
-def left(used: int, limit: int | None) -> int | None:
-    return None if limit is None else max(0, limit - used)
 
 
 def _no_sink(events: list[Event]) -> None:

@@ -59,10 +59,12 @@ from .codec import (
     Revise,
     move_name,
 )
-from .engine import DeliveryLoop, Draft, Event, _fmt, _minutes, path_defect, transition_of
+from .endings import fail, finish, trail_step
+from .engine import DeliveryLoop, Draft, Event, path_defect, transition_of
 from .model import ARCHITECT, QA, REVIEWER
 from .rules import DELEGATION_CODES, caps_reached, delegation_refusal, sends_back
 from .state import PendingQuestion, PlanRecord, TaskState, Wait
+from .timing import fmt, minutes
 
 #: The run time of a task not started yet.
 _NO_TIME: Final = timedelta(0)
@@ -125,7 +127,7 @@ class CoordinatorLoop(DeliveryLoop):
             w = state.wait
             assert w is not None
             raise LoopRefused(
-                f"{w.role} is working (launched at act {w.act}, deadline {_fmt(w.deadline)}); "
+                f"{w.role} is working (launched at act {w.act}, deadline {fmt(w.deadline)}); "
                 f"the coordinator waits until it reports or the wait expires, then decides "
                 f"(C3, C4.4): {move!r} is refused", code="waiting")
         if state.question is not None and move not in ("answer", "fail"):
@@ -148,11 +150,11 @@ class CoordinatorLoop(DeliveryLoop):
             if gates:
                 raise LoopRefused("finalise is refused: " + "; ".join(t for _, t in gates),
                                   code=gates[0][0])
-            self._finish(d, at, act, events, ARCHITECT, report.summary)
+            finish(self, d, at, act, events, ARCHITECT, report.summary)
         elif isinstance(report, Fail):
             if not report.reason.strip():
                 raise LoopRefused("a failed task says why: give the reason (C3)", code="bad_move")
-            self._fail(d, report.reason, at, act, events, ARCHITECT)
+            fail(self, d, report.reason, at, act, events, ARCHITECT)
         _measure(events, report)
         d["previous"] = ARCHITECT
         return transition_of(d, events)
@@ -161,11 +163,11 @@ class CoordinatorLoop(DeliveryLoop):
         """Whether a global cap (steps, run time) may be reached: `global_caps` and its
         `Cap` objects are built only then (the same test as `Cap.reached`)."""
         limits = self.task.limits
-        minutes, started = limits.duration_minutes, state.started
-        # int(elapsed minutes) >= minutes, for whole minutes: elapsed >= that many minutes
+        cap, started = limits.duration_minutes, state.started
+        # int(elapsed minutes) >= cap, for whole minutes: elapsed >= that many minutes
         return caps_reached(state.steps, limits.steps,
                             _NO_TIME if started is None else at - started,
-                            None if minutes is None else _minutes(minutes))
+                            None if cap is None else minutes(cap))
 
     # ------------------------------------------------------------------ moves
     def _plan(self, d: Draft, s: TaskState, report: Plan | Revise, at: datetime, act: int,
@@ -227,7 +229,7 @@ class CoordinatorLoop(DeliveryLoop):
                             + ", ".join(outside),)
         d["journal"] = (*s.journal, JournalEntry("revision" if revising else "plan",
                                                  summary, ARCHITECT, act))
-        self._trail(d, act, ARCHITECT, "revise" if revising else "plan", summary, at)
+        trail_step(d, act, ARCHITECT, "revise" if revising else "plan", summary, at)
 
     def _delegate(self, d: Draft, s: TaskState, report: Delegate, at: datetime, act: int,
                   events: list[Event]) -> None:
@@ -308,7 +310,7 @@ class CoordinatorLoop(DeliveryLoop):
         d["journal"] = (*s.journal, JournalEntry(
             "answer", f"{q.role} asked {q.text!r}: {report.decision} because {report.reason}",
             ARCHITECT, act))
-        self._trail(d, act, ARCHITECT, "answer", report.decision, at, target=q.role)
+        trail_step(d, act, ARCHITECT, "answer", report.decision, at, target=q.role)
 
     def _ask(self, d: Draft, w: Wait, report: Question, base: Event, act: int,
              events: list[Event]) -> None:
@@ -316,7 +318,7 @@ class CoordinatorLoop(DeliveryLoop):
                        "summary": report.text, "payload": {"act": act}})
         d.update(question=PendingQuestion(w.role, report.text, act), holder=ARCHITECT,
                  notices=(f"{w.role} asks: {report.text}",))
-        self._trail(d, act, w.role, "question", report.text, datetime.fromisoformat(base["ts"]))
+        trail_step(d, act, w.role, "question", report.text, datetime.fromisoformat(base["ts"]))
 
     # ------------------------------------------------------------------ views
     def open_moves(self, state: TaskState | None = None) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
 
@@ -39,21 +39,14 @@ from ..models import path_defect as _path_defect
 from ..routing.router import Router
 from .catalogue import RoleCatalogue, load_catalogue
 from .codec import Built, DeliveryReport, Expire, Judgement, Measured, Question, Result
-from .diffstat import ChangeSummary, covering, summary_of
-from .model import (
-    ARCHITECT,
-    DEVELOPER,
-    JUDGES,
-    REVIEWER,
-    Limits,
-    ReviewMode,
-    ReviewPolicy,
-    Task,
-)
-from .outcomes import check_gates, path_text, pr_description
-from .review import ReviewDecision, review_required
-from .rules import budget_refusal, outcome_of, result_refusal
-from .state import Outcome, Step, TaskState, Wait, freeze
+from .diffstat import covering
+from .endings import init_event, trail_step
+from .gates import Judged, global_caps, task_caps
+from .model import ARCHITECT, DEVELOPER, JUDGES, ReviewPolicy, Task
+from .review import ReviewDecision
+from .rules import budget_refusal, result_refusal
+from .state import Outcome, TaskState, Wait, freeze
+from .timing import check_measures, duration, fmt, minutes
 from .views import agent_contract, loop_status
 
 if TYPE_CHECKING:
@@ -71,56 +64,8 @@ _JUDGE_ROLES: Final = tuple(JUDGES)
 path_defect = lru_cache(maxsize=4096)(_path_defect)
 
 
-#: Review decisions of the named review modes, by change (`DeliveryLoop.review_decision`).
-_DECISIONS: dict[str, dict[tuple[Any, ...], ReviewDecision]] = {}
 #: The state every task starts from (states are never changed in place: one is shared).
 _FIRST_STATE = TaskState(holder=ARCHITECT)
-
-
-@lru_cache(maxsize=64)
-def _named_policy(name: ReviewMode) -> ReviewPolicy:
-    return ReviewPolicy(policy=name)
-
-
-def _policy_of(task: Task) -> ReviewPolicy:
-    """`Task.policy`, the policy of a named review mode made once (policies are frozen)."""
-    review = task.review
-    if type(review) is str:  # a named mode, the usual (a model's isinstance costs more)
-        return _named_policy(review)
-    return review if isinstance(review, ReviewPolicy) else _named_policy(review)
-
-
-@lru_cache(maxsize=1024)
-def _duration(ms: int) -> timedelta:
-    """A report's ``duration_ms`` as a timedelta (the same durations come back often, and
-    making a timedelta from milliseconds costs more than a cache lookup)."""
-    return timedelta(milliseconds=ms)
-
-
-@lru_cache(maxsize=64)
-def _minutes(minutes: int) -> timedelta:
-    """`Limits.wait` of a number of minutes (the same few come back for every task)."""
-    return timedelta(minutes=minutes)
-
-
-#: `Limits.model_dump()` by limits object (kept alive here, so its id stays its own).
-_LIMITS: dict[int, tuple[Limits, dict[str, Any]]] = {}
-
-
-def _limits_data(limits: Limits) -> dict[str, Any]:
-    """``limits.model_dump()``, a new dict each time (every task's ``init`` event carries
-    it; limits are frozen, so the dump is made once per limits object and copied; its one
-    mutable field, the launches mapping, is compared each time)."""
-    known = _LIMITS.get(id(limits))
-    if known is None or known[0] is not limits or known[1]["launches"] != limits.launches:
-        if len(_LIMITS) >= 256:
-            _LIMITS.clear()
-        known = _LIMITS[id(limits)] = (limits, limits.model_dump())
-    return {k: dict(v) if type(v) is dict else v for k, v in known[1].items()}
-
-
-def _fmt(when: datetime) -> str:
-    return when.strftime("%H:%M") if when.second == 0 else when.strftime("%H:%M:%S")
 
 
 class DeliveryLoop(Loop[TaskState, DeliveryReport]):
@@ -139,17 +84,12 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
     ) -> None:
         self.task = Task(description=task) if isinstance(task, str) else task
         self.catalogue = catalogue or load_catalogue()
-        self._policy = _policy_of(self.task)
+        #: The review decisions and gates of this task's states (`delivery.gates`).
+        self.judged = Judged(self.task)
+        #: The task's review policy (a named mode's made once: policies are frozen).
+        self.policy: ReviewPolicy = self.judged.policy
         #: How long a wait lasts (the task is frozen: worked out once, not per launch).
-        self._wait = _minutes(self.task.limits.wait_minutes)  # `Limits.wait`, made once
-        #: The last state judged, with its review decision and gates (states are immutable).
-        self._memo: tuple[TaskState | None, ReviewDecision | None, list[tuple[str, str]] | None] \
-            = (None, None, None)
-        #: Review decisions by change: shared by the loops of one named review mode (the
-        #: decision is a pure function of the change and the policy, both frozen).
-        review = self.task.review
-        self._decisions: dict[tuple[Any, ...], ReviewDecision] = (
-            _DECISIONS.setdefault(review, {}) if isinstance(review, str) else {})
+        self._wait = minutes(self.task.limits.wait_minutes)  # `Limits.wait`, made once
         if router is None:
             router = Router("delivery")
         super().__init__(state or _FIRST_STATE, ledger=ledger, run=run,
@@ -167,38 +107,11 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
 
     def review_decision(self, state: TaskState | None = None) -> ReviewDecision:
         """Whether the version now on the branch needs the reviewer (C7, decided by code)."""
-        s = state or self._state
-        memo_state, memo, gates = self._memo
-        if memo_state is s and memo is not None:
-            return memo
-        started = s.launches.get(REVIEWER, 0) > 0
-        # the decision depends on the change only: remembered per (change, reviewer started)
-        key = (s.version == 0, s.change, s.files if s.change is None else (), started)
-        decision = self._decisions.get(key)
-        if decision is None:
-            if s.version == 0:
-                change: ChangeSummary | None = ChangeSummary((), "empty")
-            else:
-                change = s.change or summary_of(s.files)
-            decision = review_required(change, self._policy, reviewer_started=started)
-            if len(self._decisions) < 256:
-                self._decisions[key] = decision
-        self._memo = (s, decision, gates if memo_state is s else None)
-        return decision
+        return self.judged.decision(state or self._state)
 
     def caps(self, state: TaskState | None = None, at: datetime | None = None) -> list[Cap]:
         """Every cap with its use: steps, run time (minutes), plan revisions, launches."""
-        s = state or self._state
-        limits = self.task.limits
-        elapsed = 0
-        if s.started is not None:
-            elapsed = int(((at or s.now or s.started) - s.started).total_seconds() // 60)
-        caps = [Cap("steps", s.steps, limits.steps),
-                Cap("run time (min)", elapsed, limits.duration_minutes),
-                Cap("plan revisions", s.revisions, limits.plan_revisions)]
-        launches = s.launches
-        caps += [Cap(name, launches.get(r, 0), limit) for r, name, limit in self._launch_caps]
-        return caps
+        return task_caps(self.task.limits, state or self._state, at, self._launch_caps)
 
     @functools.cached_property
     def _launch_caps(self) -> tuple[tuple[str, str, int | None], ...]:
@@ -212,19 +125,14 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
 
     def global_caps(self, state: TaskState, at: datetime) -> list[Cap]:
         """The caps that, once reached, leave only finalise or fail (steps, run time)."""
-        limits = self.task.limits
-        elapsed = 0
-        if state.started is not None:
-            elapsed = int((at - state.started).total_seconds() // 60)
-        return [Cap("steps", state.steps, limits.steps),
-                Cap("run time (min)", elapsed, limits.duration_minutes)]
+        return global_caps(self.task.limits, state, at)
 
     # ------------------------------------------------------------------ time
     def _time(self, state: TaskState, report: Measured) -> datetime:
         now = self.clock()
         base = state.now or now
         if report.duration_ms:
-            base = base + _duration(report.duration_ms)
+            base = base + duration(report.duration_ms)
         return now if now >= base else base
 
     # ----------------------------------------------------------- agent reports
@@ -254,9 +162,9 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
                               code="wrong_role")
         if at > w.deadline:
             raise LoopRefused(
-                f"the wait for {w.role} ended at {_fmt(w.deadline)} "
-                f"({self.task.limits.wait_minutes} min after {_fmt(w.since)}, C4.4); this "
-                f"report comes at {_fmt(at)}. The "
+                f"the wait for {w.role} ended at {fmt(w.deadline)} "
+                f"({self.task.limits.wait_minutes} min after {fmt(w.since)}, C4.4); this "
+                f"report comes at {fmt(at)}. The "
                 "platform records the expiry (Expire()), then the next step is decided anew",
                 code="wait_expired")
         base: Event = {"role": role, "stage": self.catalogue.stages[role],
@@ -274,7 +182,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
                            "summary": report.summary,
                            "payload": {"act": act, "findings": list(report.findings)}})
             d["notices"] = (f"{role}: {report.summary}", *report.findings)
-            self._trail(d, act, role, "result", report.summary, at, "done")
+            trail_step(d, act, role, "result", report.summary, at, "done")
         elif isinstance(report, Question):
             if not report.text.strip():
                 raise LoopRefused("a question needs its text", code="bad_report")
@@ -332,7 +240,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
             d["flagged"] = tuple(dict.fromkeys((*s.flagged, *outside)))
             notices.append("edited outside the quick fix's files: " + ", ".join(outside))
         d["notices"] = tuple(notices)
-        self._trail(d, act, DEVELOPER, "built", summary, at, "done", version=version)
+        trail_step(d, act, DEVELOPER, "built", summary, at, "done", version=version)
 
     def _judged(self, d: Draft, s: TaskState, w: Wait, report: Judgement, base: Event,
                 at: datetime, act: int, events: list[Event]) -> None:
@@ -360,7 +268,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
             "verdict", f"{report.role}: {report.verdict} on version {version}", report.role, act))
         d["findings"] = () if positive else tuple(report.findings)
         d["notices"] = (summary, *report.findings)
-        self._trail(d, act, report.role, "judgement", summary, at, report.verdict,
+        trail_step(d, act, report.role, "judgement", summary, at, report.verdict,
                     version=version)
 
     def _ask(self, d: Draft, w: Wait, report: Question, base: Event, act: int,
@@ -392,7 +300,7 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         d["launches"], d["wait"], d["holder"] = launches, wait, role
         if sent_back:
             d["sent_back"] = d["sent_back"] + 1
-        self._trail(d, act, by, "delegate", instructions, at, target=role, sent_back=sent_back)
+        trail_step(d, act, by, "delegate", instructions, at, target=role, sent_back=sent_back)
 
     def _expired(self, d: Draft, at: datetime, act: int, events: list[Event]) -> Wait:
         s: TaskState = freeze(d)
@@ -401,10 +309,10 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
             raise LoopRefused("no wait is running: nobody is working on the task now",
                               code="no_wait")
         if at <= w.deadline:
-            raise LoopRefused(f"the wait for {w.role} runs until {_fmt(w.deadline)}; it is "
-                              f"{_fmt(at)}: nothing has expired", code="not_expired")
-        text = (f"the wait for {w.role} (launch {w.launch}, from {_fmt(w.since)}) passed its "
-                f"deadline {_fmt(w.deadline)} (C4.4)")
+            raise LoopRefused(f"the wait for {w.role} runs until {fmt(w.deadline)}; it is "
+                              f"{fmt(at)}: nothing has expired", code="not_expired")
+        text = (f"the wait for {w.role} (launch {w.launch}, from {fmt(w.since)}) passed its "
+                f"deadline {fmt(w.deadline)} (C4.4)")
         events.append({"kind": "error", "role": w.role, "stage": self.catalogue.role(w.role).stage,
                        "attempt": w.launch, "version": s.version, "summary": text,
                        "ts": iso_text(at),
@@ -413,61 +321,18 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
                                    "deadline": iso_text(w.deadline)}})
         d.update(wait=None, notices=(text,), previous=w.role)
         d["journal"] = (*s.journal, JournalEntry("expiry", text, "platform", act))
-        self._trail(d, act, "platform", "expire", text, at, "expired", target=w.role)
+        trail_step(d, act, "platform", "expire", text, at, "expired", target=w.role)
         return w
 
     # ------------------------------------------------------------- finishing
     def gates(self, state: TaskState | None = None) -> list[tuple[str, str]]:
         """Why the version on the branch cannot ship yet, as (code, reason) pairs (C4.2):
         ``version_not_verified`` (QA), ``review_required`` (the reviewer). Empty: it can."""
-        s = state or self._state
-        memo_state, _, memo = self._memo
-        if memo_state is s and memo is not None:
-            return list(memo)
-        decision = self.review_decision(s)
-        out = check_gates(s, decision)
-        self._memo = (s, decision, out)
-        return list(out)
+        return self.judged.gates(state or self._state)
 
     def gate_problems(self, state: TaskState | None = None) -> list[str]:
         """Why the version on the branch cannot ship yet (empty: it can; C4.2)."""
         return [text for _, text in self.gates(state)]
-
-    def _finish(self, d: Draft, at: datetime, act: int, events: list[Event], by: str,
-                summary: str = "") -> None:
-        """End the task with the outcome the code decides (C5): PR or already done."""
-        s: TaskState = freeze(d)
-        decision = self.review_decision(s)
-        path = path_text(self.mode, s)
-        if outcome_of(s.version) == "already_done":
-            outcome = Outcome("already_done", "QA confirmed the code already does what is "
-                              "asked: nothing to merge, no pull request", 0, decision, None, path)
-        else:
-            outcome = Outcome("pull_request", summary or f"version {s.version} ready for "
-                              "approval", s.version, decision, None, path)
-            outcome = Outcome(outcome.kind, outcome.reason, s.version, decision,
-                              pr_description(self.task.description, s, outcome), path)
-        facts = outcome.to_dict()
-        line = facts["pr_line"] or outcome.reason  # `Outcome.pr_line`, made once
-        events.append({"kind": "finish", "verdict": outcome.kind, "version": s.version,
-                       "role": by, "ts": iso_text(at), "summary": line,
-                       "payload": {"act": act, **facts}})
-        d.update(outcome=outcome, holder=None, wait=None, question=None)
-        self._trail(d, act, by, "finalise", line, at, outcome.kind)
-
-    def _fail(self, d: Draft, reason: str, at: datetime, act: int, events: list[Event],
-              by: str, escalate: bool = False) -> None:
-        s: TaskState = freeze(d)
-        if escalate:
-            events.append({"kind": "escalate", "summary": reason, "ts": iso_text(at),
-                           "payload": {"act": act}})
-        outcome = Outcome("failed", reason, s.version, None, None, path_text(self.mode, s))
-        events.append({"kind": "finish", "verdict": "failed", "version": s.version, "role": by,
-                       "summary": reason, "ts": iso_text(at),
-                       "payload": {"act": act, **outcome.to_dict()}})
-        d.update(outcome=outcome, holder=None, wait=None, question=None)
-        d["journal"] = (*s.journal, JournalEntry("failure", reason, by, act))
-        self._trail(d, act, by, "fail", reason, at, "failed")
 
     # ------------------------------------------------------------------ helpers
     def _begin(self, state: TaskState, report: DeliveryReport, events: list[Event]
@@ -476,32 +341,16 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
             raise LoopRefused(f"a delivery report is a move (Plan, Delegate…) or an agent "
                               f"report (Built, Judgement…), not {type(report).__name__}",
                               code="bad_report")
-        _check_measures(report)
+        check_measures(report)
         d: Draft = dict(state.__dict__)
         at = self._time(state, report) if not isinstance(report, Expire) else max(
             self.clock(), state.now or self.clock())
         if state.started is None:
             d["started"] = self.clock()
-            events.append(self._init_event(d["started"]))
+            events.append(init_event(self, d["started"]))
         d["now"] = at
         d["steps"] = state.steps + 1
         return d, at, self._acts + 1
-
-    def _init_event(self, at: datetime) -> Event:
-        t = self.task
-        return {"kind": "init", "ts": iso_text(at),
-                "summary": f"{self.mode} task {t.id}: {t.description}",
-                "payload": {"task": t.id, "mode": self.mode, "kind": t.kind,
-                            "review": self._policy.policy, "quick_fix": t.quick_fix,
-                            "focused_recheck": t.focused_recheck,
-                            "limits": _limits_data(t.limits), "labels": dict(t.labels)}}
-
-    def _trail(self, d: Draft, act: int, actor: str, move: str, summary: str, at: datetime,
-               verdict: str | None = None, *, version: int | None = None,
-               target: str | None = None, sent_back: bool = False) -> None:
-        d["trail"] = (*d["trail"], Step(act, actor, move, summary,
-                                        d["version"] if version is None else version, at,
-                                        verdict, target, sent_back))
 
     # ------------------------------------------------------------------ views
     def _agent_contract(self, s: TaskState, w: Wait) -> Act:
@@ -536,42 +385,6 @@ class DeliveryLoop(Loop[TaskState, DeliveryReport]):
         from .graph import path_graph
 
         return path_graph(self)
-
-
-#: Longest duration one report may claim (a week): beyond, a typo or a forged clock.
-MAX_DURATION_MS = 7 * 24 * 3_600_000
-
-
-def _check_measures(report: Measured) -> None:
-    """Refuse measures that cannot be (C4.3): a negative or absurd ``duration_ms`` would
-    move the task's time backwards past its run-time cap, or jump it by years."""
-    ms = report.duration_ms
-    if ms is not None and (type(ms) is not int or ms < 0 or ms > MAX_DURATION_MS):
-        _bad_duration(ms)
-    tokens_in, tokens_out, cost = report.tokens_in, report.tokens_out, report.cost
-    if ((tokens_in is not None and not tokens_in >= 0)  # NaN too
-            or (tokens_out is not None and not tokens_out >= 0)
-            or (cost is not None and not cost >= 0)):
-        for key, value in (("tokens_in", tokens_in), ("tokens_out", tokens_out),
-                           ("cost", cost)):
-            if value is not None and not value >= 0:
-                raise LoopRefused(f"{key} {value!r} is negative or not a number",
-                                  code="bad_report")
-
-
-def _bad_duration(ms: object) -> None:
-    """Refuse a ``duration_ms`` `_check_measures` found wrong, saying why."""
-    if isinstance(ms, bool) or not isinstance(ms, int):
-        raise LoopRefused(f"duration_ms must be a whole number of milliseconds, not {ms!r}",
-                          code="bad_report")
-    if ms < 0:
-        raise LoopRefused(f"duration_ms {ms} is negative: a report cannot move the task's "
-                          "time backwards (C4.3); give the time the act took, 0 or more",
-                          code="bad_report")
-    if ms > MAX_DURATION_MS:
-        raise LoopRefused(f"duration_ms {ms} is more than a week ({MAX_DURATION_MS} ms) for "
-                          "one act: a typo? give the time the act took, in milliseconds",
-                          code="bad_report")
 
 
 def transition_of(d: Draft, events: list[Event]) -> Transition[TaskState]:

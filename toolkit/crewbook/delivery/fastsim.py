@@ -24,7 +24,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .diffstat import ChangeSummary, summary_of
-from .engine import MAX_DURATION_MS
 from .model import ARCHITECT, DEVELOPER, QA, REVIEWER
 from .review import ReviewDecision, review_required
 from .rules import (
@@ -37,6 +36,7 @@ from .rules import (
     result_refusal,
     sends_back,
 )
+from .timing import MAX_DURATION_MS
 
 if TYPE_CHECKING:
     import numpy as np

@@ -34,9 +34,11 @@ from .codec import (
     parse_report,
 )
 from .coordinator import CoordinatorLoop
-from .engine import DeliveryLoop, Draft, Event, _fmt, transition_of
+from .endings import fail, finish, trail_step
+from .engine import DeliveryLoop, Draft, Event, transition_of
 from .model import ARCHITECT, DEVELOPER, QA, REVIEWER, Task
 from .state import PlanRecord, TaskState, Wait, freeze
+from .timing import fmt
 
 #: What the platform tells each role it launches.
 INSTRUCTIONS: dict[str, str] = {
@@ -86,7 +88,7 @@ class StandardLoop(DeliveryLoop):
         elif role == QA and self.review_decision(s).required:
             self._next(d, REVIEWER, at, act, events)
         else:
-            self._finish(d, at, act, events, "platform")
+            finish(self, d, at, act, events, "platform")
         return transition_of(d, events)
 
     def _planned(self, d: Draft, report: Plan, at: datetime, act: int,
@@ -97,8 +99,8 @@ class StandardLoop(DeliveryLoop):
             raise LoopRefused(f"the task waits for {s.holder!r}, not the architect: standard "
                               "mode plans once, first (C2)", code="wrong_role")
         if at > w.deadline:
-            raise LoopRefused(f"the wait for the architect ended at {_fmt(w.deadline)} (C4.4); "
-                              f"this report comes at {_fmt(at)}", code="wait_expired")
+            raise LoopRefused(f"the wait for the architect ended at {fmt(w.deadline)} (C4.4); "
+                              f"this report comes at {fmt(at)}", code="wait_expired")
         if report.path != "full":
             raise LoopRefused(f"standard mode runs the full path in a fixed order (C2); the "
                               f"{report.path} path is the coordinator's", code="bad_move")
@@ -115,7 +117,7 @@ class StandardLoop(DeliveryLoop):
         d.update(plan=PlanRecord(criteria, report.summary, "full", (), 0, act), wait=None,
                  holder=None, previous=ARCHITECT)
         d["journal"] = (*s.journal, JournalEntry("plan", summary, ARCHITECT, act))
-        self._trail(d, act, ARCHITECT, "plan", summary, at)
+        trail_step(d, act, ARCHITECT, "plan", summary, at)
 
     def _next(self, d: Draft, role: str, at: datetime, act: int, events: list[Event], *,
               sent_back: bool = False, fixes: tuple[str, ...] = (), why: str = "") -> None:
@@ -130,7 +132,7 @@ class StandardLoop(DeliveryLoop):
             reason = (f"{role} cannot be launched again: cap reached "
                       f"({', '.join(str(c) for c in blocked)}, C4.3)"
                       + (f" after: {last}" if last else ""))
-            self._fail(d, reason, at, act, events, "platform", escalate=True)
+            fail(self, d, reason, at, act, events, "platform", escalate=True)
             return
         text = INSTRUCTIONS[role].format(v=s.version) + (f" ({why})" if why else "")
         self._launch(d, role, at, act, events, text, by="platform", fixes=fixes,

@@ -46,15 +46,14 @@ from ..core.loop import (
     RouteSource,
     Status,
     Transition,
-    Verdict,
     utc_now,
 )
 from ..core.measures import copy_measures
-from ..errors import ArtifactNotFoundError, LoopRefused, Problem, UsageError, ordinal
+from ..errors import ArtifactNotFoundError, LoopRefused, Problem, UsageError
 from ..routing.router import Router
-from .model import DONE, ESCALATED, TransitionSpec
+from .moves import Draft, Event, failed, freeze, passed
 from .plan import DEFAULT_MAX_RETRIES, StagePlan, effective_retries, json_copy
-from .rules import admit, field_value, holds
+from .rules import admit
 from .rules import failures as work_failures
 from .state import (
     InvalidPolicy,
@@ -76,17 +75,6 @@ __all__ = [
     "StageReport", "Steer", "effective_retries", "parse_report", "replay",
 ]
 
-Event = dict[str, Any]
-#: A state being built: its fields in a plain dict (see `PipelineLoop.transition`).
-Draft = dict[str, Any]
-
-
-def _freeze(draft: Draft) -> PipelineState:
-    """The state a draft describes (no copy, no per-call introspection): the draft becomes
-    the state's own fields, so nothing may change it afterwards."""
-    state = object.__new__(PipelineState)
-    object.__setattr__(state, "__dict__", draft)
-    return state
 
 
 #: The state a run starts from, by start stage (states are never changed in place: one
@@ -240,7 +228,7 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
                            "summary": report.text,
                            "payload": {"journal": report.kind, "act": act}})
             d["journal"] = (*state.journal, entry)
-            return Transition(_freeze(d), events)
+            return Transition(freeze(d), events)
         if not isinstance(report, StageReport):
             raise LoopRefused(f"a pipeline report is a StageReport or Steer, not "
                               f"{type(report).__name__}", code="bad_report")
@@ -262,8 +250,9 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
         copy_measures(report, base)
         d["attempts"] = {**state.attempts, stage_id: attempt}
         if failures:
-            return self._failed(d, plan, report, failures, base, events, act)
-        return self._passed(d, plan, report, artifacts, writes, base, events, act)
+            return failed(d, plan, report, failures, base, events, act)
+        return passed(self._plans, self.pipeline.id, d, plan, report, artifacts, writes,
+                      base, events, act)
 
     # ----------------------------------------------------------------- internals
     def _init_event(self) -> Event:
@@ -272,129 +261,6 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
                 "payload": {"pipeline": p.id, "start": p.model.start,
                             "stages": list(p.topology.order),
                             "caps": {s.id: s.max_retries for s in p.model.stages}}}
-
-    def _failed(self, d: Draft, plan: StagePlan, report: StageReport, failures: list[str],
-                base: Event, events: list[Event], act: int) -> Transition[PipelineState]:
-        stage_id = plan.stage.id
-        tries = d["tries"] + 1
-        escalate = tries > plan.retries
-        events.append({**base, "kind": "report", "verdict": "failed",
-                       "summary": report.summary or f"{stage_id} failed: {failures[0]}",
-                       "payload": {"act": act, "outcome": "failed", "errors": failures,
-                                   "next": ESCALATED if escalate else stage_id}})
-        d["tries"] = tries
-        if escalate:
-            reason = (f"stage {stage_id!r} failed {tries} times (max_retries {plan.retries}): "
-                      f"{failures[0]}")
-            return self._escalate(d, reason, events, act)
-        d["feedback"] = tuple(failures)
-        return Transition(_freeze(d), events)
-
-    def _passed(self, d: Draft, plan: StagePlan, report: StageReport,
-                artifacts: dict[str, Any], writes: list[str], base: Event,
-                events: list[Event], act: int) -> Transition[PipelineState]:
-        versions = dict(d["versions"])
-        for name in artifacts:
-            versions[name] = versions.get(name, 0) + 1
-        d["versions"] = versions
-        everything = d["artifacts"] = {**d["artifacts"], **artifacts}
-        if writes:
-            d["version"] += 1
-            d["writes"] = (*d["writes"], *(w for w in writes if w not in d["writes"]))
-        chosen: tuple[TransitionSpec, bool] | None = None
-        for candidate in plan.out:
-            if holds(candidate[0], everything):
-                chosen = candidate
-                break
-        events.append({**base, "kind": "report", "verdict": "done", "version": d["version"],
-                       "summary": report.summary or _produced(plan.stage.id, artifacts, versions),
-                       "payload": {"act": act, "outcome": "passed",
-                                   "artifacts": {n: versions[n] for n in artifacts},
-                                   "writes": writes,
-                                   "next": chosen[0].to if chosen else ESCALATED}})
-        if plan.judged:
-            self._verdicts(d, plan, events, act)
-        if chosen is None:
-            out = [t for t, _ in plan.out]
-            reason = (f"no transition out of {plan.stage.id!r} holds"
-                      + (f" ({'; '.join(t.describe() for t in out)})" if out
-                         else ": it has no transition out"))
-            return self._escalate(d, reason, events, act)
-        return self._move(d, plan, *chosen, events, act)
-
-    def _verdicts(self, d: Draft, plan: StagePlan, events: list[Event], act: int) -> None:
-        stage_id, version = plan.stage.id, d["version"]
-        for t in plan.judged:
-            if t.condition_artifact_id not in d["artifacts"] or t.condition_field is None:
-                continue
-            value = field_value(d["artifacts"][t.condition_artifact_id], t.condition_field)
-            text = str(value).lower() if isinstance(value, bool) else str(value)
-            events.append({"kind": "verdict", "role": stage_id, "stage": stage_id,
-                           "verdict": text, "version": version,
-                           "attempt": d["attempts"].get(stage_id, 1),
-                           "summary": f"{stage_id}: {t.condition_field} = {text} on version "
-                                      f"{version}",
-                           "payload": {"act": act, "artifact": t.condition_artifact_id,
-                                       "field": t.condition_field}})
-            entry = JournalEntry("verdict", f"{t.condition_artifact_id}.{t.condition_field} = "
-                                 f"{text} (version {version})", stage_id, act)
-            d["verdicts"] = (*d["verdicts"], Verdict(stage_id, text, version, act))
-            d["journal"] = (*d["journal"], entry)
-
-    def _move(self, d: Draft, plan: StagePlan, t: TransitionSpec, loops: bool,
-              events: list[Event], act: int) -> Transition[PipelineState]:
-        stage_id = plan.stage.id
-        version = d["version"]
-        d["previous"], d["tries"], d["last_transition"] = stage_id, 0, t.id
-        if t.to == DONE:
-            verdicts = [v for v in d["verdicts"] if v.role == stage_id]
-            if verdicts and not verdicts[-1].covers(version):  # exact-version rule
-                return self._escalate(d, f"{stage_id}'s verdict is on version "
-                                      f"{verdicts[-1].version}, not {version}", events, act)
-            events.append({"kind": "transition", "stage": DONE, "summary": plan.labels[t.id],
-                           "payload": {"from": stage_id, "transition": t.id}})
-            events.append({"kind": "finish", "verdict": DONE, "version": version,
-                           "summary": f"pipeline {self.pipeline.id} done",
-                           "payload": {"act": act}})
-            d.update(stage=None, feedback=(), finished_reason=DONE, path=(*d["path"], DONE))
-            return Transition(_freeze(d), events)
-        target = self._plans[t.to].stage
-        feedback: tuple[str, ...] = ()
-        rounds = d["rounds"]
-        if loops:
-            rounds = {**rounds, t.to: rounds.get(t.to, 0) + 1}
-            cap = target.max_retries
-            if cap is not None and rounds[t.to] > cap:
-                reason = (f"{t.id} ({t.describe()}) would send work back to {t.to!r} a "
-                          f"{ordinal(rounds[t.to])} time; its max_retries allows {cap}")
-                return self._escalate(d, reason, events, act)
-            feedback = (f"sent back by {stage_id} ({t.id}: {t.describe()}), round "
-                        f"{rounds[t.to] + 1}",)
-        missing = [n for n in target.needs if n not in d["artifacts"]]
-        if missing:
-            return self._escalate(d, f"stage {t.to!r} cannot start: it needs "
-                                  f"{', '.join(map(repr, missing))}, not produced yet",
-                                  events, act)
-        events.append({"kind": "transition", "stage": t.to,
-                       "attempt": d["attempts"].get(t.to, 0) + 1,
-                       "summary": plan.labels[t.id],
-                       "payload": {"from": stage_id, "transition": t.id, "loop": loops,
-                                   "round": rounds.get(t.to, 0) + 1}})
-        d.update(stage=t.to, rounds=rounds, feedback=feedback, path=(*d["path"], t.to))
-        return Transition(_freeze(d), events)
-
-    def _escalate(self, d: Draft, reason: str, events: list[Event],
-                  act: int) -> Transition[PipelineState]:
-        where = d["stage"]
-        events.append({"kind": "escalate", "stage": where, "summary": reason,
-                       "payload": {"act": act}})
-        events.append({"kind": "finish", "verdict": ESCALATED, "version": d["version"],
-                       "summary": reason, "payload": {"act": act}})
-        entry = JournalEntry("escalation", reason, where, act)
-        d.update(stage=None, previous=where, feedback=(), finished_reason=ESCALATED,
-                 reason=reason, journal=(*d["journal"], entry),
-                 path=(*d["path"], ESCALATED))
-        return Transition(_freeze(d), events)
 
     # ------------------------------------------------------------------ views
     def trail_rows(self) -> list[dict[str, Any]]:
@@ -431,11 +297,6 @@ class PipelineLoop(Loop[PipelineState, PipelineReport]):
         from .graph import flow_graph
 
         return flow_graph(self.pipeline, self)
-
-
-def _produced(stage: str, artifacts: Mapping[str, Any], versions: Mapping[str, int]) -> str:
-    return f"{stage} produced " + (", ".join([f"{n} v{versions[n]}" for n in artifacts])
-                                   or "nothing")
 
 
 def replay(pipeline: Pipeline, reports: Sequence[PipelineReport | Mapping[str, Any]],

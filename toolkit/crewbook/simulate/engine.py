@@ -25,20 +25,31 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, as_completed
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, overload
 
 from ..core.clock import ManualClock
 from ..core.loop import Loop
-from ..errors import LoopRefused, SimulationError
+from ..errors import SimulationError
 from .executors import ExecutorOption, chunks, opened, progress_bar, workers_of
 from .factories import as_factory
 from .policies import Policy, as_policy
+from .runs import (
+    MAX_ACTS,
+    MAX_REFUSALS,
+    STUCK,
+    UNFINISHED,
+    RunResult,
+    RunSpec,
+    fast_runner,
+    outcomes_chunk,
+    play,
+    run_chunk,
+    run_name,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,9 +57,6 @@ if TYPE_CHECKING:
     from .frames import Outcomes
     from .sink import SimulationFolder
 
-#: How a run ended when the loop did not finish it.
-STUCK, UNFINISHED = "stuck", "unfinished"
-MAX_ACTS, MAX_REFUSALS = 500, 20
 LedgerOption = bool | str | os.PathLike[str]
 
 
@@ -57,181 +65,6 @@ class Simulated(NamedTuple):
 
     outcomes: pd.DataFrame
     ledger: pd.DataFrame
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """What a worker needs to play runs: everything picklable."""
-
-    factory: Callable[..., Loop[Any, Any]]
-    policy: Policy
-    settings: tuple[tuple[str, Any], ...] = ()
-    seed: int = 0
-    ledger: bool = False
-    prefix: str = "sim"
-    max_acts: int = MAX_ACTS
-    max_refusals: int = MAX_REFUSALS
-    record: bool = False
-    #: Play on plain data when the family offers it (`fast_runner`): same outcomes.
-    fast: bool = True
-
-
-@dataclass
-class RunResult:
-    """One run's outcome (a row of the outcomes frame), its ledger lines and reports."""
-
-    run: int
-    finished_reason: str
-    finished: bool
-    acts: int
-    rounds: int
-    refusals: int
-    tokens_in: int
-    tokens_out: int
-    cost: float
-    duration_ms: int
-    attempts: dict[str, int]
-    refused: dict[str, int]
-    lines: list[str] = field(default_factory=list)
-    reports: list[Any] = field(default_factory=list)
-
-
-class _Discard:
-    """A sink that keeps nothing (simulations without a ledger)."""
-
-    __slots__ = ()
-
-    def append(self, event: Any) -> Any:
-        return event
-
-    def append_many(self, events: Any) -> Any:
-        return events
-
-
-class _Collect:
-    """A sink that keeps the events of one run, numbered."""
-
-    __slots__ = ("events",)
-
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
-
-    def append(self, event: Any) -> Any:
-        self.events.append({**event, "seq": len(self.events)})
-        return event
-
-    def append_many(self, events: Any) -> Any:
-        for event in events:
-            self.append(event)
-        return events
-
-
-def run_name(prefix: str, index: int) -> str:
-    """The ledger's name of run `index`."""
-    return f"{prefix}-{index:05d}"
-
-
-def _rng(seed: int, index: int) -> Any:
-    import numpy as np
-
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(index,))))
-
-
-def play(spec: RunSpec, index: int, loop: Loop[Any, Any] | None = None) -> RunResult:
-    """Play run `index` of `spec` (on `loop` when given, else a fresh one)."""
-    from .lookup import players_of
-
-    if loop is None:
-        loop = spec.factory(**dict(spec.settings))
-    clock = ManualClock()
-    loop.clock = clock
-    sink = _Collect() if spec.ledger else _Discard()
-    loop.ledger = sink
-    loop.run = run_name(spec.prefix, index)
-    player = spec.policy.start(loop, _rng(spec.seed, index), clock, index)
-    attempts: Counter[str] = Counter()
-    refused: Counter[str] = Counter()
-    tokens_in = tokens_out = duration = 0
-    cost = 0.0
-    in_a_row = 0
-    accepted: list[Any] = []
-    reason: str | None = None
-    contract = loop.contract()
-    report_fn = loop.report
-    while not contract.finished:
-        if loop.acts >= spec.max_acts:
-            reason = UNFINISHED
-            break
-        report = player.act(contract)
-        at = clock.now
-        if report is None:
-            reason = UNFINISHED
-            break
-        try:
-            after = report_fn(report)
-        except LoopRefused as exc:
-            refused[exc.code] += 1
-            player.refused(contract, report, exc)
-            in_a_row += 1
-            if in_a_row >= spec.max_refusals:
-                reason = STUCK
-                break
-            continue
-        in_a_row = 0
-        player.accepted(contract, report)
-        if spec.record:
-            accepted.append((report, at))
-        role = contract.role or "-"
-        if contract.attempt > attempts[role]:
-            attempts[role] = contract.attempt
-        ms = getattr(report, "duration_ms", None)
-        if ms:
-            duration += ms
-            clock.advance(ms=ms)
-        tokens_in += getattr(report, "tokens_in", None) or 0
-        tokens_out += getattr(report, "tokens_out", None) or 0
-        cost += getattr(report, "cost", None) or 0.0
-        contract = after
-    finished = contract.finished
-    if finished:
-        reason = str(contract.finished_reason)
-    lines: list[str] = []
-    if spec.ledger:
-        from ..ledger.events import LedgerEvent
-
-        assert isinstance(sink, _Collect)
-        lines = [LedgerEvent.model_validate(e).to_line() for e in sink.events]
-    return RunResult(index, str(reason), finished, loop.acts, players_of(loop).rounds(loop),
-                     sum(refused.values()), tokens_in, tokens_out, round(cost, 6), duration,
-                     dict(attempts), dict(refused), lines, accepted)
-
-
-def fast_runner(spec: RunSpec) -> Callable[[Any], tuple[Any, ...]] | None:
-    """The plain-data runner of `spec`'s loop (its family's ``fast_simulator``), or None
-    when the runs need the full engine: events or reports to keep, a policy other than
-    `RandomPolicy`, a loop its family does not play on plain data."""
-    from ..core.family import Declined
-    from ..families import family_of
-    from .policies import RandomPolicy
-
-    if not spec.fast or spec.ledger or spec.record or type(spec.policy) is not RandomPolicy:
-        return None
-    loop = spec.factory(**dict(spec.settings))
-    family = family_of(loop)
-    if family is None or isinstance(family.fast_simulator, Declined):
-        return None
-    return family.fast_simulator.runner(spec.policy.spec, loop, spec.max_acts,
-                                        spec.max_refusals)
-
-
-def run_chunk(spec: RunSpec, start: int, stop: int) -> list[RunResult]:
-    """Play runs ``start..stop-1`` of `spec` (what each executor task does): on plain
-    data when the family can (`fast_runner`), else act by act on the engine."""
-    runner = fast_runner(spec)
-    if runner is None:
-        return [play(spec, i) for i in range(start, stop)]
-    seed = spec.seed
-    return [RunResult(i, *runner(_rng(seed, i))) for i in range(start, stop)]
 
 
 # ------------------------------------------------------------------------ public API
@@ -260,13 +93,6 @@ def _seed(seed: int | None) -> int:
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise SimulationError(f"seed must be a whole number >= 0, not {seed!r}")
     return seed
-
-
-def outcomes_chunk(spec: RunSpec, start: int, stop: int) -> Outcomes:
-    """`run_chunk` as columns (what a worker sends back when no ledger is kept)."""
-    from .frames import outcomes_of
-
-    return outcomes_of(run_chunk(spec, start, stop))
 
 
 def _run(specs: Sequence[RunSpec], n: int, executor: Any, progress: bool | None = None
@@ -526,3 +352,10 @@ def replay_run(loop_factory: Any, policy: Any, index: int, *, seed: int,
         if ms:
             clock.advance(ms=ms)
     return loop
+
+
+#: The public names, with those of `simulate.runs` it re-exports (one run, a chunk).
+__all__ = ["MAX_ACTS", "MAX_REFUSALS", "STUCK", "UNFINISHED", "LedgerOption", "RunResult",
+           "RunSpec", "Simulated", "chunk_to_folder", "fast_runner", "outcomes_chunk", "play",
+           "replay_run", "run_chunk", "run_name", "run_reports", "simulate", "simulate_to",
+           "sweep"]

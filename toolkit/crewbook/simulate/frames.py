@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
-    from .engine import RunResult
+    from .runs import RunResult
 
 COLUMNS = ("run", "finished_reason", "finished", "acts", "rounds", "refusals", "tokens_in",
            "tokens_out", "tokens", "cost", "duration_ms")

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-    from .engine import RunResult
+    from .runs import RunResult
 
 __all__ = ["EVENT_COLUMNS", "RUN_COLUMNS", "SimulationFolder", "run_schema", "runs_table"]
 

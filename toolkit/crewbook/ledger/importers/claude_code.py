@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..events import LedgerEvent
-from ._common import LineLog, RunBuilder, count, head_objects, short, utc
+from ._common import LineLog, RunBuilder, count, head_objects, model_call, short, tool_call, utc
 
 SOURCE: Final = "claude-code"
 #: The kind of a record type this importer has no mapping for (kept, never dropped).
@@ -241,10 +241,10 @@ class _Session(LineLog):
                 duration = (round((tool.end - tool.ts).total_seconds() * 1000)
                             if tool.end is not None and tool.ts is not None
                             and tool.end >= tool.ts else None)
-                run.add("act", tool.ts, line=tool.line, record=tool.call, role=tool.role,
-                        stage=tool.name, duration_ms=duration,
-                        verdict=None if tool.end is None else "error" if tool.error else "done",
-                        payload=tool.payload)
+                tool_call(run, tool.ts, line=tool.line, record=tool.call, role=tool.role,
+                          tool=tool.name, duration_ms=duration,
+                          verdict=None if tool.end is None else "error" if tool.error
+                          else "done", payload=tool.payload)
             elif what == "prompt":
                 role, stage, ts, payload, text = data
                 run.add("act", ts, line=number, role=role, stage=stage, summary=text,
@@ -261,15 +261,12 @@ class _Session(LineLog):
         cache_write = u.get("cache_creation_input_tokens", 0)
         cache_read = u.get("cache_read_input_tokens", 0)
         tokens_in = (u.get("input_tokens", 0) + cache_write + cache_read) if u else None
-        payload: dict[str, Any] = {"model": call.model, "provider": "anthropic",
-                                   "cache_read_tokens": cache_read,
-                                   "cache_write_tokens": cache_write,
-                                   "stop_reason": call.stop, "agent": call.agent}
-        run.add("report", call.ts, line=call.line, role=call.role, stage="model",
-                verdict="error" if call.error else "done", summary=call.text,
-                tokens_in=tokens_in, tokens_out=u.get("output_tokens") if u else None,
-                cost=call.cost,
-                payload={k: v for k, v in payload.items() if v is not None})
+        model_call(run, call.ts, line=call.line, role=call.role, model=call.model,
+                   verdict="error" if call.error else "done", summary=call.text,
+                   tokens_in=tokens_in, tokens_out=u.get("output_tokens") if u else None,
+                   cache_read=cache_read, cache_write=cache_write, cost=call.cost,
+                   payload={k: v for k, v in {"provider": "anthropic", "stop_reason": call.stop,
+                                              "agent": call.agent}.items() if v is not None})
 
 
 def _kind(value: dict[str, Any]) -> str | None:

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..events import LedgerEvent
-from ._common import LineLog, RunBuilder, count, head_objects, short, utc
+from ._common import LineLog, RunBuilder, count, head_objects, model_call, short, tool_call, utc
 
 SOURCE: Final = "codex"
 #: The kind of a record type this importer has no mapping for (kept, never dropped).
@@ -219,22 +219,20 @@ class _Rollout(LineLog):
                         summary="Codex CLI session")
             elif what == "call":
                 ts, delta, model = data
-                payload = {"model": model, "provider": self.provider or "openai",
-                           "cache_read_tokens": delta["cached_input_tokens"],
-                           "reasoning_tokens": delta["reasoning_output_tokens"]}
-                run.add("report", ts, line=number, role="assistant", stage="model",
-                        verdict="done", tokens_in=delta["input_tokens"],
-                        tokens_out=delta["output_tokens"],
-                        payload={k: v for k, v in payload.items() if v is not None})
+                model_call(run, ts, line=number, role="assistant", model=model,
+                           tokens_in=delta["input_tokens"], tokens_out=delta["output_tokens"],
+                           cache_read=delta["cached_input_tokens"],
+                           payload={"provider": self.provider or "openai",
+                                    "reasoning_tokens": delta["reasoning_output_tokens"]})
             elif what == "tool":
                 tool = self.tools[data]
                 start, end = tool["ts"], tool["end"]
                 duration = (round((end - start).total_seconds() * 1000)
                             if start is not None and end is not None and end >= start else None)
-                run.add("act", start, line=tool["line"], record=data, role="assistant",
-                        stage=tool["name"], duration_ms=duration,
-                        verdict=None if end is None else "error" if tool["error"] else "done",
-                        payload=tool["payload"])
+                tool_call(run, start, line=tool["line"], record=data, role="assistant",
+                          tool=tool["name"], duration_ms=duration,
+                          verdict=None if end is None else "error" if tool["error"]
+                          else "done", payload=tool["payload"])
             elif what == "prompt":
                 stage, ts, text = data
                 run.add("act", ts, line=number, role="user", stage=stage, summary=text)

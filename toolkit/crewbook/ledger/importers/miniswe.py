@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ..events import LedgerEvent
-from ._common import RunBuilder, count, load_log, short, stage_name
+from ._common import RunBuilder, count, load_log, model_call, short, stage_name, tool_call
 
 if TYPE_CHECKING:
     from . import Sniff
@@ -100,12 +100,11 @@ def import_file(path: Path, shown: str) -> list[LedgerEvent]:
         cost = float(cost) if isinstance(cost, int | float) and cost >= 0 else None
         priced = priced or cost is not None
         content = message.get("content") if isinstance(message.get("content"), str) else ""
-        run.add("act", _when(extra.get("timestamp")), record=record, role="agent",
-                stage="model", summary=short(content), cost=cost,
-                tokens_in=count(usage.get("prompt_tokens")),
-                tokens_out=count(usage.get("completion_tokens")),
-                payload={"model": response.get("model") or model,
-                         "response_id": response.get("id")})
+        model_call(run, _when(extra.get("timestamp")), record=record, role="agent",
+                   model=response.get("model") or model, summary=short(content), cost=cost,
+                   tokens_in=count(usage.get("prompt_tokens")),
+                   tokens_out=count(usage.get("completion_tokens")),
+                   payload={"response_id": response.get("id")})
         for call_id, command, tool in _commands(message, extra):
             result = results.get(call_id) if call_id else _next_user(messages, index)
             rextra = _extra(result) if result else {}
@@ -117,9 +116,9 @@ def import_file(path: Path, shown: str) -> list[LedgerEvent]:
             begun, ended = _when(extra.get("timestamp")), _when(rextra.get("timestamp"))
             duration = (round((ended - begun).total_seconds() * 1000)
                         if begun and ended and ended >= begun else None)
-            run.add("report", begun, record=record, role="agent", stage=tool,
-                    verdict=verdict, summary=short(command), duration_ms=duration,
-                    payload={"tool_call_id": call_id, "returncode": code})
+            tool_call(run, begun, record=record, role="agent", tool=tool,
+                      verdict=verdict, summary=short(command), duration_ms=duration,
+                      payload={"tool_call_id": call_id, "returncode": code})
     status = info.get("exit_status")
     cost = stats.get("instance_cost")
     total = float(cost) if isinstance(cost, int | float) and cost >= 0 else None

@@ -265,7 +265,9 @@ class _RunSpans:
         failed = event.kind == "error" or (
             event.kind in ("bar", "verdict") and (event.verdict or "").lower()
             in FAILED_VERDICTS)
-        if event.kind != "init" and (usage or model or (
+        # an LLM span: a model call, or an event with usage or a model (a note that only
+        # names a model, like Codex's turn_context, is no call)
+        if event.kind != "init" and (usage or (model and event.kind != "note") or (
                 event.kind == CALL_KIND and event.stage == MODEL_STAGE)):
             model = model or self.default_model
             name = f"chat {model}" if model else "chat"

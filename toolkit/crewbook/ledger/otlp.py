@@ -9,7 +9,8 @@ exported; the spans no event stands for (the run's, the turns') are skipped.
 
 **Other spans** (any GenAI or OpenInference instrumentation): an ``init`` at the trace's
 first start time, then one ``report`` per span (``error`` when the status is ERROR or
-``error.type`` is set): role = the agent name (``gen_ai.agent.name`` or ``agent.name``) of
+``error.type`` is set; an LLM span a model call, stage ``model``; a tool span a tool
+call): role = the agent name (``gen_ai.agent.name`` or ``agent.name``) of
 the span or its nearest ancestor, else the service name; stage = the tool name
 (``gen_ai.tool.name``, ``tool.name``), else the operation, else the OpenInference span
 kind, else the span name; tokens from ``gen_ai.usage.*`` or ``llm.token_count.prompt`` /

@@ -1,5 +1,7 @@
-"""What every importer shares: reading a source file, times, and `RunBuilder`, which
-numbers a run's events, points each at its origin and checks it with `LedgerEvent`."""
+"""What every importer shares: reading a source file, times, `RunBuilder`, which
+numbers a run's events, points each at its origin and checks it with `LedgerEvent`, and
+`model_call` / `tool_call`, which give a model call and a tool call one shape whatever
+the source (`crewbook.ledger.calls`)."""
 
 from __future__ import annotations
 
@@ -230,13 +232,16 @@ class LineLog:
 
     def add_other(self, run: RunBuilder, number: int, data: Any) -> None:
         """Keep a record this importer has no mapping for, with its origin; an untimed
-        one takes the time before it (flagged ``ts_inferred``)."""
+        one takes the time before it (flagged ``ts_inferred``). Unless its data says
+        ``known`` (a type the source writes, kept as a note), it is marked
+        ``payload.unknown_type`` and counted."""
         stage, ts, extra = data
         text = extra.pop("summary", None)
         if ts is None and self.first is not None:
             ts = next((e.ts for e in reversed(run.events) if e.ts), self.first[1])
             extra["ts_inferred"] = True
-        extra["unknown_type"] = stage  # counted by import_runs' unknown_types
+        if not extra.pop("known", False):  # a type this source writes is no unknown one
+            extra["unknown_type"] = stage  # counted by import_runs' unknown_types
         run.add(self.OTHER_KIND, ts, line=number, stage=stage, summary=text,
                 payload={k: v for k, v in extra.items() if v is not None})
 

@@ -11,7 +11,7 @@ Aider                           crewbook event
                                 line, aider's version, the model)
 ``#### text``                   ``act``: role ``user``, stage ``message`` or the
                                 command (``/add``, ``/ask``…)
-the model's reply               ``report``: role ``assistant``, stage ``reply``,
+the model's reply               a model call: role ``assistant``, stage ``model``,
                                 tokens and cost from the ``> Tokens:`` line
                                 that follows it
 other ``> `` lines              ``note``: role ``aider``, stage ``edit``

@@ -13,7 +13,7 @@ result)                            slash command (``/openspec:proposal``; payloa
 ``message.id``                     ``assistant`` (``subagent`` on a sidechain),
                                    stage ``model``, tokens, payload ``model``,
                                    ``cache_read_tokens``, ``cache_write_tokens``
-``tool_use`` block                 ``act``: the caller's role, stage = the tool
+``tool_use`` block                 a tool call: the caller's role, stage = the tool
                                    name, duration_ms until its ``tool_result``,
                                    verdict ``done`` or ``error`` (``is_error``)
 ``summary``, ``system`` and any    ``note``: stage = the line's ``type`` (and
@@ -136,7 +136,8 @@ class _Session(LineLog):
             if isinstance(value.get("subtype"), str):
                 stage = f"{stage}:{value['subtype']}"
             text = value.get("summary") if kind == "summary" else value.get("content")
-            self.items.append((number, "other", (stage[:60], ts, {"summary": short(text)})))
+            self.items.append((number, "other", (stage[:60], ts, {
+                "summary": short(text), "known": kind in LINE_TYPES})))
 
     def _role(self, value: dict[str, Any], main: str) -> str:
         return "subagent" if value.get("isSidechain") is True else main

@@ -13,7 +13,7 @@ Codex line (``type`` / payload type)   crewbook event
                                        AGENTS.md / environment text); assistant:
                                        ``note``, role ``assistant``, stage
                                        ``message``; developer: ``note``
-``response_item`` / ``function_call``,  ``act``: role ``assistant``, stage = the
+``response_item`` / ``function_call``,  a tool call: role ``assistant``, stage = the
 ``custom_tool_call``,                   tool name (``shell``, ``apply_patch``…),
 ``local_shell_call``…                   duration_ms until the output with its
                                        ``call_id``, verdict ``error`` when the
@@ -55,6 +55,13 @@ TOOL_CALLS: Final = frozenset({"function_call", "custom_tool_call", "local_shell
                                "web_search_call", "tool_search_call"})
 TOOL_OUTPUTS: Final = frozenset({"function_call_output", "custom_tool_call_output",
                                  "local_shell_call_output", "tool_search_output"})
+#: ``response_item`` and ``event_msg`` types a rollout holds that are kept as notes
+#: (known: not counted as unknown types).
+KNOWN_ITEMS: Final = frozenset({"reasoning", "ghost_snapshot"})
+KNOWN_EVENTS: Final = frozenset({
+    "user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content",
+    "task_started", "task_complete", "turn_aborted", "context_compacted",
+    "entered_review_mode", "exited_review_mode", "undo_completed"})
 #: Texts Codex injects as user messages (instructions, environment), not the user's words.
 CONTEXT_PREFIXES: Final = ("<environment_context>", "# AGENTS.md", "<user_instructions>",
                            "<INSTRUCTIONS>", "<permissions", "<turn_aborted>")
@@ -103,7 +110,8 @@ class _Rollout(LineLog):
         elif kind == "turn_context":
             if isinstance(payload.get("model"), str) and payload["model"]:
                 self.model = payload["model"]
-            self.items.append((number, "other", ("turn_context", ts, {"model": self.model})))
+            self.items.append((number, "other", ("turn_context", ts, {"model": self.model,
+                                                                      "known": True})))
         elif kind == "response_item" and sub == "message":
             self._message(number, ts, payload)
         elif kind == "response_item" and sub in TOOL_CALLS:
@@ -116,7 +124,10 @@ class _Rollout(LineLog):
             if kind == "event_msg":
                 self.complete = sub == "task_complete"
             stage = sub if kind in ("event_msg", "response_item") and sub else kind
-            extra: dict[str, Any] = {}
+            # known: Codex's own events, compaction, reasoning; anything else is counted
+            extra: dict[str, Any] = {"known": kind == "compacted" or (
+                kind == "event_msg" and sub in KNOWN_EVENTS) or (
+                kind == "response_item" and sub in KNOWN_ITEMS)}
             if sub == "task_complete" and count(payload.get("duration_ms")) is not None:
                 extra["duration_ms"] = payload["duration_ms"]
             text = payload.get("message") if isinstance(payload.get("message"), str) else None
@@ -189,7 +200,7 @@ class _Rollout(LineLog):
     def _tokens(self, number: int, ts: datetime | None, payload: dict[str, Any]) -> None:
         info = payload.get("info")
         if not isinstance(info, dict):
-            self.items.append((number, "other", ("token_count", ts, {})))
+            self.items.append((number, "other", ("token_count", ts, {"known": True})))
             return
         total = info.get("total_token_usage")
         last = info.get("last_token_usage")
@@ -197,13 +208,14 @@ class _Rollout(LineLog):
             now = {k: count(total.get(k)) or 0 for k in USAGE_KEYS}
             delta = {k: max(now[k] - self.total.get(k, 0), 0) for k in USAGE_KEYS}
             if now == self.total:
-                self.items.append((number, "other", ("token_count", ts, {"repeat": True})))
+                self.items.append((number, "other", ("token_count", ts, {"repeat": True,
+                                                                      "known": True})))
                 return
             self.total = now
         elif isinstance(last, dict):
             delta = {k: count(last.get(k)) or 0 for k in USAGE_KEYS}
         else:
-            self.items.append((number, "other", ("token_count", ts, {})))
+            self.items.append((number, "other", ("token_count", ts, {"known": True})))
             return
         self.items.append((number, "call", (ts, delta, self.model)))
 

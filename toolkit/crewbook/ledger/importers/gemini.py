@@ -11,7 +11,7 @@ a ``user`` message                     ``act``: role ``user``, stage ``prompt``
 a ``gemini`` message                   ``report``: **one per model call**, role
                                        ``assistant``, stage ``model``; tokens from
                                        ``tokens`` (below), payload.model
-each of its ``toolCalls``              ``act``: role ``assistant``, stage = the
+each of its ``toolCalls``              a tool call: role ``assistant``, stage = the
                                        tool name, verdict = its ``status``
 ``info``, ``warning`` messages         ``note``, stage = the type
 an ``error`` message                   ``error``

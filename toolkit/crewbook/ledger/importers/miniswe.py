@@ -6,12 +6,12 @@
 mini-SWE-agent                      crewbook event
 ==================================  ===========================================
 the file                            ``init`` (payload: model, mini_version)
-an ``assistant`` message            ``act``: role ``agent``, stage ``model``;
+an ``assistant`` message            a model call: role ``agent``, stage ``model``;
                                     tokens from ``extra.response.usage``, cost
                                     from ``extra.cost``, time from
                                     ``extra.timestamp`` (2.x writes them; 1.x
                                     writes none)
-each command it runs                ``report``: stage = the tool (``bash``, or
+each command it runs                a tool call: stage = the tool (``bash``, or
                                     the command's first word), verdict from the
                                     observation's return code, duration = the
                                     observation's time minus the call's
@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 
 SOURCE: Final = "mini-swe-agent"
 CODE: Final = "import_bad_mini_swe_agent"
+#: Message roles read (assistant: the calls; system, user, tool: prompts and results;
+#: exit: the end, read from ``info``); a message of any other role is a counted unknown.
+KNOWN_ROLES: Final = frozenset({"system", "user", "assistant", "tool", "exit"})
 #: The command block of a 1.x reply (```bash or ```mswea_bash_command).
 BLOCK: Final = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
 RETURNCODE: Final = re.compile(r"<returncode>(-?\d+)</returncode>")
@@ -91,6 +94,11 @@ def import_file(path: Path, shown: str) -> list[LedgerEvent]:
         record = f"messages[{index}]"
         extra = _extra(message)
         ts = _when(extra.get("timestamp")) or ts
+        role = message.get("role")
+        if not (isinstance(role, str) and role in KNOWN_ROLES):  # kept, marked, counted
+            name = stage_name(role) or "message"
+            run.add("note", ts, record=record, stage=name,
+                    summary=short(message.get("content")), payload={"unknown_type": name})
         if message.get("role") != "assistant":
             continue
         response: dict[str, Any] = (extra["response"]

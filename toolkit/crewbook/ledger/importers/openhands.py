@@ -4,15 +4,16 @@ whole mapping; in short:
 
 V0 (a JSON list of events with ``id``, ``timestamp``, ``source`` and ``action`` or
 ``observation``): an action is an ``act`` (stage: the action), an observation with a
-``cause`` the ``report`` of its action (duration: its time minus the action's), an
-observation without one a ``transition`` (stage: the agent state). Tokens come from
-``tool_call_metadata.model_response.usage``, counted once per response id; cost from
-``llm_metrics.accumulated_cost`` (a running total: an event's cost is the change).
+``cause`` the tool call of its action (duration: its time minus the action's), an
+observation without one a ``transition`` (stage: the agent state). Each model response
+not seen before (``tool_call_metadata.model_response``, its usage counted once per
+response id) is a model call; cost from ``llm_metrics.accumulated_cost`` (a running
+total: a model call's cost is its rise).
 
 SDK / V1 (events with ``kind``: ``ActionEvent``, ``ObservationEvent``, ``MessageEvent``…,
 as a JSON list, ``{"items": [...]}``, JSON Lines, one event per file, or a conversation
-folder ``base_state.json`` + ``events/``): one ``act`` per model call (the actions and
-agent messages sharing an ``llm_response_id``; stage ``model``), one ``report`` per tool
+folder ``base_state.json`` + ``events/``): one model call per response (the actions and
+agent messages sharing an ``llm_response_id``; stage ``model``), one tool call per tool
 call (stage: ``tool_name``; duration: its observation's time minus the action's), user
 messages, system prompts and condensations as ``note``, agent errors as ``error``,
 execution-status updates as ``transition``. Tokens, cost, latency and model per call come

@@ -6,7 +6,7 @@ SWE-agent                        crewbook event
 the file                         ``init`` (payload: the environment, the model
                                  stats' api_calls)
 ``trajectory[i]`` (or, in a      two events: the model call that wrote it
-history-only file, each          (``act``: role ``agent``, stage ``model``,
+history-only file, each          (``report``: role ``agent``, stage ``model``,
 ``assistant`` message)           summary = the thought) and, when the step has an
                                  ``action``, the tool call it ran (``report``:
                                  stage = the command, its first word; summary =

@@ -275,9 +275,10 @@ def _v0(items: list[dict[str, Any]], run: RunBuilder, line: int | None = None
         role = stage_name(item.get("source")) or "unknown"
         if "tokens_in" in usage or usage.get("cost"):
             # a new model response (or a rise of the running cost): its model call
+            args: dict[str, Any] = item["args"] if isinstance(item.get("args"), dict) else {}
             model_call(run, ts, line=line, record=record, role=role,
-                       model=payload.pop("model", None), **usage,
-                       payload={k: v for k, v in payload.items() if k != "model"})
+                       model=payload.pop("model", None), **usage, payload=dict(payload),
+                       summary=short(args.get("thought")) or short(item.get("message")))
         usage = {}  # the action or observation itself carries no usage
         if "action" in item:
             action = stage_name(item["action"]) or "action"

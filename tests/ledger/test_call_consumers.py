@@ -15,6 +15,7 @@ import pytest
 
 from crewbook import import_runs
 from crewbook.ledger.analyses import run_outcomes, timeline, usage_by_role
+from crewbook.ledger.conformance import check_conformance
 from crewbook.ledger.importers import model_calls, tool_calls
 from crewbook.ledger.otlp_export import to_otlp
 
@@ -120,3 +121,58 @@ def test_swe_agent_export_has_one_llm_span_per_step() -> None:
     assert (kinds == "TOOL").sum() == tools
     # one LLM span per step, and the finish event carrying the run's totals
     assert (kinds == "LLM").sum() == calls + 1
+
+
+def _raw_tool_times(path: Path) -> dict[str, tuple[pd.Timestamp, pd.Timestamp]]:
+    """Call id → (time of the call, time of its result), from the raw JSON Lines: Claude
+    Code ``tool_use`` / ``tool_result`` blocks, Codex ``function_call`` / its output."""
+    calls: dict[str, pd.Timestamp] = {}
+    out: dict[str, tuple[pd.Timestamp, pd.Timestamp]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line) if line.strip() else None
+        if not isinstance(record, dict) or "timestamp" not in record:
+            continue
+        ts = pd.Timestamp(record["timestamp"])
+        content = (record.get("message") or {}).get("content") if isinstance(
+            record.get("message"), dict) else None
+        for block in content if isinstance(content, list) else []:
+            if block.get("type") == "tool_use":
+                calls[block["id"]] = ts
+            elif block.get("type") == "tool_result" and block["tool_use_id"] in calls \
+                    and block["tool_use_id"] not in out:
+                out[block["tool_use_id"]] = (calls[block["tool_use_id"]], ts)
+        payload = record.get("payload")
+        if isinstance(payload, dict) and payload.get("type") == "function_call":
+            calls[payload["call_id"]] = ts
+        elif isinstance(payload, dict) and payload.get("type") == "function_call_output" \
+                and payload["call_id"] in calls and payload["call_id"] not in out:
+            out[payload["call_id"]] = (calls[payload["call_id"]], ts)
+    return out
+
+
+@pytest.mark.parametrize("path", [CLAUDE, LOGS / "codex" / "agent-history-codex-golden.jsonl"],
+                         ids=lambda p: p.parent.name)
+def test_a_tool_call_s_span_runs_from_its_call_to_its_result(path: Path) -> None:
+    """The timeline and the OTLP export end a span at its event's time: a tool call is
+    reported at its result, so its span covers call to result (it ended at the call)."""
+    raw = _raw_tool_times(path)
+    assert raw
+    df = import_runs(path)
+    tools = df[tool_calls(df)]
+    spans = timeline(df)
+    keys = tools["payload"].map(lambda p: p.get("tool_use_id") or p.get("call_id"))
+    assert set(raw) <= set(keys)  # every answered call of the log
+    for (_, row), key in zip(tools.iterrows(), keys, strict=True):
+        if key not in raw:
+            continue
+        begun, ended = raw[key]
+        assert row["ts"] == ended
+        got = spans[(spans["end"] == ended) & (spans["stage"] == row["stage"])]
+        assert begun in set(got["start"])
+    # the run's clock only goes forward, but for the log's own jitter: a Claude Code
+    # progress line is stamped a millisecond after the tool_result written after it
+    problems = check_conformance(df)
+    assert set(problems["code"]) <= {"time_backwards"}
+    ts = df.set_index("seq")["ts"]
+    for seq in problems["seq"]:
+        assert ts.loc[:seq - 1].max() - ts.loc[seq] <= pd.Timedelta(milliseconds=10)

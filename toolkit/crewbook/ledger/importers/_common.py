@@ -272,8 +272,10 @@ def tool_call(run: RunBuilder, ts: datetime | None, *, role: str, tool: Any,
               record: str | None = None,
               payload: Mapping[str, Any] | None = None) -> LedgerEvent:
     """One tool call: a ``report`` of `role` whose stage is the tool's short name
-    (`stage_name`, ``tool`` when the log names none) and ``payload.tool`` its name,
-    timed at its result when the log has one (``duration_ms`` from the call)."""
+    (`stage_name`, ``tool`` when the log names none) and ``payload.tool`` its name.
+    `ts` is when its result came, the end of its span (``duration_ms`` before it, from
+    the call), and the event sits there in the run; a call never answered is at its own
+    time, with no verdict."""
     name = stage_name(tool) or "tool"
     data = {**(payload or {}), TOOL_KEY: short(tool) or name}
     return run.add(CALL_KIND, ts, line=line, record=record, role=role, stage=name,

@@ -88,6 +88,7 @@ class _Tool:
     payload: dict[str, Any]
     end: datetime | None = None
     error: bool = False
+    result: int | None = None  # the line of its tool_result
 
 
 def import_file(path: Path, shown: str) -> list[LedgerEvent]:
@@ -200,9 +201,10 @@ class _Session(LineLog):
         results = [b for b in _blocks(content) if b.get("type") == "tool_result"]
         for block in results:
             tool = self.tools.get(str(block.get("tool_use_id")))
-            if tool is not None and tool.end is None:
-                tool.end = ts
+            if tool is not None and tool.result is None:
+                tool.end, tool.result = ts, number
                 tool.error = block.get("is_error") is True
+                self.items.append((number, "tool_done", tool.call))  # reported here
         if results:
             return
         text = content if isinstance(content, str) else "\n".join(
@@ -237,14 +239,18 @@ class _Session(LineLog):
         for number, what, data in self.items:
             if what == "call":
                 self._emit_call(run, self.calls[data])
-            elif what == "tool":
+            elif what in ("tool", "tool_done"):
+                # a tool call is reported when its result comes (the end of its span),
+                # else where it was called
                 tool = self.tools[data]
+                if what == "tool" and tool.result is not None:
+                    continue
                 duration = (round((tool.end - tool.ts).total_seconds() * 1000)
                             if tool.end is not None and tool.ts is not None
                             and tool.end >= tool.ts else None)
-                tool_call(run, tool.ts, line=tool.line, record=tool.call, role=tool.role,
-                          tool=tool.name, duration_ms=duration,
-                          verdict=None if tool.end is None else "error" if tool.error
+                tool_call(run, tool.end or tool.ts, line=tool.line, record=tool.call,
+                          role=tool.role, tool=tool.name, duration_ms=duration,
+                          verdict=None if what == "tool" else "error" if tool.error
                           else "done", payload=tool.payload)
             elif what == "prompt":
                 role, stage, ts, payload, text = data

@@ -117,7 +117,7 @@ class _Rollout(LineLog):
         elif kind == "response_item" and sub in TOOL_CALLS:
             self._tool(number, ts, sub, payload)
         elif kind == "response_item" and sub in TOOL_OUTPUTS:
-            self._output(ts, payload)
+            self._output(number, ts, payload)
         elif kind == "event_msg" and sub == "token_count":
             self._tokens(number, ts, payload)
         else:
@@ -178,14 +178,15 @@ class _Rollout(LineLog):
         if isinstance(payload.get("input"), str):
             info["input"] = payload["input"][:500]
         self.tools[call] = {"line": number, "ts": ts, "name": str(name)[:80], "payload": info,
-                            "end": None, "error": False}
+                            "end": None, "result": None, "error": False}
         self.items.append((number, "tool", call))
 
-    def _output(self, ts: datetime | None, payload: dict[str, Any]) -> None:
+    def _output(self, number: int, ts: datetime | None, payload: dict[str, Any]) -> None:
         tool = self.tools.get(str(payload.get("call_id")))
-        if tool is None or tool["end"] is not None:
+        if tool is None or tool["result"] is not None:
             return
-        tool["end"] = ts
+        tool["end"], tool["result"] = ts, number
+        self.items.append((number, "tool_done", str(payload.get("call_id"))))
         output = payload.get("output")
         if isinstance(output, str) and output.startswith("{"):
             try:
@@ -236,14 +237,18 @@ class _Rollout(LineLog):
                            cache_read=delta["cached_input_tokens"],
                            payload={"provider": self.provider or "openai",
                                     "reasoning_tokens": delta["reasoning_output_tokens"]})
-            elif what == "tool":
+            elif what in ("tool", "tool_done"):
+                # a tool call is reported when its output comes (the end of its span),
+                # else where it was called
                 tool = self.tools[data]
+                if what == "tool" and tool["result"] is not None:
+                    continue
                 start, end = tool["ts"], tool["end"]
                 duration = (round((end - start).total_seconds() * 1000)
                             if start is not None and end is not None and end >= start else None)
-                tool_call(run, start, line=tool["line"], record=data, role="assistant",
-                          tool=tool["name"], duration_ms=duration,
-                          verdict=None if end is None else "error" if tool["error"]
+                tool_call(run, end or start, line=tool["line"], record=data,
+                          role="assistant", tool=tool["name"], duration_ms=duration,
+                          verdict=None if what == "tool" else "error" if tool["error"]
                           else "done", payload=tool["payload"])
             elif what == "prompt":
                 stage, ts, text = data

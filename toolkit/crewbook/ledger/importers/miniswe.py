@@ -124,7 +124,7 @@ def import_file(path: Path, shown: str) -> list[LedgerEvent]:
             begun, ended = _when(extra.get("timestamp")), _when(rextra.get("timestamp"))
             duration = (round((ended - begun).total_seconds() * 1000)
                         if begun and ended and ended >= begun else None)
-            tool_call(run, begun, record=record, role="agent", tool=tool,
+            tool_call(run, ended or begun, record=record, role="agent", tool=tool,
                       verdict=verdict, summary=short(command), duration_ms=duration,
                       payload={"tool_call_id": call_id, "returncode": code})
     status = info.get("exit_status")

@@ -182,18 +182,24 @@ def test_a_sub_agents_own_transcript_counts_for_its_sessions_change(tmp_path: Pa
 
 
 @pytest.mark.parametrize("log", ["mini-swe-agent/django__django-16255.traj.json",
-                                 "swe-agent"])
+                                 "swe-agent", "openhands"])
 def test_every_sources_model_calls_are_counted(tmp_path: Path, log: str) -> None:
-    """Importers that write a model call as an ``act`` (mini-SWE-agent, SWE-agent) count
-    as those that write a ``report``: one per model response of the raw file."""
+    """Every importer's model calls count, one per model response of the raw file
+    (an OpenHands V0 list's responses ride on its actions: 0 calls were counted)."""
     import crewbook
 
     path = Path(__file__).parents[1] / "data" / "agent_logs" / log
-    files = sorted(path.glob("*.traj*")) if path.is_dir() else [path]
+    files = (sorted(path.glob("*.traj*")) or sorted(path.glob("*.json"))) if path.is_dir() \
+        else [path]
     calls = 0
     for file in files:
         raw = json.loads(file.read_text())
-        if "trajectory" in raw:  # SWE-agent: a step is one model response
+        if isinstance(raw, list):  # OpenHands V0: its distinct model responses
+            calls += len({e["tool_call_metadata"]["model_response"]["id"] for e in raw
+                          if isinstance(e.get("tool_call_metadata"), dict)
+                          and isinstance(e["tool_call_metadata"].get("model_response"),
+                                         dict)})
+        elif "trajectory" in raw:  # SWE-agent: a step is one model response
             calls += len(raw["trajectory"])
         else:  # mini-SWE-agent: its assistant messages
             calls += sum(1 for m in raw["messages"] if m.get("role") == "assistant")

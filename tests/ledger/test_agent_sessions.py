@@ -16,7 +16,13 @@ from hypothesis import strategies as st
 from crewbook import import_runs
 from crewbook.errors import LedgerError
 from crewbook.ledger.analyses import run_outcomes
-from crewbook.ledger.importers import detect, import_events, unknown_types
+from crewbook.ledger.importers import (
+    detect,
+    import_events,
+    model_calls,
+    tool_calls,
+    unknown_types,
+)
 from crewbook.ledger.prices import ESTIMATE_KEY
 
 from .agent_facts import Facts, claude_facts, codex_facts, gemini_facts
@@ -31,14 +37,13 @@ def _check(path: Path, facts: Facts, source: str) -> pd.DataFrame:
     df = import_runs(path)
     assert set(df["source"]) == {source}
     assert df["run"].nunique() == 1
-    calls = df[(df["kind"] == "report") & (df["stage"] == "model")]
+    calls = df[model_calls(df)]
     assert len(calls) == facts.calls
     assert int(calls["tokens_in"].fillna(0).sum()) == facts.tokens_in
     assert int(calls["tokens_out"].fillna(0).sum()) == facts.tokens_out
-    # a prompt is an act too (role ``subagent`` in a sub-agent's own file): not a tool call
-    prompts = df["stage"].eq("prompt") | df["stage"].astype(str).str.startswith("/")
-    tools = df[(df["kind"] == "act") & (df["role"] != "user") & ~prompts]
+    tools = df[tool_calls(df)]
     assert len(tools) == facts.tools
+    assert (tools["stage"] == tools["payload"].map(lambda p: p["tool"])).all()
     out = run_outcomes(df).iloc[0]
     assert out["started"] == facts.first
     assert out["ended"] == facts.last
@@ -109,7 +114,7 @@ def test_gemini_cli_lines_keep_the_last_copy_of_a_message_at_its_first_place(
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
     df = import_runs(path)
     work = df[df["kind"] != "init"]
-    assert work["kind"].tolist() == ["act", "report", "act", "note", "finish"]
+    assert work["kind"].tolist() == ["act", "report", "report", "note", "finish"]
     assert work["stage"].tolist()[:4] == ["/plan", "model", "read_file", "brand-new"]
     call = work.iloc[1]
     assert (call["tokens_in"], call["tokens_out"]) == (10, 3)

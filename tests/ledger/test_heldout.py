@@ -13,7 +13,7 @@ import pytest
 
 from crewbook import import_runs
 from crewbook.ledger.analyses import run_outcomes, timeline, usage_by_role
-from crewbook.ledger.importers import detect
+from crewbook.ledger.importers import detect, model_calls, tool_calls
 
 from .real_facts import mini_facts, sdk_facts
 from .test_importers import LOGS, _aider_sessions, _responses
@@ -59,7 +59,9 @@ def test_held_out_swe_agent() -> None:
     assert out["cost"] == pytest.approx(stats["instance_cost"], abs=1e-12)
     assert out["finished_reason"] == raw["info"]["exit_status"]
     assert pd.isna(out["duration"])
-    assert out["acts"] == len(raw["trajectory"])
+    # acts: a model call per step and a tool call per action it ran
+    assert out["acts"] == len(raw["trajectory"]) + sum(
+        1 for s in raw["trajectory"] if s["action"].split())
 
 
 def test_held_out_aider() -> None:
@@ -104,9 +106,9 @@ def test_held_out_openhands_sdk_conversation() -> None:
     df = import_runs(path)
     (run,) = df["run"].unique()
     out = run_outcomes(df).loc[run]
-    calls = df[(df["kind"] == "act") & (df["stage"] == "model")]
+    calls = df[model_calls(df)]
     assert len(calls) == facts["calls"]
-    assert list(df[df["kind"] == "report"]["stage"]) == facts["tool_names"]
+    assert list(df[tool_calls(df)]["stage"]) == facts["tool_names"]
     assert (out["tokens_in"], out["tokens_out"]) == (facts["tokens_in"], facts["tokens_out"])
     assert out["cost"] == pytest.approx(facts["cost"], abs=1e-12)
     assert (out["started"], out["ended"]) == (facts["first"], facts["last"])
@@ -118,8 +120,8 @@ def test_held_out_mini_swe_agent() -> None:
     facts = mini_facts(path)
     df = import_runs(path)
     out = run_outcomes(df).loc[facts["run"]]
-    assert ((df["kind"] == "act") & (df["stage"] == "model")).sum() == facts["calls"]
-    assert (df["kind"] == "report").sum() == facts["tools"]
+    assert model_calls(df).sum() == facts["calls"]
+    assert tool_calls(df).sum() == facts["tools"]
     assert (out["tokens_in"], out["tokens_out"]) == (facts["tokens_in"], facts["tokens_out"])
     assert out["cost"] == pytest.approx(facts["cost"], abs=1e-12)
     assert out["finished_reason"] == facts["outcome"]

@@ -12,7 +12,7 @@ import pytest
 
 from crewbook import import_runs
 from crewbook.ledger.analyses import run_outcomes
-from crewbook.ledger.importers import detect
+from crewbook.ledger.importers import detect, model_calls, tool_calls
 
 from .agent_facts import claude_facts, codex_facts, gemini_facts
 
@@ -25,10 +25,10 @@ def test_held_out_claude_code() -> None:
     facts = claude_facts(path)
     df = import_runs(path)
     out = run_outcomes(df).iloc[0]
-    calls = df[df["stage"] == "model"]
+    calls = df[model_calls(df)]
     assert len(calls) == facts.calls == 3
     assert (out["tokens_in"], out["tokens_out"]) == (facts.tokens_in, facts.tokens_out)
-    assert (df["kind"].eq("act") & df["role"].eq("assistant")).sum() == facts.tools
+    assert tool_calls(df).sum() == facts.tools
     assert (out["started"], out["ended"]) == (facts.first, facts.last)
     assert {p["model"] for p in calls["payload"]} == facts.models
     assert facts.cost is not None
@@ -58,10 +58,10 @@ def test_held_out_gemini_cli() -> None:
     facts = gemini_facts(path)
     df = import_runs(path)
     out = run_outcomes(df).iloc[0]
-    calls = df[df["stage"] == "model"]
+    calls = df[model_calls(df)]
     assert len(calls) == facts.calls == 3
     assert (out["tokens_in"], out["tokens_out"]) == (facts.tokens_in, facts.tokens_out)
-    assert (df["kind"].eq("act") & df["role"].eq("assistant")).sum() == facts.tools == 7
+    assert tool_calls(df).sum() == facts.tools == 7
     assert (out["started"], out["ended"]) == (facts.first, facts.last)
     assert {p["model"] for p in calls["payload"]} == facts.models
     assert facts.cost is not None

@@ -22,7 +22,8 @@ def test_import_writes_one_ledger_of_every_source(tmp_path: Path,
     sources = [LOGS / "openhands", LOGS / "swe-agent", LOGS / "aider"]
     assert main(["ledger", "import", *map(str, sources), "-o", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "basic_gui_mode.json: openhands, 1 run, 19 events" in printed
+    events = len(import_runs(LOGS / "openhands" / "basic_gui_mode.json"))
+    assert f"basic_gui_mode.json: openhands, 1 run, {events} events" in printed
     assert f"wrote {out}" in printed
     pd.testing.assert_frame_equal(read_ledger(out), import_runs(sources).drop(columns="source"))
 

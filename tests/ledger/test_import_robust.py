@@ -25,6 +25,7 @@ from crewbook.ledger.importers import (
     _common,
     _load,
     skipped_files,
+    tool_calls,
     unknown_types,
 )
 from crewbook.ledger.reader import LedgerWarning, read_ledger
@@ -182,7 +183,7 @@ def test_an_sdk_stream_as_a_json_list_is_read_as_sdk_events(tmp_path: Path) -> N
     responses = {e["llm_response_id"] for e in events
                  if e.get("llm_response_id") and e["source"] == "agent"}
     assert (df["stage"] == "model").sum() == len(responses)
-    tools = df[(df["kind"] == "report")]
+    tools = df[tool_calls(df)]
     assert list(tools["stage"]) == [e["tool_name"] for e in actions]
     assert not (df["kind"] == "transition").any()
     assert df["stage"].dropna().str.len().max() <= _common.STAGE_CHARS

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from crewbook import import_runs, import_speckit_runs
 from crewbook.errors import LedgerError, UsageError
 from crewbook.ledger.analyses import run_outcomes, timeline, usage_by_role
-from crewbook.ledger.importers import SOURCES, detect
+from crewbook.ledger.importers import SOURCES, detect, model_calls, tool_calls
 from crewbook.ledger.reader import frame_events
 
 from .conftest import SPECKIT_PROJECT
@@ -123,7 +123,7 @@ def test_openhands_observation_durations_and_failures() -> None:
     path = LOGS / "openhands" / "basic_gui_mode.json"
     raw = {str(e["id"]): e for e in json.loads(path.read_text(encoding="utf-8"))}
     df = import_runs(path)
-    reports = df[df["kind"] == "report"]
+    reports = df[tool_calls(df)]
     assert len(reports) == sum(1 for e in raw.values() if e.get("cause") is not None)
     for _, row in reports.iterrows():
         obs = raw[str(row["payload"]["id"])]
@@ -168,7 +168,9 @@ def test_swe_agent_totals_equal_its_model_stats(path: Path) -> None:
     assert out["tokens_out"] == stats["tokens_received"]
     assert out["cost"] == pytest.approx(stats["instance_cost"], abs=1e-12)
     assert out["finished_reason"] == raw["info"]["exit_status"]
-    assert out["acts"] == len(raw["trajectory"])
+    # acts: a model call per step and a tool call per action it ran
+    assert out["acts"] == len(raw["trajectory"]) + sum(
+        1 for s in raw["trajectory"] if s["action"].split())
 
 
 @pytest.mark.parametrize("path", SWE, ids=lambda p: p.stem)
@@ -179,7 +181,7 @@ def test_swe_agent_has_no_clock_so_no_duration(path: Path) -> None:
     out = run_outcomes(df).loc[path.stem]
     assert pd.isna(out["started"])
     assert pd.isna(out["duration"])
-    steps = df[df["kind"] == "report"]
+    steps = df[tool_calls(df)]
     expected = [round(float(s["execution_time"]) * 1000) if "execution_time" in s else None
                 for s in raw["trajectory"]]
     assert [None if pd.isna(v) else int(v) for v in steps["duration_ms"]] == expected
@@ -196,14 +198,15 @@ def test_swe_agent_step_is_one_model_call_then_one_tool_call(path: Path) -> None
     where = "trajectory" if "trajectory" in raw else "history(assistant)"
     steps = raw.get("trajectory") or [m for m in raw["history"] if m["role"] == "assistant"]
     df = import_runs(path)
-    work = df[df["kind"].isin(["act", "report"])]
+    work = df[model_calls(df) | tool_calls(df)]
+    assert set(work["kind"]) == {"report"}
     expected: list[tuple[str, str, str]] = []
     for i, step in enumerate(steps):
-        expected.append(("act", "model", f"{where}[{i}]"))
+        expected.append(("model", "model", f"{where}[{i}]"))
         if step["action"].split():
-            expected.append(("report", step["action"].split()[0], f"{where}[{i}]"))
-    got = [(k, s, origin(r)["record"]) for (_, r), k, s
-           in zip(work.iterrows(), work["kind"], work["stage"], strict=True)]
+            expected.append(("tool", step["action"].split()[0], f"{where}[{i}]"))
+    got = [("model" if m else "tool", s, origin(r)["record"]) for (_, r), m, s
+           in zip(work.iterrows(), model_calls(work), work["stage"], strict=True)]
     assert got == expected
     assert (work["role"] == "agent").all()
 

@@ -362,7 +362,10 @@ def test_genai_spans_import_with_usage_counted_once(tmp_path: Path) -> None:
     assert pd.isna(root["tokens_in"])
     assert root["payload"]["usage_rollup"] == {"tokens_in": 300, "tokens_out": 50}
     assert list(df["role"].astype(str)[:4]) == ["planner"] * 4  # inherited from the agent
-    assert list(df["stage"].astype(str)[:4]) == ["invoke_agent", "chat", "get_weather", "chat"]
+    # a chat span is a model call (stage model, its operation kept in the payload)
+    assert list(df["stage"].astype(str)[:4]) == ["invoke_agent", "model", "get_weather",
+                                                 "model"]
+    assert df["payload"].iloc[1]["operation"] == "chat"
     error = df.iloc[2]
     assert (error["verdict"], error["duration_ms"]) == ("timeout", 2000)
     assert df.iloc[-1]["verdict"] == "ok"  # the root span's status

@@ -74,7 +74,8 @@ def test_openinference_spans_import_with_model_tokens_cost_and_agent(
     path.write_text(json.dumps(OPENINFERENCE), encoding="utf-8")
     df = import_runs(path)
     rows = df[df["kind"] == "report"].reset_index(drop=True)
-    assert list(rows["stage"]) == ["agent", "llm", "lookup_order"]
+    assert list(rows["stage"]) == ["agent", "model", "lookup_order"]  # LLM: a model call
+    assert rows.iloc[2]["payload"]["tool"] == "lookup_order"
     assert list(rows["role"]) == ["support"] * 3  # agent.name, inherited by the children
     llm = rows.iloc[1]
     assert (llm["tokens_in"], llm["tokens_out"], llm["cost"]) == (812, 64, 0.00016)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from crewbook import import_runs
+from crewbook.ledger.importers import model_calls, tool_calls
 from crewbook.ledger.synthetic_sessions import write_claude_code_sessions
 
 from .agent_facts import claude_facts
@@ -25,8 +26,8 @@ def test_they_import_with_the_raw_facts(tmp_path: Path) -> None:
     for path in paths:
         facts = claude_facts(path)
         df = import_runs(path)
-        calls = df[df["stage"] == "model"]
+        calls = df[model_calls(df)]
         assert len(calls) == facts.calls
         assert calls["tokens_in"].sum() == facts.tokens_in
         assert calls["tokens_out"].sum() == facts.tokens_out
-        assert (df["kind"].eq("act") & df["role"].ne("user")).sum() == facts.tools
+        assert tool_calls(df).sum() == facts.tools

@@ -195,10 +195,9 @@ def _aggregate(tied: pd.DataFrame) -> pd.DataFrame:
 
     if tied.empty:
         return pd.DataFrame({c: [] for c in COLUMNS})
-    tied = tied.assign(run=tied["session"].astype(str),
-                       # a model call is stage ``model``, whichever kind its importer
-                       # gave it (a call's result: report; a step's call: act)
-                       is_call=tied["stage"].astype(str) == "model")
+    from ..ledger.calls import model_calls
+
+    tied = tied.assign(run=tied["session"].astype(str), is_call=model_calls(tied))
     session_start = tied.groupby("run")["ts"].min()
     first_apply = (tied[tied["phase"] == "apply"].assign(start=lambda d: d["run"].map(
         session_start)).groupby("change")["start"].min())

@@ -9,7 +9,8 @@ exported; the spans no event stands for (the run's, the turns') are skipped.
 
 **Other spans** (any GenAI or OpenInference instrumentation): an ``init`` at the trace's
 first start time, then one ``report`` per span (``error`` when the status is ERROR or
-``error.type`` is set): role = the agent name (``gen_ai.agent.name`` or ``agent.name``) of
+``error.type`` is set; an LLM span a model call, stage ``model``; a tool span a tool
+call): role = the agent name (``gen_ai.agent.name`` or ``agent.name``) of
 the span or its nearest ancestor, else the service name; stage = the tool name
 (``gen_ai.tool.name``, ``tool.name``), else the operation, else the OpenInference span
 kind, else the span name; tokens from ``gen_ai.usage.*`` or ``llm.token_count.prompt`` /
@@ -33,7 +34,7 @@ from typing import Any, Final
 
 from ..errors import LedgerError, Problem
 from .events import LedgerEvent
-from .importers._common import RunBuilder, count, read_text, short
+from .importers._common import RunBuilder, count, model_call, read_text, short, tool_call
 from .otlp_export import (
     CREWBOOK_FIELDS,
     STATUS_ERROR,
@@ -232,6 +233,8 @@ MODEL_KEYS: Final = ("gen_ai.response.model", "gen_ai.request.model", "llm.model
 AGENT_KEYS: Final = ("gen_ai.agent.name", "agent.name")
 TOOL_KEYS: Final = ("gen_ai.tool.name", "tool.name")
 COST_KEYS: Final = ("llm.cost.total", "gen_ai.usage.cost")
+#: GenAI ``gen_ai.operation.name`` values of a model call (an OpenInference LLM span).
+LLM_OPERATIONS: Final = frozenset({"chat", "text_completion", "generate_content"})
 
 
 def _first(a: Mapping[str, Any], keys: Iterable[str]) -> Any:
@@ -289,12 +292,23 @@ def _trace(tid: str, items: list[tuple[dict[str, Any], str]], shown: str) -> lis
         if model:
             payload["model"] = model
         verdict = str(a.get("error.type") or "error") if failed else "done"
-        run.add("error" if failed else "report", _ts(end, shown), record=f"span {sid}", role=role,
-                stage=str(stage) if stage is not None else None, verdict=verdict,
-                summary=short(status.get("message")) if failed and status.get("message")
-                else (verdict if failed else None),
-                duration_ms=(end - start) // 1_000_000 if start and end >= start else None,
-                payload=payload, **usage)
+        duration = (end - start) // 1_000_000 if start and end >= start else None
+        tool = _first(a, TOOL_KEYS)
+        if not failed and (str(kind).upper() == "LLM" or operation in LLM_OPERATIONS):
+            model_call(run, _ts(end, shown), record=f"span {sid}", role=role,
+                       model=payload.pop("model", None), duration_ms=duration,
+                       payload=payload, **usage)
+        elif not failed and all(v is None for v in usage.values()) and (
+                tool is not None or str(kind).upper() == "TOOL" or operation == "execute_tool"):
+            tool_call(run, _ts(end, shown), record=f"span {sid}", role=role,
+                      tool=str(stage) if stage is not None else None, verdict=verdict,
+                      duration_ms=duration, payload=payload)
+        else:
+            run.add("error" if failed else "report", _ts(end, shown), record=f"span {sid}",
+                    role=role, stage=str(stage) if stage is not None else None,
+                    verdict=verdict, summary=short(status.get("message"))
+                    if failed and status.get("message") else (verdict if failed else None),
+                    duration_ms=duration, payload=payload, **usage)
         if parents[sid] not in parents:  # a root span: its status is the trace's
             root_status = ("ok" if code in (STATUS_OK, "STATUS_CODE_OK") else
                            verdict if failed else "unset", sid)

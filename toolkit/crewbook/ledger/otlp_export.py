@@ -42,6 +42,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from .calls import CALL_KIND, MODEL_STAGE
 from .events import LedgerEvent
 
 if TYPE_CHECKING:
@@ -264,7 +265,10 @@ class _RunSpans:
         failed = event.kind == "error" or (
             event.kind in ("bar", "verdict") and (event.verdict or "").lower()
             in FAILED_VERDICTS)
-        if event.kind != "init" and (usage or model):
+        # an LLM span: a model call, or an event with usage or a model (a note that only
+        # names a model, like Codex's turn_context, is no call)
+        if event.kind != "init" and (usage or (model and event.kind != "note") or (
+                event.kind == CALL_KIND and event.stage == MODEL_STAGE)):
             model = model or self.default_model
             name = f"chat {model}" if model else "chat"
             attrs += _llm_attributes(event, model)

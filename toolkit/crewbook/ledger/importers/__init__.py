@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ...core.paths import kind_of
 from ...errors import LedgerError, Problem, UsageError
+from ..calls import model_calls, tool_calls
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -580,5 +581,5 @@ def _otlp(path: Path, shown: str) -> list[LedgerEvent]:
 
 
 __all__ = ["DESCRIPTIONS", "REGISTRY", "SOURCES", "Imported", "Sniff", "Source", "detect",
-           "each_import", "find_sources", "gather", "import_events", "import_runs", "skipped_files",
-           "source_named", "unknown_types"]
+           "each_import", "find_sources", "gather", "import_events", "import_runs", "model_calls",
+           "skipped_files", "source_named", "tool_calls", "unknown_types"]

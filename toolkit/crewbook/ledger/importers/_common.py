@@ -1,5 +1,7 @@
-"""What every importer shares: reading a source file, times, and `RunBuilder`, which
-numbers a run's events, points each at its origin and checks it with `LedgerEvent`."""
+"""What every importer shares: reading a source file, times, `RunBuilder`, which
+numbers a run's events, points each at its origin and checks it with `LedgerEvent`, and
+`model_call` / `tool_call`, which give a model call and a tool call one shape whatever
+the source (`crewbook.ledger.calls`)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from ...errors import LedgerError, Problem
+from ..calls import CALL_KIND, MODEL_STAGE, TOOL_KEY
 from ..events import LedgerEvent, validation_problems
 
 #: Largest source file an importer reads (agent logs are megabytes, not gigabytes).
@@ -229,12 +232,52 @@ class LineLog:
 
     def add_other(self, run: RunBuilder, number: int, data: Any) -> None:
         """Keep a record this importer has no mapping for, with its origin; an untimed
-        one takes the time before it (flagged ``ts_inferred``)."""
+        one takes the time before it (flagged ``ts_inferred``). Unless its data says
+        ``known`` (a type the source writes, kept as a note), it is marked
+        ``payload.unknown_type`` and counted."""
         stage, ts, extra = data
         text = extra.pop("summary", None)
         if ts is None and self.first is not None:
             ts = next((e.ts for e in reversed(run.events) if e.ts), self.first[1])
             extra["ts_inferred"] = True
-        extra["unknown_type"] = stage  # counted by import_runs' unknown_types
+        if not extra.pop("known", False):  # a type this source writes is no unknown one
+            extra["unknown_type"] = stage  # counted by import_runs' unknown_types
         run.add(self.OTHER_KIND, ts, line=number, stage=stage, summary=text,
                 payload={k: v for k, v in extra.items() if v is not None})
+
+
+def model_call(run: RunBuilder, ts: datetime | None, *, role: str,
+               model: str | None = None, tokens_in: int | None = None,
+               tokens_out: int | None = None, cache_read: int | None = None,
+               cache_write: int | None = None, cost: float | None = None,
+               duration_ms: int | None = None, verdict: str | None = "done",
+               summary: str | None = None, line: int | None = None,
+               record: str | None = None,
+               payload: Mapping[str, Any] | None = None) -> LedgerEvent:
+    """One model call: a ``report`` of `role` at stage ``model``, its tokens (``tokens_in``
+    counts the cached tokens too, ``payload.cache_read_tokens`` / ``cache_write_tokens``
+    say how many), its cost when the log records one (else priced later and marked
+    ``cost_estimate``) and ``payload.model``. Unknown values stay null, never 0."""
+    data = {**(payload or {}), "model": model, "cache_read_tokens": cache_read,
+            "cache_write_tokens": cache_write}
+    return run.add(CALL_KIND, ts, line=line, record=record, role=role, stage=MODEL_STAGE,
+                   verdict=verdict, summary=summary, tokens_in=tokens_in,
+                   tokens_out=tokens_out, cost=cost, duration_ms=duration_ms,
+                   payload={k: v for k, v in data.items() if v is not None})
+
+
+def tool_call(run: RunBuilder, ts: datetime | None, *, role: str, tool: Any,
+              duration_ms: int | None = None, verdict: str | None = None,
+              summary: str | None = None, line: int | None = None,
+              record: str | None = None,
+              payload: Mapping[str, Any] | None = None) -> LedgerEvent:
+    """One tool call: a ``report`` of `role` whose stage is the tool's short name
+    (`stage_name`, ``tool`` when the log names none) and ``payload.tool`` its name.
+    `ts` is when its result came, the end of its span (``duration_ms`` before it, from
+    the call), and the event sits there in the run; a call never answered is at its own
+    time, with no verdict."""
+    name = stage_name(tool) or "tool"
+    data = {**(payload or {}), TOOL_KEY: short(tool) or name}
+    return run.add(CALL_KIND, ts, line=line, record=record, role=role, stage=name,
+                   verdict=verdict, summary=summary, duration_ms=duration_ms,
+                   payload={k: v for k, v in data.items() if v is not None})

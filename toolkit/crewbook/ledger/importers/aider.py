@@ -11,7 +11,7 @@ Aider                           crewbook event
                                 line, aider's version, the model)
 ``#### text``                   ``act``: role ``user``, stage ``message`` or the
                                 command (``/add``, ``/ask``…)
-the model's reply               ``report``: role ``assistant``, stage ``reply``,
+the model's reply               a model call: role ``assistant``, stage ``model``,
                                 tokens and cost from the ``> Tokens:`` line
                                 that follows it
 other ``> `` lines              ``note``: role ``aider``, stage ``edit``
@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ...errors import LedgerError, Problem
 from ..events import LedgerEvent
-from ._common import RunBuilder, read_text, short
+from ._common import RunBuilder, model_call, read_text, short
 
 if TYPE_CHECKING:
     from . import Sniff
@@ -146,8 +146,14 @@ class _Session:
     def _reply_done(self, **usage: Any) -> None:
         if self.reply is not None:
             reply, self.reply = self.reply, None
-            self.run.add("report", None, line=reply["line"], role="assistant", stage="reply",
-                         verdict="done", summary=reply["summary"], **usage)
+            self._call(reply["line"], reply["summary"], **usage)
+
+    def _call(self, line: int, summary: str | None, **usage: Any) -> None:
+        """A model call: a reply, or a token report with no reply before it."""
+        model = self.setup.get("model")
+        model_call(self.run, None, line=line, role="assistant",
+                   model=model if isinstance(model, str) else None, summary=summary,
+                   **usage)
 
     def _aider(self, number: int, lines: list[str], *, setup: bool = False) -> None:
         joined = " ".join(lines)
@@ -168,8 +174,7 @@ class _Session:
             if self.reply is not None:
                 self._reply_done(**usage)
             else:
-                self.run.add("note", None, line=number, role="aider", stage="tokens",
-                             summary=short(joined), **usage)
+                self._call(number, short(joined), **usage)
             lines = [t for t in lines if not (TOKENS.search(t) or COST.search(t))]
         self._reply_done()
         if setup or not any(lines):

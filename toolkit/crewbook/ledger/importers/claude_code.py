@@ -13,7 +13,7 @@ result)                            slash command (``/openspec:proposal``; payloa
 ``message.id``                     ``assistant`` (``subagent`` on a sidechain),
                                    stage ``model``, tokens, payload ``model``,
                                    ``cache_read_tokens``, ``cache_write_tokens``
-``tool_use`` block                 ``act``: the caller's role, stage = the tool
+``tool_use`` block                 a tool call: the caller's role, stage = the tool
                                    name, duration_ms until its ``tool_result``,
                                    verdict ``done`` or ``error`` (``is_error``)
 ``summary``, ``system`` and any    ``note``: stage = the line's ``type`` (and
@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..events import LedgerEvent
-from ._common import LineLog, RunBuilder, count, head_objects, short, utc
+from ._common import LineLog, RunBuilder, count, head_objects, model_call, short, tool_call, utc
 
 SOURCE: Final = "claude-code"
 #: The kind of a record type this importer has no mapping for (kept, never dropped).
@@ -88,6 +88,7 @@ class _Tool:
     payload: dict[str, Any]
     end: datetime | None = None
     error: bool = False
+    result: int | None = None  # the line of its tool_result
 
 
 def import_file(path: Path, shown: str) -> list[LedgerEvent]:
@@ -136,7 +137,8 @@ class _Session(LineLog):
             if isinstance(value.get("subtype"), str):
                 stage = f"{stage}:{value['subtype']}"
             text = value.get("summary") if kind == "summary" else value.get("content")
-            self.items.append((number, "other", (stage[:60], ts, {"summary": short(text)})))
+            self.items.append((number, "other", (stage[:60], ts, {
+                "summary": short(text), "known": kind in LINE_TYPES})))
 
     def _role(self, value: dict[str, Any], main: str) -> str:
         return "subagent" if value.get("isSidechain") is True else main
@@ -199,9 +201,10 @@ class _Session(LineLog):
         results = [b for b in _blocks(content) if b.get("type") == "tool_result"]
         for block in results:
             tool = self.tools.get(str(block.get("tool_use_id")))
-            if tool is not None and tool.end is None:
-                tool.end = ts
+            if tool is not None and tool.result is None:
+                tool.end, tool.result = ts, number
                 tool.error = block.get("is_error") is True
+                self.items.append((number, "tool_done", tool.call))  # reported here
         if results:
             return
         text = content if isinstance(content, str) else "\n".join(
@@ -236,15 +239,19 @@ class _Session(LineLog):
         for number, what, data in self.items:
             if what == "call":
                 self._emit_call(run, self.calls[data])
-            elif what == "tool":
+            elif what in ("tool", "tool_done"):
+                # a tool call is reported when its result comes (the end of its span),
+                # else where it was called
                 tool = self.tools[data]
+                if what == "tool" and tool.result is not None:
+                    continue
                 duration = (round((tool.end - tool.ts).total_seconds() * 1000)
                             if tool.end is not None and tool.ts is not None
                             and tool.end >= tool.ts else None)
-                run.add("act", tool.ts, line=tool.line, record=tool.call, role=tool.role,
-                        stage=tool.name, duration_ms=duration,
-                        verdict=None if tool.end is None else "error" if tool.error else "done",
-                        payload=tool.payload)
+                tool_call(run, tool.end or tool.ts, line=tool.line, record=tool.call,
+                          role=tool.role, tool=tool.name, duration_ms=duration,
+                          verdict=None if what == "tool" else "error" if tool.error
+                          else "done", payload=tool.payload)
             elif what == "prompt":
                 role, stage, ts, payload, text = data
                 run.add("act", ts, line=number, role=role, stage=stage, summary=text,
@@ -261,15 +268,12 @@ class _Session(LineLog):
         cache_write = u.get("cache_creation_input_tokens", 0)
         cache_read = u.get("cache_read_input_tokens", 0)
         tokens_in = (u.get("input_tokens", 0) + cache_write + cache_read) if u else None
-        payload: dict[str, Any] = {"model": call.model, "provider": "anthropic",
-                                   "cache_read_tokens": cache_read,
-                                   "cache_write_tokens": cache_write,
-                                   "stop_reason": call.stop, "agent": call.agent}
-        run.add("report", call.ts, line=call.line, role=call.role, stage="model",
-                verdict="error" if call.error else "done", summary=call.text,
-                tokens_in=tokens_in, tokens_out=u.get("output_tokens") if u else None,
-                cost=call.cost,
-                payload={k: v for k, v in payload.items() if v is not None})
+        model_call(run, call.ts, line=call.line, role=call.role, model=call.model,
+                   verdict="error" if call.error else "done", summary=call.text,
+                   tokens_in=tokens_in, tokens_out=u.get("output_tokens") if u else None,
+                   cache_read=cache_read, cache_write=cache_write, cost=call.cost,
+                   payload={k: v for k, v in {"provider": "anthropic", "stop_reason": call.stop,
+                                              "agent": call.agent}.items() if v is not None})
 
 
 def _kind(value: dict[str, Any]) -> str | None:

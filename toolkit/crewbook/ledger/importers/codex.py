@@ -13,7 +13,7 @@ Codex line (``type`` / payload type)   crewbook event
                                        AGENTS.md / environment text); assistant:
                                        ``note``, role ``assistant``, stage
                                        ``message``; developer: ``note``
-``response_item`` / ``function_call``,  ``act``: role ``assistant``, stage = the
+``response_item`` / ``function_call``,  a tool call: role ``assistant``, stage = the
 ``custom_tool_call``,                   tool name (``shell``, ``apply_patch``…),
 ``local_shell_call``…                   duration_ms until the output with its
                                        ``call_id``, verdict ``error`` when the
@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..events import LedgerEvent
-from ._common import LineLog, RunBuilder, count, head_objects, short, utc
+from ._common import LineLog, RunBuilder, count, head_objects, model_call, short, tool_call, utc
 
 SOURCE: Final = "codex"
 #: The kind of a record type this importer has no mapping for (kept, never dropped).
@@ -55,6 +55,13 @@ TOOL_CALLS: Final = frozenset({"function_call", "custom_tool_call", "local_shell
                                "web_search_call", "tool_search_call"})
 TOOL_OUTPUTS: Final = frozenset({"function_call_output", "custom_tool_call_output",
                                  "local_shell_call_output", "tool_search_output"})
+#: ``response_item`` and ``event_msg`` types a rollout holds that are kept as notes
+#: (known: not counted as unknown types).
+KNOWN_ITEMS: Final = frozenset({"reasoning", "ghost_snapshot"})
+KNOWN_EVENTS: Final = frozenset({
+    "user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content",
+    "task_started", "task_complete", "turn_aborted", "context_compacted",
+    "entered_review_mode", "exited_review_mode", "undo_completed"})
 #: Texts Codex injects as user messages (instructions, environment), not the user's words.
 CONTEXT_PREFIXES: Final = ("<environment_context>", "# AGENTS.md", "<user_instructions>",
                            "<INSTRUCTIONS>", "<permissions", "<turn_aborted>")
@@ -103,20 +110,24 @@ class _Rollout(LineLog):
         elif kind == "turn_context":
             if isinstance(payload.get("model"), str) and payload["model"]:
                 self.model = payload["model"]
-            self.items.append((number, "other", ("turn_context", ts, {"model": self.model})))
+            self.items.append((number, "other", ("turn_context", ts, {"model": self.model,
+                                                                      "known": True})))
         elif kind == "response_item" and sub == "message":
             self._message(number, ts, payload)
         elif kind == "response_item" and sub in TOOL_CALLS:
             self._tool(number, ts, sub, payload)
         elif kind == "response_item" and sub in TOOL_OUTPUTS:
-            self._output(ts, payload)
+            self._output(number, ts, payload)
         elif kind == "event_msg" and sub == "token_count":
             self._tokens(number, ts, payload)
         else:
             if kind == "event_msg":
                 self.complete = sub == "task_complete"
             stage = sub if kind in ("event_msg", "response_item") and sub else kind
-            extra: dict[str, Any] = {}
+            # known: Codex's own events, compaction, reasoning; anything else is counted
+            extra: dict[str, Any] = {"known": kind == "compacted" or (
+                kind == "event_msg" and sub in KNOWN_EVENTS) or (
+                kind == "response_item" and sub in KNOWN_ITEMS)}
             if sub == "task_complete" and count(payload.get("duration_ms")) is not None:
                 extra["duration_ms"] = payload["duration_ms"]
             text = payload.get("message") if isinstance(payload.get("message"), str) else None
@@ -167,14 +178,15 @@ class _Rollout(LineLog):
         if isinstance(payload.get("input"), str):
             info["input"] = payload["input"][:500]
         self.tools[call] = {"line": number, "ts": ts, "name": str(name)[:80], "payload": info,
-                            "end": None, "error": False}
+                            "end": None, "result": None, "error": False}
         self.items.append((number, "tool", call))
 
-    def _output(self, ts: datetime | None, payload: dict[str, Any]) -> None:
+    def _output(self, number: int, ts: datetime | None, payload: dict[str, Any]) -> None:
         tool = self.tools.get(str(payload.get("call_id")))
-        if tool is None or tool["end"] is not None:
+        if tool is None or tool["result"] is not None:
             return
-        tool["end"] = ts
+        tool["end"], tool["result"] = ts, number
+        self.items.append((number, "tool_done", str(payload.get("call_id"))))
         output = payload.get("output")
         if isinstance(output, str) and output.startswith("{"):
             try:
@@ -189,7 +201,7 @@ class _Rollout(LineLog):
     def _tokens(self, number: int, ts: datetime | None, payload: dict[str, Any]) -> None:
         info = payload.get("info")
         if not isinstance(info, dict):
-            self.items.append((number, "other", ("token_count", ts, {})))
+            self.items.append((number, "other", ("token_count", ts, {"known": True})))
             return
         total = info.get("total_token_usage")
         last = info.get("last_token_usage")
@@ -197,13 +209,14 @@ class _Rollout(LineLog):
             now = {k: count(total.get(k)) or 0 for k in USAGE_KEYS}
             delta = {k: max(now[k] - self.total.get(k, 0), 0) for k in USAGE_KEYS}
             if now == self.total:
-                self.items.append((number, "other", ("token_count", ts, {"repeat": True})))
+                self.items.append((number, "other", ("token_count", ts, {"repeat": True,
+                                                                      "known": True})))
                 return
             self.total = now
         elif isinstance(last, dict):
             delta = {k: count(last.get(k)) or 0 for k in USAGE_KEYS}
         else:
-            self.items.append((number, "other", ("token_count", ts, {})))
+            self.items.append((number, "other", ("token_count", ts, {"known": True})))
             return
         self.items.append((number, "call", (ts, delta, self.model)))
 
@@ -219,22 +232,24 @@ class _Rollout(LineLog):
                         summary="Codex CLI session")
             elif what == "call":
                 ts, delta, model = data
-                payload = {"model": model, "provider": self.provider or "openai",
-                           "cache_read_tokens": delta["cached_input_tokens"],
-                           "reasoning_tokens": delta["reasoning_output_tokens"]}
-                run.add("report", ts, line=number, role="assistant", stage="model",
-                        verdict="done", tokens_in=delta["input_tokens"],
-                        tokens_out=delta["output_tokens"],
-                        payload={k: v for k, v in payload.items() if v is not None})
-            elif what == "tool":
+                model_call(run, ts, line=number, role="assistant", model=model,
+                           tokens_in=delta["input_tokens"], tokens_out=delta["output_tokens"],
+                           cache_read=delta["cached_input_tokens"],
+                           payload={"provider": self.provider or "openai",
+                                    "reasoning_tokens": delta["reasoning_output_tokens"]})
+            elif what in ("tool", "tool_done"):
+                # a tool call is reported when its output comes (the end of its span),
+                # else where it was called
                 tool = self.tools[data]
+                if what == "tool" and tool["result"] is not None:
+                    continue
                 start, end = tool["ts"], tool["end"]
                 duration = (round((end - start).total_seconds() * 1000)
                             if start is not None and end is not None and end >= start else None)
-                run.add("act", start, line=tool["line"], record=data, role="assistant",
-                        stage=tool["name"], duration_ms=duration,
-                        verdict=None if end is None else "error" if tool["error"] else "done",
-                        payload=tool["payload"])
+                tool_call(run, end or start, line=tool["line"], record=data,
+                          role="assistant", tool=tool["name"], duration_ms=duration,
+                          verdict=None if what == "tool" else "error" if tool["error"]
+                          else "done", payload=tool["payload"])
             elif what == "prompt":
                 stage, ts, text = data
                 run.add("act", ts, line=number, role="user", stage=stage, summary=text)

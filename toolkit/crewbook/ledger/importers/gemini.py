@@ -11,7 +11,7 @@ a ``user`` message                     ``act``: role ``user``, stage ``prompt``
 a ``gemini`` message                   ``report``: **one per model call**, role
                                        ``assistant``, stage ``model``; tokens from
                                        ``tokens`` (below), payload.model
-each of its ``toolCalls``              ``act``: role ``assistant``, stage = the
+each of its ``toolCalls``              a tool call: role ``assistant``, stage = the
                                        tool name, verdict = its ``status``
 ``info``, ``warning`` messages         ``note``, stage = the type
 an ``error`` message                   ``error``
@@ -45,10 +45,12 @@ from ._common import (
     RunBuilder,
     count,
     head_objects,
+    model_call,
     read_json,
     short,
     stage_name,
     stream_lines,
+    tool_call,
     utc,
 )
 
@@ -180,26 +182,25 @@ def _events(head: dict[str, Any], messages: list[tuple[int | None, str | None,
         elif kind == "gemini":
             tokens: dict[str, Any] = (message["tokens"] if isinstance(message.get("tokens"), dict)
                                       else {})
-            run.add("report", ts, **where, role="assistant", stage="model", verdict="done",
-                    summary=short(_text(message.get("content"))),
-                    tokens_in=_sum(tokens, "input", "tool"),
-                    tokens_out=_sum(tokens, "output", "thoughts"),
-                    payload={k: v for k, v in {
-                        "model": message.get("model"), "provider": "google",
-                        "cache_read_tokens": count(tokens.get("cached")),
-                        "thoughts_tokens": count(tokens.get("thoughts"))}.items()
-                        if v is not None})
+            model = message.get("model")
+            model_call(run, ts, **where, role="assistant",
+                       model=model if isinstance(model, str) and model else None,
+                       summary=short(_text(message.get("content"))),
+                       tokens_in=_sum(tokens, "input", "tool"),
+                       tokens_out=_sum(tokens, "output", "thoughts"),
+                       cache_read=count(tokens.get("cached")),
+                       payload={"provider": "google",
+                                "thoughts_tokens": count(tokens.get("thoughts"))})
             calls = message.get("toolCalls")
             for index, call in enumerate(calls if isinstance(calls, list) else ()):
                 if not isinstance(call, dict):
                     continue
                 when = utc(call.get("timestamp"))
                 last = max((t for t in (last, when) if t is not None), default=None)
-                run.add("act", when or ts, line=line,
-                        record=f"{record}.toolCalls[{index}]", role="assistant",
-                        stage=stage_name(call.get("name")) or "tool",
-                        verdict=_verdict(call.get("status")),
-                        payload={"call_id": call.get("id")})
+                tool_call(run, when or ts, line=line,
+                          record=f"{record}.toolCalls[{index}]", role="assistant",
+                          tool=call.get("name"), verdict=_verdict(call.get("status")),
+                          payload={"call_id": call.get("id")})
         elif kind == "error":
             run.add("error", ts, **where, stage="error", summary=short(_text(
                 message.get("content"))) or "error")

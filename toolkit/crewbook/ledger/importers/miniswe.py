@@ -6,12 +6,12 @@
 mini-SWE-agent                      crewbook event
 ==================================  ===========================================
 the file                            ``init`` (payload: model, mini_version)
-an ``assistant`` message            ``act``: role ``agent``, stage ``model``;
+an ``assistant`` message            a model call: role ``agent``, stage ``model``;
                                     tokens from ``extra.response.usage``, cost
                                     from ``extra.cost``, time from
                                     ``extra.timestamp`` (2.x writes them; 1.x
                                     writes none)
-each command it runs                ``report``: stage = the tool (``bash``, or
+each command it runs                a tool call: stage = the tool (``bash``, or
                                     the command's first word), verdict from the
                                     observation's return code, duration = the
                                     observation's time minus the call's
@@ -32,13 +32,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ..events import LedgerEvent
-from ._common import RunBuilder, count, load_log, short, stage_name
+from ._common import RunBuilder, count, load_log, model_call, short, stage_name, tool_call
 
 if TYPE_CHECKING:
     from . import Sniff
 
 SOURCE: Final = "mini-swe-agent"
 CODE: Final = "import_bad_mini_swe_agent"
+#: Message roles read (assistant: the calls; system, user, tool: prompts and results;
+#: exit: the end, read from ``info``); a message of any other role is a counted unknown.
+KNOWN_ROLES: Final = frozenset({"system", "user", "assistant", "tool", "exit"})
 #: The command block of a 1.x reply (```bash or ```mswea_bash_command).
 BLOCK: Final = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
 RETURNCODE: Final = re.compile(r"<returncode>(-?\d+)</returncode>")
@@ -91,6 +94,11 @@ def import_file(path: Path, shown: str) -> list[LedgerEvent]:
         record = f"messages[{index}]"
         extra = _extra(message)
         ts = _when(extra.get("timestamp")) or ts
+        role = message.get("role")
+        if not (isinstance(role, str) and role in KNOWN_ROLES):  # kept, marked, counted
+            name = stage_name(role) or "message"
+            run.add("note", ts, record=record, stage=name,
+                    summary=short(message.get("content")), payload={"unknown_type": name})
         if message.get("role") != "assistant":
             continue
         response: dict[str, Any] = (extra["response"]
@@ -100,12 +108,11 @@ def import_file(path: Path, shown: str) -> list[LedgerEvent]:
         cost = float(cost) if isinstance(cost, int | float) and cost >= 0 else None
         priced = priced or cost is not None
         content = message.get("content") if isinstance(message.get("content"), str) else ""
-        run.add("act", _when(extra.get("timestamp")), record=record, role="agent",
-                stage="model", summary=short(content), cost=cost,
-                tokens_in=count(usage.get("prompt_tokens")),
-                tokens_out=count(usage.get("completion_tokens")),
-                payload={"model": response.get("model") or model,
-                         "response_id": response.get("id")})
+        model_call(run, _when(extra.get("timestamp")), record=record, role="agent",
+                   model=response.get("model") or model, summary=short(content), cost=cost,
+                   tokens_in=count(usage.get("prompt_tokens")),
+                   tokens_out=count(usage.get("completion_tokens")),
+                   payload={"response_id": response.get("id")})
         for call_id, command, tool in _commands(message, extra):
             result = results.get(call_id) if call_id else _next_user(messages, index)
             rextra = _extra(result) if result else {}
@@ -117,9 +124,9 @@ def import_file(path: Path, shown: str) -> list[LedgerEvent]:
             begun, ended = _when(extra.get("timestamp")), _when(rextra.get("timestamp"))
             duration = (round((ended - begun).total_seconds() * 1000)
                         if begun and ended and ended >= begun else None)
-            run.add("report", begun, record=record, role="agent", stage=tool,
-                    verdict=verdict, summary=short(command), duration_ms=duration,
-                    payload={"tool_call_id": call_id, "returncode": code})
+            tool_call(run, ended or begun, record=record, role="agent", tool=tool,
+                      verdict=verdict, summary=short(command), duration_ms=duration,
+                      payload={"tool_call_id": call_id, "returncode": code})
     status = info.get("exit_status")
     cost = stats.get("instance_cost")
     total = float(cost) if isinstance(cost, int | float) and cost >= 0 else None

@@ -4,15 +4,16 @@ whole mapping; in short:
 
 V0 (a JSON list of events with ``id``, ``timestamp``, ``source`` and ``action`` or
 ``observation``): an action is an ``act`` (stage: the action), an observation with a
-``cause`` the ``report`` of its action (duration: its time minus the action's), an
-observation without one a ``transition`` (stage: the agent state). Tokens come from
-``tool_call_metadata.model_response.usage``, counted once per response id; cost from
-``llm_metrics.accumulated_cost`` (a running total: an event's cost is the change).
+``cause`` the tool call of its action (duration: its time minus the action's), an
+observation without one a ``transition`` (stage: the agent state). Each model response
+not seen before (``tool_call_metadata.model_response``, its usage counted once per
+response id) is a model call; cost from ``llm_metrics.accumulated_cost`` (a running
+total: a model call's cost is its rise).
 
 SDK / V1 (events with ``kind``: ``ActionEvent``, ``ObservationEvent``, ``MessageEvent``…,
 as a JSON list, ``{"items": [...]}``, JSON Lines, one event per file, or a conversation
-folder ``base_state.json`` + ``events/``): one ``act`` per model call (the actions and
-agent messages sharing an ``llm_response_id``; stage ``model``), one ``report`` per tool
+folder ``base_state.json`` + ``events/``): one model call per response (the actions and
+agent messages sharing an ``llm_response_id``; stage ``model``), one tool call per tool
 call (stage: ``tool_name``; duration: its observation's time minus the action's), user
 messages, system prompts and condensations as ``note``, agent errors as ``error``,
 execution-status updates as ``transition``. Tokens, cost, latency and model per call come
@@ -37,7 +38,17 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ...errors import LedgerError, Problem
 from ..events import LedgerEvent
-from ._common import MAX_BYTES, RunBuilder, count, read_json, short, stage_name, utc
+from ._common import (
+    MAX_BYTES,
+    RunBuilder,
+    count,
+    model_call,
+    read_json,
+    short,
+    stage_name,
+    tool_call,
+    utc,
+)
 
 if TYPE_CHECKING:
     from . import Sniff
@@ -262,6 +273,13 @@ def _v0(items: list[dict[str, Any]], run: RunBuilder, line: int | None = None
             usage["cost"] = max(total - last_cost, 0.0)
             last_cost = max(total, last_cost)
         role = stage_name(item.get("source")) or "unknown"
+        if "tokens_in" in usage or usage.get("cost"):
+            # a new model response (or a rise of the running cost): its model call
+            args: dict[str, Any] = item["args"] if isinstance(item.get("args"), dict) else {}
+            model_call(run, ts, line=line, record=record, role=role,
+                       model=payload.pop("model", None), **usage, payload=dict(payload),
+                       summary=short(args.get("thought")) or short(item.get("message")))
+        usage = {}  # the action or observation itself carries no usage
         if "action" in item:
             action = stage_name(item["action"]) or "action"
             actions[str(item.get("id"))] = {"role": role, "stage": action, "ts": ts}
@@ -290,10 +308,10 @@ def _v0(items: list[dict[str, Any]], run: RunBuilder, line: int | None = None
         act = actions.get(str(cause), {})
         begun = act.get("ts")
         failed = observation == "error" or item.get("success") is False
-        run.add("report", ts, line=line, record=record, role=act.get("role", role),
-                stage=act.get("stage", observation), verdict="failed" if failed else "done",
-                summary=short(item.get("message")), duration_ms=_ms(begun, ts),
-                payload={**payload, "observation": observation, "cause": cause}, **usage)
+        tool_call(run, ts, line=line, record=record, role=act.get("role", role),
+                  tool=act.get("stage", observation), verdict="failed" if failed else "done",
+                  summary=short(item.get("message")), duration_ms=_ms(begun, ts),
+                  payload={**payload, "observation": observation, "cause": cause})
     if finished is None and state is not None and state[0] in RESTING:
         finished = state[0]
     if finished is not None:
@@ -376,6 +394,20 @@ def _totals(run: RunBuilder, blocks: list[dict[str, Any]], *, line: int | None =
             payload={"model": models[0] if len(models) == 1 else models})
 
 
+def _sdk_call(run: RunBuilder, ts: datetime | None, usage: dict[str, Any],
+              where: dict[str, Any], *, summary: str | None,
+              payload: dict[str, Any]) -> None:
+    """One SDK model call with its usage from the conversation's stats (`_usage_by_response`;
+    empty when the stats do not itemise it: null tokens and cost)."""
+    more: dict[str, Any] = dict(usage.get("payload", {}))
+    model_call(run, ts, **where, role="agent", model=more.pop("model", None),
+               cache_read=more.pop("cache_read_tokens", None),
+               cache_write=more.pop("cache_write_tokens", None), summary=summary,
+               tokens_in=usage.get("tokens_in"), tokens_out=usage.get("tokens_out"),
+               cost=usage.get("cost"), duration_ms=usage.get("duration_ms"),
+               payload={**payload, **more})
+
+
 def _sdk(events: list[Any], run: RunBuilder, state: dict[str, Any] | None,
          lines: list[int] | None = None, *, line: int | None = None,
          records: list[str] | None = None) -> list[LedgerEvent]:
@@ -411,12 +443,9 @@ def _sdk(events: list[Any], run: RunBuilder, state: dict[str, Any] | None,
             calls_done.add(str(rid))
             usage = by_id.get(str(rid), {})
             used.add(str(rid))
-            run.add("act", ts, **where, role="agent", stage="model",
-                    summary=short(event.get("thought") if isinstance(event.get("thought"), str)
-                                  else None) or _text(event),
-                    tokens_in=usage.get("tokens_in"), tokens_out=usage.get("tokens_out"),
-                    cost=usage.get("cost"), duration_ms=usage.get("duration_ms"),
-                    payload={**base, "llm_response_id": rid, **usage.get("payload", {})})
+            _sdk_call(run, ts, usage, where, summary=short(
+                event.get("thought") if isinstance(event.get("thought"), str) else None)
+                or _text(event), payload={**base, "llm_response_id": rid})
         if kind == "ActionEvent":
             tool = stage_name(event.get("tool_name")) or _action_kind(event) or "action"
             if tool == "finish":
@@ -428,22 +457,22 @@ def _sdk(events: list[Any], run: RunBuilder, state: dict[str, Any] | None,
             if str(event.get("id")) in observed:  # reported when its result comes
                 pending[str(event.get("id"))] = call
             else:  # never observed: reported now, with no verdict nor duration
-                run.add("report", ts, **where, role="agent", stage=tool,
-                        summary=call["summary"], payload=call["payload"])
+                tool_call(run, ts, **where, role="agent", tool=tool,
+                          summary=call["summary"], payload=call["payload"])
         elif kind in ("ObservationEvent", "UserRejectObservation") \
                 or (kind == "AgentErrorEvent" and event.get("action_id") is not None):
             verdict = "failed" if _failed(event) else "done"
             done = pending.pop(str(event.get("action_id")), None)
             if done is not None:  # the tool call's report: at its result, timed from its call
-                run.add("report", ts, **where, role="agent", stage=done["stage"],
-                        verdict=verdict, summary=done["summary"],
-                        duration_ms=_ms(done["ts"], ts),
-                        payload={**done["payload"], "observation": event.get("id"),
-                                 "observation_kind": kind})
+                tool_call(run, ts, **where, role="agent", tool=done["stage"],
+                          verdict=verdict, summary=done["summary"],
+                          duration_ms=_ms(done["ts"], ts),
+                          payload={**done["payload"], "observation": event.get("id"),
+                                   "observation_kind": kind})
             else:  # its action is not in the log (or was reported already)
-                run.add("report", ts, **where, role="agent",
-                        stage=stage_name(event.get("tool_name")) or "observation",
-                        verdict=verdict, payload={**base, "action_id": event.get("action_id")})
+                tool_call(run, ts, **where, role="agent",
+                          tool=stage_name(event.get("tool_name")) or "observation",
+                          verdict=verdict, payload={**base, "action_id": event.get("action_id")})
         elif kind == "MessageEvent":
             if role != "agent" or rid is None:
                 run.add("note", ts, **where, role=role, stage="message",
@@ -465,18 +494,15 @@ def _sdk(events: list[Any], run: RunBuilder, state: dict[str, Any] | None,
         elif rid is None or str(rid) not in calls_done:
             run.add("note", ts, **where, role=role, payload={**base, "unknown_type": kind})
     for left in pending.values():  # its result came before it: reported at its call
-        run.add("report", left["ts"], record="(unmatched action)", role="agent",
-                stage=left["stage"], summary=left["summary"], payload=left["payload"])
+        tool_call(run, left["ts"], record="(unmatched action)", role="agent",
+                  tool=left["stage"], summary=left["summary"], payload=left["payload"])
     leftover = [u for r, u in by_id.items() if r not in used]
     if leftover and not used:
         _totals(run, blocks, line=line, record="stats")
     elif leftover:
         for usage in leftover:
-            run.add("act", None, line=line, record="stats", role="agent", stage="model",
-                    summary="a model call with no event in the log",
-                    tokens_in=usage.get("tokens_in"), tokens_out=usage.get("tokens_out"),
-                    cost=usage.get("cost"), duration_ms=usage.get("duration_ms"),
-                    payload=usage.get("payload", {}))
+            _sdk_call(run, None, usage, {"line": line, "record": "stats"},
+                      summary="a model call with no event in the log", payload={})
     elif not by_id and blocks:
         _totals(run, blocks, line=line, record="stats")
     if finished is None and status in RESTING_V1:

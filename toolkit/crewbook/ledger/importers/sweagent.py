@@ -6,7 +6,7 @@ SWE-agent                        crewbook event
 the file                         ``init`` (payload: the environment, the model
                                  stats' api_calls)
 ``trajectory[i]`` (or, in a      two events: the model call that wrote it
-history-only file, each          (``act``: role ``agent``, stage ``model``,
+history-only file, each          (``report``: role ``agent``, stage ``model``,
 ``assistant`` message)           summary = the thought) and, when the step has an
                                  ``action``, the tool call it ran (``report``:
                                  stage = the command, its first word; summary =
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ...errors import LedgerError, Problem
 from ..events import LedgerEvent
-from ._common import RunBuilder, count, load_log, short, stage_name
+from ._common import RunBuilder, count, load_log, model_call, short, tool_call
 
 if TYPE_CHECKING:
     from . import Sniff
@@ -86,13 +86,12 @@ def import_file(path: Path, shown: str) -> list[LedgerEvent]:
         record = f"{where}[{index}]"
         # a step is one model call (the thought and the action it wrote) and, when it
         # wrote an action, one tool call (the command run, timed by execution_time)
-        run.add("act", None, record=record, role=ROLE, stage="model",
-                summary=short(step.get("thought")) or short(action))
+        model_call(run, None, record=record, role=ROLE,
+                   summary=short(step.get("thought")) or short(action))
         if words:
-            run.add("report", None, record=record, role=ROLE,
-                    stage=stage_name(words[0]) or "(none)", verdict="done",
-                    summary=short(action), duration_ms=_ms(step.get("execution_time")),
-                    payload={"action": short(action)})
+            tool_call(run, None, record=record, role=ROLE, tool=words[0], verdict="done",
+                      summary=short(action), duration_ms=_ms(step.get("execution_time")),
+                      payload={"action": short(action)})
     status = info.get("exit_status")
     if isinstance(status, str) and status:
         cost = stats.get("instance_cost")

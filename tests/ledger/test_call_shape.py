@@ -16,13 +16,14 @@ from crewbook.ledger.importers import model_calls, skipped_files, tool_calls
 from crewbook.ledger.importers._common import STAGE_CHARS, stage_name
 from crewbook.ledger.synthetic_sessions import write_claude_code_sessions
 
+from .test_heldout import HELD
 from .test_otlp import GENAI_TRACE
 from .test_otlp_import import OPENINFERENCE
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "agent_logs"
-#: Sample folders by the source they hold (every one but heldout/, read only by its own
-#: test).
-SAMPLES = sorted(p for p in LOGS.iterdir() if p.is_dir() and p.name != "heldout")
+#: Sample folders by the source they hold (every one but the held-out folder, read only by
+#: its own test).
+SAMPLES = sorted(p for p in LOGS.iterdir() if p.is_dir() and p != HELD)
 #: The files of a sample folder that are not logs.
 NOT_LOGS = ("PROVENANCE.md", "README.md")
 #: Sample folders whose logs hold no tool call (aider logs none; the OTLP sample is one

@@ -8,6 +8,7 @@ strict xfail, so it fails (and must leave the list) as soon as the samples are t
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -26,8 +27,6 @@ MIN_FILES, MIN_ORIGINS = 5, 3
 #: Sources with fewer real files or origins than required, and why (the searches tried
 #: are in the PROVENANCE.md that lists their files).
 SHORT = {
-    "swe-agent": "one repository; its tags 0.1.0, 0.4.0 and 1.x write different shapes, but "
-                 "a .traj file does not state its version",
     "openhands-v0": "only OpenHands' own test trajectories",
     "openhands-sdk": "only the SDK repository's own recorded conversations",
     "openhands-eval": "one real evaluation output.jsonl",
@@ -114,3 +113,29 @@ def test_held_out_files_are_read_only_by_their_own_tests() -> None:
     assert naming == []
     assert all(word in (tests / "ledger" / name).read_text(encoding="utf-8")
                for name in own - {Path(__file__).name})
+
+
+def _release(origin: str) -> tuple[int, ...]:
+    """The release an origin names (``SWE-agent/SWE-agent 0.7.0`` -> (0, 7, 0))."""
+    found = re.fullmatch(r"SWE-agent/SWE-agent (\d+)\.(\d+)\.(\d+)", origin)
+    assert found, f"a SWE-agent origin names no release: {origin!r}"
+    return tuple(int(part) for part in found.groups())
+
+
+def test_each_swe_agent_file_has_the_fields_of_the_release_its_origin_names() -> None:
+    """A .traj file states no version, so its origin is the release that first shipped it;
+    the fields only some releases write must agree (``message_type`` on history entries
+    from 1.0.0, ``info.edited_files30`` from 0.7.0), or the origins count is wrong."""
+    rows = [r for r in ROWS if r["source"] == "swe-agent"]
+    assert len({r["origin"] for r in rows}) >= 3
+    for row in rows:
+        release = _release(row["origin"])
+        traj = json.loads(Path(row["path"]).read_text(encoding="utf-8"))
+        typed = any("message_type" in entry for entry in traj["history"])
+        assert typed == (release >= (1, 0, 0)), row["where"]
+        if release < (0, 7, 0):
+            assert "edited_files30" not in traj.get("info", {}), row["where"]
+            assert all("execution_time" not in step for step in traj["trajectory"]), \
+                row["where"]
+        if "replay_config" in traj:
+            assert release >= (1, 0, 0), row["where"]

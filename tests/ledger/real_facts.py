@@ -113,3 +113,30 @@ def eval_facts(path: Path) -> dict[str, dict[str, Any]]:
             "cost": metrics.get("accumulated_cost"),
         }
     return out
+
+
+def v0_facts(history: list[dict[str, Any]]) -> dict[str, Any]:
+    """The same facts of an OpenHands V0 event list (a trajectory, or the ``history`` of an
+    evaluation line): a model call is a ``model_response`` id, its usage counted once however
+    many events repeat it; a tool call is an observation answering an action (``cause``)."""
+    responses: dict[str, dict[str, Any]] = {}
+    for e in history:
+        response = (e.get("tool_call_metadata") or {}).get("model_response")
+        if response and response["id"] not in responses:
+            responses[response["id"]] = response
+    actions = {e["id"]: e["action"] for e in history if "action" in e}
+    answered = [actions[e["cause"]] for e in history
+                if "observation" in e and e.get("cause") in actions]
+    stamps = [pd.Timestamp(e["timestamp"], tz="UTC") for e in history]
+    return {
+        "calls": len(responses),
+        "tokens_in": sum(r["usage"]["prompt_tokens"] for r in responses.values()),
+        "tokens_out": sum(r["usage"]["completion_tokens"] for r in responses.values()),
+        "tool_names": answered,
+        "first": min(stamps), "last": max(stamps),
+        "model": sorted({r["model"] for r in responses.values()}),
+        # a finish action, else the state the agent rests in at the end of the log
+        "outcome": "finished" if "finish" in actions.values() else next(
+            (e["extras"]["agent_state"] for e in reversed(history)
+             if e.get("observation") == "agent_state_changed"), None),
+    }

@@ -27,9 +27,10 @@ MIN_FILES, MIN_ORIGINS = 5, 3
 #: Sources with fewer real files or origins than required, and why (the searches tried
 #: are in the PROVENANCE.md that lists their files).
 SHORT = {
-    "openhands-v0": "only OpenHands' own test trajectories",
+    "openhands-v0": "only OpenHands' own test trajectories, all recorded for 0.23.0",
     "openhands-sdk": "only the SDK repository's own recorded conversations",
-    "openhands-eval": "one real evaluation output.jsonl",
+    "openhands-eval": "two real evaluation output.jsonl files (OpenHands/benchmarks, "
+                      "OpenHands 0.35.0's multi-SWE-bench example)",
     "otlp": "no captured GenAI OTLP export found; the files are the conventions' examples",
     "openinference": "no captured OpenInference export found",
 }

@@ -130,8 +130,10 @@ def v0_facts(history: list[dict[str, Any]]) -> dict[str, Any]:
     stamps = [pd.Timestamp(e["timestamp"], tz="UTC") for e in history]
     return {
         "calls": len(responses),
-        "tokens_in": sum(r["usage"]["prompt_tokens"] for r in responses.values()),
-        "tokens_out": sum(r["usage"]["completion_tokens"] for r in responses.values()),
+        "tokens_in": sum(r["usage"]["prompt_tokens"] for r in responses.values())
+        if responses else None,
+        "tokens_out": sum(r["usage"]["completion_tokens"] for r in responses.values())
+        if responses else None,
         "tool_names": answered,
         "first": min(stamps), "last": max(stamps),
         "model": sorted({r["model"] for r in responses.values()}),

@@ -74,7 +74,12 @@ def _assert_v0_facts(df: pd.DataFrame, run: str, facts: dict[str, Any]) -> None:
     """An imported V0 history agrees with the facts counted from its raw events."""
     out = run_outcomes(df).loc[run]
     assert df["tokens_in"].notna().sum() == facts["calls"]  # each response counted once
-    assert (out["tokens_in"], out["tokens_out"]) == (facts["tokens_in"], facts["tokens_out"])
+    if facts["tokens_in"] is None:  # no usage in the log: unknown, never 0
+        assert pd.isna(out["tokens_in"])
+        assert pd.isna(out["cost"])
+    else:
+        assert (out["tokens_in"], out["tokens_out"]) == (facts["tokens_in"],
+                                                         facts["tokens_out"])
     assert list(df[df["kind"] == "report"]["stage"]) == facts["tool_names"]
     assert (out["started"], out["ended"]) == (facts["first"], facts["last"])
     assert out["finished_reason"] == facts["outcome"]
@@ -195,6 +200,32 @@ def test_openhands_real_evaluation_output_jsonl() -> None:
         assert pd.isna(row["cost"])  # so the cost is unknown, never 0
         assert pd.isna(row["tokens_in"])
     assert {p["origin"]["line"] for p in df["payload"]} == {1, 2}
+
+
+def test_opendevin_evaluation_output_jsonl_of_action_observation_pairs() -> None:
+    """A real evaluation output.jsonl written by OpenDevin (OpenHands before its rename,
+    released in 0.6.0; CodeActAgent 1.5, ProntoQA, gpt-4o): ``id`` rather than
+    ``instance_id``, and a history of ``[action, observation]`` pairs whose observation is
+    a placeholder (no id) when the action had none. Each line is a run with the facts
+    counted from its raw pairs."""
+    import json
+
+    path = LOGS / "openhands-eval" / "opendevin-prontoqa-gpt-4o-output.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert detect(path) == "openhands"
+    df = import_runs(path)
+    assert sorted(df["run"].unique()) == sorted(r["id"] for r in rows)
+    for row in rows:
+        assert all(isinstance(pair, list) and len(pair) == 2 for pair in row["history"])
+        events = [e for pair in row["history"] for e in pair if "id" in e]
+        placeholders = sum(1 for pair in row["history"] if "id" not in pair[1])
+        assert placeholders > 0
+        facts = v0_facts(events)
+        run = df[df["run"] == row["id"]]
+        _assert_v0_facts(run, row["id"], facts)
+        records = [p["origin"]["record"] for p in run["payload"]]
+        assert sum(r.startswith("id ") for r in records) == len(events)  # each one kept
+        assert {p["origin"]["line"] for p in run["payload"]} == {rows.index(row) + 1}
 
 
 def test_evaluation_totals_with_no_priced_call_give_no_cost(tmp_path: Path) -> None:

@@ -29,8 +29,9 @@ MIN_FILES, MIN_ORIGINS = 5, 3
 SHORT = {
     "openhands-v0": "only OpenHands' own test trajectories, all recorded for 0.23.0",
     "openhands-sdk": "only the SDK repository's own recorded conversations",
-    "openhands-eval": "two real evaluation output.jsonl files (OpenHands/benchmarks, "
-                      "OpenHands 0.35.0's multi-SWE-bench example)",
+    "openhands-eval": "three real evaluation output.jsonl files from three origins "
+                      "(OpenHands/benchmarks, OpenHands 0.35.0, OpenDevin 0.6.0); five "
+                      "files needed",
     "otlp": "no captured GenAI OTLP export found; the files are the conventions' examples",
     "openinference": "no captured OpenInference export found",
 }

@@ -21,7 +21,8 @@ from the conversation's ``stats`` (``usage_to_metrics.*.token_usages``, by
 ``response_id``), in ``base_state.json`` or the last ``stats`` state update.
 
 An evaluation ``output.jsonl`` holds one instance per line (``instance_id``, ``history``,
-``metrics``): each is a run named after its instance, its history read as above.
+``metrics``; OpenDevin's: ``id`` and ``[action, observation]`` pairs): each is a run named
+after its instance, its history read as above.
 
 Events of a kind not listed are kept as ``note`` with ``payload.unknown_type``. Times
 have no offset: read as UTC. ``stage`` is always a short name (`STAGE_CHARS` at most).
@@ -98,9 +99,24 @@ def _sdk_events(value: Any) -> list[Any] | None:
 
 
 def _instance(value: Any) -> bool:
-    """Whether a value is one evaluation instance (``instance_id`` and ``history``)."""
-    return (isinstance(value, dict) and "instance_id" in value
-            and isinstance(value.get("history"), list))
+    """Whether a value is one evaluation instance: ``instance_id`` and ``history``, or (as
+    OpenDevin's evaluations wrote them, 2024) ``id``, ``instruction`` and ``history``."""
+    return (isinstance(value, dict) and isinstance(value.get("history"), list)
+            and ("instance_id" in value or ("id" in value and "instruction" in value)))
+
+
+def _flat_history(history: list[Any]) -> list[Any]:
+    """An evaluation history as one event list. OpenDevin wrote it as ``[action,
+    observation]`` pairs, the observation a placeholder (``"observation": "null"``, no id)
+    when the action had none: the pairs are unpaired and the placeholders left out."""
+    if not any(isinstance(e, list) for e in history):
+        return history
+    flat: list[Any] = []
+    for entry in history:
+        for e in entry if isinstance(entry, list) else [entry]:
+            if not (isinstance(e, dict) and e.get("observation") == "null" and "id" not in e):
+                flat.append(e)
+    return flat
 
 
 def is_conversation(folder: Path) -> bool:
@@ -211,8 +227,9 @@ def _conversation(folder: Path, shown: str) -> list[LedgerEvent]:
 
 def _eval(value: dict[str, Any], shown: str, line: int | None) -> list[LedgerEvent]:
     """One evaluation instance: its history as a run named after the instance."""
-    history = value["history"]
-    run = RunBuilder(SOURCE, SOURCE, str(value["instance_id"]), shown)
+    history = _flat_history(value["history"])
+    instance = value["instance_id"] if "instance_id" in value else value["id"]
+    run = RunBuilder(SOURCE, SOURCE, str(instance), shown)
     metrics = value["metrics"] if isinstance(value.get("metrics"), dict) else None
     if history and all(_sdk_event(e) for e in history[:20]):
         _sdk(history, run, {"stats": {"usage_to_metrics": {"agent": metrics}}}
@@ -226,7 +243,7 @@ def _eval(value: dict[str, Any], shown: str, line: int | None) -> list[LedgerEve
             _totals(run, [metrics], line=line, record="metrics", tokens=not itemised)
     if not run.events:
         run.add("note", None, line=line, record="history", stage="empty",
-                summary=f"instance {value['instance_id']} has an empty history")
+                summary=f"instance {instance} has an empty history")
     return run.events
 
 

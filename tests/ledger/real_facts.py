@@ -63,9 +63,11 @@ def sdk_facts(path: Path) -> dict[str, Any]:
     if itemised:
         tokens_in = sum(u["prompt_tokens"] for u in itemised)
         tokens_out = sum(u["completion_tokens"] for u in itemised)
-    else:
+    elif blocks:
         tokens_in = sum(b["accumulated_token_usage"]["prompt_tokens"] for b in blocks)
         tokens_out = sum(b["accumulated_token_usage"]["completion_tokens"] for b in blocks)
+    else:  # the stats record no usage at all (a stubbed model)
+        tokens_in = tokens_out = None
     stamps = [pd.Timestamp(e["timestamp"], tz="UTC") for e in events]
     actions = [e for e in events if e["kind"] == "ActionEvent"]
     ids = {e["id"] for e in actions}
@@ -77,7 +79,7 @@ def sdk_facts(path: Path) -> dict[str, Any]:
         "calls": len({e["llm_response_id"] for e in events
                       if e.get("llm_response_id") and e["source"] == "agent"}),
         "tokens_in": tokens_in, "tokens_out": tokens_out,
-        "cost": sum(b["accumulated_cost"] for b in blocks),
+        "cost": sum(b["accumulated_cost"] for b in blocks) if blocks else None,
         "tools": len(tool_events),
         "tool_names": [e["tool_name"] for e in tool_events],
         "first": min(stamps), "last": max(stamps),

@@ -63,9 +63,11 @@ def sdk_facts(path: Path) -> dict[str, Any]:
     if itemised:
         tokens_in = sum(u["prompt_tokens"] for u in itemised)
         tokens_out = sum(u["completion_tokens"] for u in itemised)
-    else:
+    elif blocks:
         tokens_in = sum(b["accumulated_token_usage"]["prompt_tokens"] for b in blocks)
         tokens_out = sum(b["accumulated_token_usage"]["completion_tokens"] for b in blocks)
+    else:  # the stats record no usage at all (a stubbed model)
+        tokens_in = tokens_out = None
     stamps = [pd.Timestamp(e["timestamp"], tz="UTC") for e in events]
     actions = [e for e in events if e["kind"] == "ActionEvent"]
     ids = {e["id"] for e in actions}
@@ -77,7 +79,7 @@ def sdk_facts(path: Path) -> dict[str, Any]:
         "calls": len({e["llm_response_id"] for e in events
                       if e.get("llm_response_id") and e["source"] == "agent"}),
         "tokens_in": tokens_in, "tokens_out": tokens_out,
-        "cost": sum(b["accumulated_cost"] for b in blocks),
+        "cost": sum(b["accumulated_cost"] for b in blocks) if blocks else None,
         "tools": len(tool_events),
         "tool_names": [e["tool_name"] for e in tool_events],
         "first": min(stamps), "last": max(stamps),
@@ -113,3 +115,32 @@ def eval_facts(path: Path) -> dict[str, dict[str, Any]]:
             "cost": metrics.get("accumulated_cost"),
         }
     return out
+
+
+def v0_facts(history: list[dict[str, Any]]) -> dict[str, Any]:
+    """The same facts of an OpenHands V0 event list (a trajectory, or the ``history`` of an
+    evaluation line): a model call is a ``model_response`` id, its usage counted once however
+    many events repeat it; a tool call is an observation answering an action (``cause``)."""
+    responses: dict[str, dict[str, Any]] = {}
+    for e in history:
+        response = (e.get("tool_call_metadata") or {}).get("model_response")
+        if response and response["id"] not in responses:
+            responses[response["id"]] = response
+    actions = {e["id"]: e["action"] for e in history if "action" in e}
+    answered = [actions[e["cause"]] for e in history
+                if "observation" in e and e.get("cause") in actions]
+    stamps = [pd.Timestamp(e["timestamp"], tz="UTC") for e in history]
+    return {
+        "calls": len(responses),
+        "tokens_in": sum(r["usage"]["prompt_tokens"] for r in responses.values())
+        if responses else None,
+        "tokens_out": sum(r["usage"]["completion_tokens"] for r in responses.values())
+        if responses else None,
+        "tool_names": answered,
+        "first": min(stamps), "last": max(stamps),
+        "model": sorted({r["model"] for r in responses.values()}),
+        # a finish action, else the state the agent rests in at the end of the log
+        "outcome": "finished" if "finish" in actions.values() else next(
+            (e["extras"]["agent_state"] for e in reversed(history)
+             if e.get("observation") == "agent_state_changed"), None),
+    }

@@ -101,12 +101,17 @@ def _responses(raw: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
 def test_openhands_counts_each_model_response_once(path: Path) -> None:
     raw = json.loads(path.read_text(encoding="utf-8"))
     responses = _responses(raw)
-    assert any(r["copies"] > 1 for r in responses.values())  # the sample has copies
     df = import_runs(path)
     out = run_outcomes(df).loc[path.stem]
     assert out["tokens_in"] == sum(r["prompt_tokens"] for r in responses.values())
     assert out["tokens_out"] == sum(r["completion_tokens"] for r in responses.values())
     assert df["tokens_in"].notna().sum() == len(responses)
+
+
+def test_the_openhands_samples_repeat_a_model_response() -> None:
+    """What the test above checks needs a sample whose events repeat a response."""
+    assert any(r["copies"] > 1 for path in OPENHANDS
+               for r in _responses(json.loads(path.read_text(encoding="utf-8"))).values())
 
 
 @pytest.mark.parametrize("path", OPENHANDS, ids=lambda p: p.stem)
@@ -138,10 +143,10 @@ def test_openhands_observation_durations_and_failures() -> None:
 def test_openhands_exit_status_is_the_finished_reason() -> None:
     df = import_runs([LOGS / "openhands"])
     reasons = run_outcomes(df)["finished_reason"].astype(str).to_dict()
-    # wrong_initial_state ends with a finish action; basic_gui_mode rests waiting for
-    # the user (its last agent_state_changed)
+    # wrong_initial_state and basic_interactions end with a finish action;
+    # basic_gui_mode rests waiting for the user (its last agent_state_changed)
     assert reasons == {"basic_gui_mode": "awaiting_user_input",
-                       "wrong_initial_state": "finished"}
+                       "basic_interactions": "finished", "wrong_initial_state": "finished"}
 
 
 @pytest.mark.parametrize("path", OPENHANDS, ids=lambda p: p.stem)

@@ -138,7 +138,9 @@ def test_a_model_call_is_an_llm_span_with_tokens_and_cost(
 
 @pytest.mark.parametrize(("folder", "model", "provider"), [
     ("aider/keys.aider.chat.history.md", "claude-3-5-sonnet-20240620", "anthropic"),
-    ("openhands", "claude-3-5-sonnet-20241022", "anthropic")])
+    ("openhands/basic_gui_mode.json", "claude-3-5-sonnet-20241022", "anthropic"),
+    ("openhands/wrong_initial_state.json", "claude-3-5-sonnet-20241022", "anthropic"),
+    ("openhands/basic_interactions.json", "gpt-4o-2024-08-06", "openai")])
 def test_imported_model_calls_name_their_model(folder: str, model: str, provider: str) -> None:
     df = import_runs(AGENT_LOGS / folder)
     llm = [s for s in spans_of(to_otlp(df)) if kind_of(s) == "LLM"]

@@ -15,7 +15,7 @@ from crewbook.ledger.analyses import run_outcomes
 from crewbook.ledger.importers import detect, model_calls, tool_calls
 from crewbook.ledger.reader import LedgerWarning
 
-from .real_facts import eval_facts, mini_facts, sdk_facts
+from .real_facts import eval_facts, mini_facts, sdk_facts, v0_facts
 from .test_importers import LOGS
 
 MINI = sorted((LOGS / "mini-swe-agent").glob("*.traj.json"))
@@ -60,14 +60,71 @@ def test_openhands_sdk_facts(path: Path) -> None:
     assert len(_calls(df)) == facts["calls"]
     tools = df[tool_calls(df)]
     assert list(tools["stage"]) == facts["tool_names"]
-    assert (out["tokens_in"], out["tokens_out"]) == (facts["tokens_in"], facts["tokens_out"])
-    assert out["cost"] == pytest.approx(facts["cost"], abs=1e-12)
+    if facts["tokens_in"] is None:  # no usage recorded: unknown, never 0
+        assert pd.isna(out["tokens_in"])
+        assert pd.isna(out["cost"])
+    else:
+        assert (out["tokens_in"], out["tokens_out"]) == (facts["tokens_in"],
+                                                         facts["tokens_out"])
+        assert out["cost"] == pytest.approx(facts["cost"], abs=1e-12)
+        models = {p.get("model") for p in df["payload"]} - {None}
+        assert models
+        assert {m for m in models if isinstance(m, str)} <= set(facts["model"])
     assert (out["started"], out["ended"]) == (facts["first"], facts["last"])
     assert out["finished_reason"] == facts["outcome"] or (
         facts["outcome"] is None and pd.isna(out["finished_reason"]))
-    models = {p.get("model") for p in df["payload"]} - {None}
-    assert models
-    assert {m for m in models if isinstance(m, str)} <= set(facts["model"])
+
+
+def _assert_v0_facts(df: pd.DataFrame, run: str, facts: dict[str, Any]) -> None:
+    """An imported V0 history agrees with the facts counted from its raw events."""
+    out = run_outcomes(df).loc[run]
+    assert df["tokens_in"].notna().sum() == facts["calls"]  # each response counted once
+    if facts["tokens_in"] is None:  # no usage in the log: unknown, never 0
+        assert pd.isna(out["tokens_in"])
+        assert pd.isna(out["cost"])
+    else:
+        assert (out["tokens_in"], out["tokens_out"]) == (facts["tokens_in"],
+                                                         facts["tokens_out"])
+    assert list(df[tool_calls(df)]["stage"]) == facts["tool_names"]
+    assert (out["started"], out["ended"]) == (facts["first"], facts["last"])
+    assert out["finished_reason"] == facts["outcome"]
+    assert sorted({p["model"] for p in df["payload"] if "model" in p}) == facts["model"]
+
+
+@pytest.mark.parametrize("path", sorted((LOGS / "openhands").glob("*.json")),
+                         ids=lambda p: p.stem)
+def test_openhands_v0_facts(path: Path) -> None:
+    import json
+
+    facts = v0_facts(json.loads(path.read_text(encoding="utf-8")))
+    assert detect(path) == "openhands"
+    _assert_v0_facts(import_runs(path), path.stem, facts)
+
+
+def test_openhands_v0_evaluation_output_jsonl_with_unpriced_metrics() -> None:
+    """A real OpenHands 0.35.0 evaluation line (multi-SWE-bench, V0 history, metrics with
+    tokens and no priced call: ``costs`` empty, ``accumulated_cost`` 0.0). The model was
+    never priced, so the run's cost is unknown, never 0."""
+    import json
+
+    path = LOGS / "openhands-eval" / "multi-swe-bench-ponyc-4595-output.jsonl"
+    (line,) = path.read_text(encoding="utf-8").splitlines()
+    raw = json.loads(line)
+    facts = v0_facts(raw["history"])
+    assert "v0.35.0" in raw["metadata"]["eval_output_dir"]
+    metrics = raw["metrics"]
+    assert (metrics["costs"], metrics["accumulated_cost"]) == ([], 0.0)
+    usage = metrics["accumulated_token_usage"]
+    assert (usage["prompt_tokens"], usage["completion_tokens"]) == (facts["tokens_in"],
+                                                                    facts["tokens_out"])
+    assert len(metrics["token_usages"]) == facts["calls"]
+    assert detect(path) == "openhands"
+    df = import_runs(path)
+    _assert_v0_facts(df, raw["instance_id"], facts)
+    assert df["cost"].isna().all()
+    priced = df[df["tokens_in"].notna()]
+    assert all(p["cost_estimate"]["status"] == "unpriced" for p in priced["payload"])
+    assert pd.isna(run_outcomes(df).loc[raw["instance_id"], "cost"])
 
 
 def test_openhands_sdk_tool_durations_are_observation_minus_action() -> None:
@@ -100,9 +157,8 @@ def test_swe_agent_history_only_trajectory() -> None:
 
 def test_openhands_evaluation_output_jsonl(tmp_path: Path) -> None:
     """An evaluation ``output.jsonl``: one instance per line, its ``history`` a V0 event
-    list. The real output.jsonl (openhands-eval/) holds agent-SDK histories: these lines
-    wrap two real V0 histories (tests/data/agent_logs/openhands/) in the evaluation
-    fields OpenHands writes."""
+    list. These lines wrap the real V0 histories (tests/data/agent_logs/openhands/) in
+    the evaluation fields OpenHands writes, with a run total cost in ``metrics``."""
     import json
 
     lines, expected = [], {}
@@ -150,6 +206,54 @@ def test_openhands_real_evaluation_output_jsonl() -> None:
         assert pd.isna(row["cost"])  # so the cost is unknown, never 0
         assert pd.isna(row["tokens_in"])
     assert {p["origin"]["line"] for p in df["payload"]} == {1, 2}
+
+
+def test_opendevin_evaluation_output_jsonl_of_action_observation_pairs() -> None:
+    """A real evaluation output.jsonl written by OpenDevin (OpenHands before its rename,
+    released in 0.6.0; CodeActAgent 1.5, ProntoQA, gpt-4o): ``id`` rather than
+    ``instance_id``, and a history of ``[action, observation]`` pairs whose observation is
+    a placeholder (no id) when the action had none. Each line is a run with the facts
+    counted from its raw pairs."""
+    import json
+
+    path = LOGS / "openhands-eval" / "opendevin-prontoqa-gpt-4o-output.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert detect(path) == "openhands"
+    df = import_runs(path)
+    assert sorted(df["run"].unique()) == sorted(r["id"] for r in rows)
+    for row in rows:
+        assert all(isinstance(pair, list) and len(pair) == 2 for pair in row["history"])
+        events = [e for pair in row["history"] for e in pair if "id" in e]
+        placeholders = sum(1 for pair in row["history"] if "id" not in pair[1])
+        assert placeholders > 0
+        facts = v0_facts(events)
+        run = df[df["run"] == row["id"]]
+        _assert_v0_facts(run, row["id"], facts)
+        records = [p["origin"]["record"] for p in run["payload"]]
+        assert sum(r.startswith("id ") for r in records) == len(events)  # each one kept
+        assert {p["origin"]["line"] for p in run["payload"]} == {rows.index(row) + 1}
+
+
+def test_evaluation_totals_with_no_priced_call_give_no_cost(tmp_path: Path) -> None:
+    """An evaluation line whose ``metrics`` has totals only (no ``token_usages``), an empty
+    ``costs`` and a zero ``accumulated_cost``: the tokens go on the usage note, the cost
+    stays unknown (never 0), as OpenHands priced no call."""
+    import json
+
+    src = LOGS / "openhands-eval" / "openagentsafety-gpt-4o-output.jsonl"
+    row = json.loads(src.read_text(encoding="utf-8").splitlines()[0])
+    row["metrics"] = {"accumulated_cost": 0.0, "costs": [], "token_usages": [],
+                      "accumulated_token_usage": {"prompt_tokens": 1200,
+                                                  "completion_tokens": 34}}
+    path = tmp_path / "output.jsonl"
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    df = import_runs(path)
+    out = run_outcomes(df).loc[row["instance_id"]]
+    assert (out["tokens_in"], out["tokens_out"]) == (1200, 34)
+    notes = df[(df["kind"] == "note") & (df["stage"] == "usage")]
+    assert len(notes) == 1
+    assert notes["cost"].iloc[0] != 0.0  # unknown or the table's estimate, never a logged 0
+    assert "cost_estimate" in notes["payload"].iloc[0]
 
 
 def test_a_v0_list_with_an_event_of_neither_kind_imports_it_as_a_note(

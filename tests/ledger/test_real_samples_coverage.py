@@ -8,6 +8,7 @@ strict xfail, so it fails (and must leave the list) as soon as the samples are t
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -26,11 +27,10 @@ MIN_FILES, MIN_ORIGINS = 5, 3
 #: Sources with fewer real files or origins than required, and why (the searches tried
 #: are in the PROVENANCE.md that lists their files).
 SHORT = {
-    "swe-agent": "one repository; its tags 0.1.0, 0.4.0 and 1.x write different shapes, but "
-                 "a .traj file does not state its version",
-    "openhands-v0": "only OpenHands' own test trajectories",
-    "openhands-sdk": "only the SDK repository's own recorded conversations",
-    "openhands-eval": "one real evaluation output.jsonl",
+    "openhands-v0": "only OpenHands' own test trajectories, all recorded for 0.23.0",
+    "openhands-eval": "three real evaluation output.jsonl files from three origins "
+                      "(OpenHands/benchmarks, OpenHands 0.35.0, OpenDevin 0.6.0); five "
+                      "files needed",
     "otlp": "no captured GenAI OTLP export found; the files are the conventions' examples",
     "openinference": "no captured OpenInference export found",
 }
@@ -114,3 +114,47 @@ def test_held_out_files_are_read_only_by_their_own_tests() -> None:
     assert naming == []
     assert all(word in (tests / "ledger" / name).read_text(encoding="utf-8")
                for name in own - {Path(__file__).name})
+
+
+def _version(origin: str, repository: str) -> tuple[int, ...]:
+    """The release an origin of `repository` names (``SWE-agent/SWE-agent 0.7.0`` ->
+    (0, 7, 0))."""
+    found = re.fullmatch(re.escape(repository) + r" (\d+)\.(\d+)\.(\d+)", origin)
+    assert found, f"an origin of {repository} names no release: {origin!r}"
+    return tuple(int(part) for part in found.groups())
+
+
+def test_each_swe_agent_file_has_the_fields_of_the_release_its_origin_names() -> None:
+    """A .traj file states no version, so its origin is the release that first shipped it;
+    the fields only some releases write must agree (``message_type`` on history entries
+    from 1.0.0, ``info.edited_files30`` from 0.7.0), or the origins count is wrong."""
+    rows = [r for r in ROWS if r["source"] == "swe-agent"]
+    assert len({r["origin"] for r in rows}) >= 3
+    for row in rows:
+        release = _version(row["origin"], "SWE-agent/SWE-agent")
+        traj = json.loads(Path(row["path"]).read_text(encoding="utf-8"))
+        typed = any("message_type" in entry for entry in traj["history"])
+        assert typed == (release >= (1, 0, 0)), row["where"]
+        if release < (0, 7, 0):
+            assert "edited_files30" not in traj.get("info", {}), row["where"]
+            assert all("execution_time" not in step for step in traj["trajectory"]), \
+                row["where"]
+        if "replay_config" in traj:
+            assert release >= (1, 0, 0), row["where"]
+
+
+def test_each_sdk_conversation_has_the_fields_of_the_version_its_origin_names() -> None:
+    """An SDK conversation folder states no version; its origin is the SDK version of the
+    checkout that wrote it, and ``base_state.json`` agrees: ``agent_state`` and
+    ``last_user_message_id`` are written from 1.11.5 on."""
+    rows = [r for r in ROWS if r["source"] == "openhands-sdk"]
+    assert len({r["origin"] for r in rows}) >= 3
+    folders = [r for r in rows if Path(r["path"]).is_dir()]
+    assert len(folders) >= 3
+    for row in rows:
+        _version(row["origin"], "OpenHands/software-agent-sdk")
+    for row in folders:
+        state = json.loads((Path(row["path"]) / "base_state.json").read_text(encoding="utf-8"))
+        newer = _version(row["origin"], "OpenHands/software-agent-sdk") >= (1, 11, 5)
+        assert ("agent_state" in state) == newer, row["where"]
+        assert ("last_user_message_id" in state) == newer, row["where"]

@@ -8,7 +8,7 @@ V0 (a JSON list of events with ``id``, ``timestamp``, ``source`` and ``action`` 
 observation without one a ``transition`` (stage: the agent state). Each model response
 not seen before (``tool_call_metadata.model_response``, its usage counted once per
 response id) is a model call; cost from ``llm_metrics.accumulated_cost`` (a running
-total: a model call's cost is its rise).
+total: a model call's cost is its rise), unless no call was priced (`_priced`).
 
 SDK / V1 (events with ``kind``: ``ActionEvent``, ``ObservationEvent``, ``MessageEvent``…,
 as a JSON list, ``{"items": [...]}``, JSON Lines, one event per file, or a conversation
@@ -21,7 +21,8 @@ from the conversation's ``stats`` (``usage_to_metrics.*.token_usages``, by
 ``response_id``), in ``base_state.json`` or the last ``stats`` state update.
 
 An evaluation ``output.jsonl`` holds one instance per line (``instance_id``, ``history``,
-``metrics``): each is a run named after its instance, its history read as above.
+``metrics``; OpenDevin's: ``id`` and ``[action, observation]`` pairs): each is a run named
+after its instance, its history read as above.
 
 Events of a kind not listed are kept as ``note`` with ``payload.unknown_type``. Times
 have no offset: read as UTC. ``stage`` is always a short name (`STAGE_CHARS` at most).
@@ -108,9 +109,24 @@ def _sdk_events(value: Any) -> list[Any] | None:
 
 
 def _instance(value: Any) -> bool:
-    """Whether a value is one evaluation instance (``instance_id`` and ``history``)."""
-    return (isinstance(value, dict) and "instance_id" in value
-            and isinstance(value.get("history"), list))
+    """Whether a value is one evaluation instance: ``instance_id`` and ``history``, or (as
+    OpenDevin's evaluations wrote them, 2024) ``id``, ``instruction`` and ``history``."""
+    return (isinstance(value, dict) and isinstance(value.get("history"), list)
+            and ("instance_id" in value or ("id" in value and "instruction" in value)))
+
+
+def _flat_history(history: list[Any]) -> list[Any]:
+    """An evaluation history as one event list. OpenDevin wrote it as ``[action,
+    observation]`` pairs, the observation a placeholder (``"observation": "null"``, no id)
+    when the action had none: the pairs are unpaired and the placeholders left out."""
+    if not any(isinstance(e, list) for e in history):
+        return history
+    flat: list[Any] = []
+    for entry in history:
+        for e in entry if isinstance(entry, list) else [entry]:
+            if not (isinstance(e, dict) and e.get("observation") == "null" and "id" not in e):
+                flat.append(e)
+    return flat
 
 
 def is_conversation(folder: Path) -> bool:
@@ -221,8 +237,9 @@ def _conversation(folder: Path, shown: str) -> list[LedgerEvent]:
 
 def _eval(value: dict[str, Any], shown: str, line: int | None) -> list[LedgerEvent]:
     """One evaluation instance: its history as a run named after the instance."""
-    history = value["history"]
-    run = RunBuilder(SOURCE, SOURCE, str(value["instance_id"]), shown)
+    history = _flat_history(value["history"])
+    instance = value["instance_id"] if "instance_id" in value else value["id"]
+    run = RunBuilder(SOURCE, SOURCE, str(instance), shown)
     metrics = value["metrics"] if isinstance(value.get("metrics"), dict) else None
     if history and all(_sdk_event(e) for e in history[:20]):
         _sdk(history, run, {"stats": {"usage_to_metrics": {"agent": metrics}}}
@@ -230,10 +247,13 @@ def _eval(value: dict[str, Any], shown: str, line: int | None) -> list[LedgerEve
     else:
         _v0([e for e in history if isinstance(e, dict)], run, line=line)
         if metrics and not any(e.cost is not None for e in run.events):
-            _totals(run, [metrics], line=line, record="metrics")
+            # the history's calls already carry their tokens: only the cost is missing
+            itemised = any(e.tokens_in is not None or e.tokens_out is not None
+                           for e in run.events)
+            _totals(run, [metrics], line=line, record="metrics", tokens=not itemised)
     if not run.events:
         run.add("note", None, line=line, record="history", stage="empty",
-                summary=f"instance {value['instance_id']} has an empty history")
+                summary=f"instance {instance} has an empty history")
     return run.events
 
 
@@ -267,8 +287,7 @@ def _v0(items: list[dict[str, Any]], run: RunBuilder, line: int | None = None
                 if response.get("model"):
                     payload["model"] = response["model"]
         metrics = item.get("llm_metrics")
-        if isinstance(metrics, dict) and isinstance(
-                metrics.get("accumulated_cost"), int | float):
+        if isinstance(metrics, dict) and _priced(metrics):
             total = float(metrics["accumulated_cost"])
             usage["cost"] = max(total - last_cost, 0.0)
             last_cost = max(total, last_cost)
@@ -373,24 +392,36 @@ def _usage_by_response(stats: Any) -> tuple[dict[str, dict[str, Any]], list[dict
     return by_id, metrics_blocks
 
 
+def _priced(metrics: dict[str, Any]) -> bool:
+    """Whether an OpenHands metrics block records a cost. Its ``accumulated_cost`` starts
+    at 0.0 and each priced call adds an entry to ``costs``: an empty ``costs`` with a zero
+    total means no call was priced (a model LiteLLM has no price for), not a free run."""
+    total = metrics.get("accumulated_cost")
+    if not isinstance(total, int | float) or isinstance(total, bool) or total < 0:
+        return False
+    return bool(total) or metrics.get("costs") != []
+
+
 def _totals(run: RunBuilder, blocks: list[dict[str, Any]], *, line: int | None = None,
-            record: str) -> None:
+            record: str, tokens: bool = True) -> None:
     """A ``note`` carrying the run's total usage when no call could be tied to its own
-    (dated like the run's last event: the totals are known at its end)."""
-    cost = sum(float(b["accumulated_cost"]) for b in blocks
-               if isinstance(b.get("accumulated_cost"), int | float)
-               and b["accumulated_cost"] >= 0)
+    (dated like the run's last event: the totals are known at its end); without
+    `tokens`, only its cost (the calls already carry theirs). No block priced: no cost."""
+    priced = [float(b["accumulated_cost"]) for b in blocks if _priced(b)]
+    cost = sum(priced) if priced else None
     acc = [b["accumulated_token_usage"] for b in blocks
-           if isinstance(b.get("accumulated_token_usage"), dict)]
+           if tokens and isinstance(b.get("accumulated_token_usage"), dict)]
     tokens_in = sum(count(a.get("prompt_tokens")) or 0 for a in acc)
     tokens_out = sum(count(a.get("completion_tokens")) or 0 for a in acc)
-    if not (cost or tokens_in or tokens_out):
+    if not (priced or tokens_in or tokens_out):
         return
     models = sorted({str(b.get("model_name")) for b in blocks if b.get("model_name")})
     last = run.events[-1].ts if run.events else None
     run.add("note", last, line=line, record=record, stage="usage",
-            summary="the run's total usage (its calls are not itemised)",
-            tokens_in=tokens_in, tokens_out=tokens_out, cost=cost,
+            summary="the run's total usage (its calls are not itemised)" if tokens
+            else "the run's total cost (its calls record tokens, no cost)",
+            tokens_in=tokens_in if tokens else None, tokens_out=tokens_out if tokens else None,
+            cost=cost,
             payload={"model": models[0] if len(models) == 1 else models})
 
 

@@ -139,3 +139,16 @@ def test_a_closed_pipe_keeps_the_status_of_a_finished_command(tour: Path, monkey
         assert main(["validate", str(tour)]) == 1
     finally:
         stdout.close()
+
+
+def test_the_mcp_server_answers_initialize_before_loading_the_crew_loop() -> None:
+    """The server is built (all that runs before ``initialize`` is answered) without the
+    crew loop's modules: they load at the first tools/list or tools/call."""
+    pytest.importorskip("mcp")
+    code = ("import sys\n"
+            "from crewbook.commands.mcp import build_server\n"
+            "build_server(None)\n"
+            "print(sorted(m for m in sys.modules if m.startswith('crewbook.crew')))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=120)
+    assert done.stdout.strip() == "[]", done.stdout

@@ -49,19 +49,9 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
     from .. import __version__
-    from ..crew.tools import (
-        BY_NAME,
-        TITLES,
-        TOOLS,
-        call_tool,
-        gate_refusal,
-        output_schema,
-        precheck,
-    )
     from ..errors import CrewbookError, CrewError, LoopRefused, Problem, did_you_mean
 
     lock = anyio.Lock()
-    names = {tool_prefix + t.name: t for t in TOOLS}
 
     def annotations(t: Any) -> Any:
         return types.ToolAnnotations(read_only_hint=t.read_only,
@@ -69,11 +59,12 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
                                      destructive_hint=False if t.read_only else None)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        tools = _crew_tools()
         return types.ListToolsResult(tools=[
-            types.Tool(name=tool_prefix + t.name, title=TITLES[t.name],
+            types.Tool(name=tool_prefix + t.name, title=tools.TITLES[t.name],
                        description=t.full_description, input_schema=t.schema,
-                       output_schema=output_schema(t), annotations=annotations(t))
-            for t in TOOLS])
+                       output_schema=tools.output_schema(t), annotations=annotations(t))
+            for t in tools.TOOLS])
 
     def failure(exc: CrewbookError) -> types.CallToolResult:
         problems = list(getattr(exc, "problems", ()))
@@ -126,10 +117,13 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
 
     async def call(ctx: Any, params: types.CallToolRequestParams,
                    ) -> types.CallToolResult | types.InputRequiredResult:
+        tools = _crew_tools()
         name = params.name
         args = dict(params.arguments or {})
-        tool = BY_NAME.get(name[len(tool_prefix):]) if name.startswith(tool_prefix) else None
+        tool = (tools.BY_NAME.get(name[len(tool_prefix):]) if name.startswith(tool_prefix)
+                else None)
         if tool is None:  # a prefix is strict: bare names are unknown, and not listed
+            names = [tool_prefix + t.name for t in tools.TOOLS]
             return failure(CrewError("unknown tool", [Problem(
                 "unknown_tool", f"no tool {_capped(name, 80)!r}{did_you_mean(name[:80], names)}"
                 "; tools: "
@@ -138,9 +132,9 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
         approved = False
         try:
             if tool.gate == "gated":
-                why = await anyio.to_thread.run_sync(gate_refusal, tool, project)
+                why = await anyio.to_thread.run_sync(tools.gate_refusal, tool, project)
                 if why is not None:  # ask only for a call that would otherwise proceed
-                    await anyio.to_thread.run_sync(precheck, tool, args, project)
+                    await anyio.to_thread.run_sync(tools.precheck, tool, args, project)
                     answer = await approve(ctx, params, name, args)
                     if isinstance(answer, types.InputRequiredResult):
                         return answer  # the client asks the user, then calls again
@@ -150,7 +144,8 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
                                           "asked through MCP elicitation); nothing was done",
                                           code="declined")
                     approved = answer == "accept"
-            work = functools.partial(call_tool, name, args, project, approved=approved)
+            work = functools.partial(tools.call_tool, name, args, project,
+                                     approved=approved)
             # abandon_on_cancel: a client that disconnects cancels the call at once; the
             # thread left behind (a bar) ends with the process (`serve`)
             run = functools.partial(anyio.to_thread.run_sync, abandon_on_cancel=True)
@@ -191,6 +186,15 @@ APPROVAL = "approval"
 
 #: The tool calls running now; those left when the client disconnects end with it.
 RUNNING: list[str] = []
+
+
+def _crew_tools() -> Any:
+    """`crewbook.crew.tools`, imported at the first request rather than before the server
+    answers ``initialize``: the crew loop's modules (about 0.1 s) then load while the
+    client reads that answer, not before it (the SDK's own import is most of start-up)."""
+    from ..crew import tools
+
+    return tools
 
 
 def _code_of(exc: BaseException) -> str:

@@ -6,7 +6,8 @@ the official MCP Python SDK (the `mcp` package, 2.x, low-level `Server`), each t
 the JSON Schema of its arguments. A refusal or any crewbook error comes back as a tool
 result with ``isError: true`` and the message, so the agent can read why; the server
 keeps running. Tools run in a worker thread (a bar can take minutes): read-only ones
-at once, the others one at a time, with progress notifications while they run; on the
+at once, the others one at a time, with progress notifications while they run; a call
+the client cancels (or leaves) stops the bar it measures at once; on the
 project given by ``--project`` (default: found from the current folder at each call).
 ``--tool-prefix effortless_`` names them as seed 003 does. Each tool's description
 gives its stability and scope, and its MCP annotations say read-only / idempotent.
@@ -146,9 +147,7 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
                     approved = answer == "accept"
             work = functools.partial(tools.call_tool, name, args, project,
                                      approved=approved)
-            # abandon_on_cancel: a client that disconnects cancels the call at once; the
-            # thread left behind (a bar) ends with the process (`serve`)
-            run = functools.partial(anyio.to_thread.run_sync, abandon_on_cancel=True)
+            run = _stoppable  # cancelled (or the client left): its bar stops at once
             RUNNING.append(name)
             try:
                 if tool.read_only:
@@ -209,6 +208,42 @@ def _capped(text: str, limit: int = MAX_MESSAGE) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}... ({len(text) - limit} more characters cut)"
+
+
+#: Seconds a cancelled call waits for its worker thread to end once told to stop (a bar
+#: is killed within a second; a keeper that does not answer is given up on at 10 s).
+STOP_WAIT = 15.0
+
+
+async def _stoppable(work: Any) -> Any:
+    """`work()` in a worker thread. When this call is cancelled (the client sent
+    ``notifications/cancelled`` or left), a bar it runs is stopped (`core.bar.stopping`:
+    its whole tree killed, nothing recorded for it) and the thread is waited for (at most
+    `STOP_WAIT` s), so the loop's lock and state are settled before the next call runs;
+    then the cancellation goes on."""
+    import threading
+
+    import anyio
+
+    from ..core.bar import stopping
+
+    stop = threading.Event()
+    ended = threading.Event()
+
+    def in_thread() -> Any:
+        try:
+            with stopping(stop):
+                return work()
+        finally:
+            ended.set()
+
+    try:
+        return await anyio.to_thread.run_sync(in_thread, abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        stop.set()
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(ended.wait, STOP_WAIT)
+        raise
 
 
 async def _with_progress(ctx: Any, run: Any, work: Any) -> Any:
@@ -274,9 +309,9 @@ def serve(project: Path | None, tool_prefix: str = "") -> None:
             group.cancel_scope.cancel()
 
     anyio.run(main)
-    if left_mid_call:  # the abandoned call's thread ends with the process, and the
-        sys.stdout.flush()  # keepers, seeing crewbook gone, kill the bar's whole tree
-        sys.stderr.flush()
+    if left_mid_call:  # the cancelled call stopped its bar (`_stoppable`); a thread that
+        sys.stdout.flush()  # did not end in time ends with the process, and the keepers,
+        sys.stderr.flush()  # seeing crewbook gone, kill whatever it still ran
         os._exit(0)
 
 

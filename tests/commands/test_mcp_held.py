@@ -418,6 +418,9 @@ def test_a_cancelled_call_ends_its_bar_and_the_server_serves_on(project: Path,
     command, slow, pids_file = _slow_bar(tmp_path)
     ledger = project / "_codev" / "crew" / "crew.jsonl"
 
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        pass
+
     async def body(client: ClientSession) -> dict[str, Any]:
         out: dict[str, Any] = {}
         init = await client.call_tool("crew_init", {"goal": "g", "bar": {"test": command}})
@@ -425,9 +428,10 @@ def test_a_cancelled_call_ends_its_bar_and_the_server_serves_on(project: Path,
         await client.call_tool("crew_report", {"role": "analyst", "verdict": "done",
                                                "summary": "framed"})
         async with anyio.create_task_group() as group:
-            async def report() -> None:
+            async def report() -> None:  # with a progress token, as fastmcp sends
                 out["report"] = await client.call_tool("crew_report", {
-                    "role": "developer", "verdict": "done", "summary": "built"})
+                    "role": "developer", "verdict": "done", "summary": "built"},
+                    progress_callback=on_progress)
 
             group.start_soon(report)
             pids = await _bar_started(pids_file)

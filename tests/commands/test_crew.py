@@ -69,12 +69,19 @@ def test_cli_refusals_and_errors_are_one_json_document(project: Path,
     assert (project / "_codev" / "crew" / "crew.jsonl").read_bytes() == ledger
     res = cli("crew", "init", "goal", "--bar", f"test={GREEN}", *p)
     assert res.code == 1
-    assert "--force" in res.out + res.err
+    assert "pass --force to start a new one" in res.err  # the command line's words
+    assert "force=True" not in res.err
+    res = cli("crew", "init", "goal", "--bar", f"test={GREEN}", "--json", *p)
+    assert "pass --force to start" in res.json["error"]["message"]
 
 
 def test_loop_commands(project: Path, cli: Callable[..., Any]) -> None:
     p = ["--project", str(project)]
     assert cli("loop", "init", "Ship", *p).code == 0
+    again = cli("loop", "init", "Ship", *p)
+    assert again.code == 1
+    assert "pass --force to start a new one" in again.err
+    assert "force=True" not in again.err
     assert cli("loop", "step", "--json", *p).json["stage"] == "implementation"
     assert cli("loop", "step", "--json", *p).json["stage"] == "recette"
     res = cli("loop", "step", "--json", *p)

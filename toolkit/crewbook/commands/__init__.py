@@ -127,7 +127,7 @@ def _report(args: argparse.Namespace, error: CrewbookError) -> int:
     if args.json:
         emit_json(error_document(error))
     else:
-        print(f"crewbook: error: {error}", file=sys.stderr)
+        print(f"crewbook: error: {error.said_to('cli')}", file=sys.stderr)
     return exit_status(error)
 
 

@@ -71,7 +71,7 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
         problems = list(getattr(exc, "problems", ()))
         code = (getattr(exc, "code", None) or (problems[0].code if problems else None)
                 or _code_of(exc))
-        message = _capped(str(exc))
+        message = _capped(exc.said_to("mcp"))  # "force": true, not force=True
         error = {"error": type(exc).__name__, "code": code, "message": message,
                  "problems": [{k: _capped(v) if isinstance(v, str) else v
                                for k, v in p.to_dict().items()} for p in problems[:50]]}

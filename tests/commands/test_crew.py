@@ -98,3 +98,19 @@ def test_the_autonomous_command_is_the_loop_command(project: Path,
     assert cli("autonomous", "init", "Ship", *p).code == 0
     assert cli("autonomous", "step", "--json", *p).json["stage"] == "implementation"
     assert cli("loop", "step", "--json", *p).json["stage"] == "recette"
+
+
+def test_a_broken_state_file_says_how_to_start_again_in_each_front_ends_words(
+        project: Path, cli: Callable[..., Any]) -> None:
+    from crewbook.crew import crew_status
+    from crewbook.crew.model import STATE_FILE
+    from crewbook.errors import CrewError
+
+    p = ["--project", str(project)]
+    assert cli("crew", "init", "goal", "--bar", f"test={GREEN}", *p).code == 0
+    (project / STATE_FILE).write_text('{"run": 3}')
+    res = cli("crew", "status", *p)
+    assert res.code == 1
+    assert "not a valid state file; start again with --force" in res.err
+    with pytest.raises(CrewError, match="start again with force=True"):
+        crew_status(project=project)

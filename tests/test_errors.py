@@ -167,3 +167,24 @@ def test_problem_tables_wrap_the_message_and_keep_codes_whole() -> None:
     assert "white-space:nowrap'><code>unknown_key<" in table, "a code never breaks"
     assert "schemas/<wbr>research/<wbr>schema.<wbr>yaml:12:5" in table, "a path after a /"
     assert "artifacts.<wbr>design.<wbr>requires" in table
+
+
+def test_each_front_end_names_an_option_in_its_own_words() -> None:
+    """An error naming an option keeps Python's words as its message (the API) and
+    gives the command line's and MCP's on request; an option it does not name, or a
+    word that only looks like one, is left alone."""
+    from crewbook.errors import CrewError, option_words
+
+    exc = AlreadyExistsError("exists; pass force=True (keep_going=True stays)",
+                             Path("x")).naming("force")
+    assert str(exc) == "exists; pass force=True (keep_going=True stays)"
+    assert exc.said_to("python") == str(exc)
+    assert exc.said_to("cli") == "exists; pass --force (keep_going=True stays)"
+    assert exc.said_to("mcp") == 'exists; pass "force": true (keep_going=True stays)'
+    assert exc.path == Path("x")
+    plain = AlreadyExistsError("pass force=True")
+    assert plain.said_to("cli") == "pass force=True"  # names no option: unchanged
+    assert option_words("dry_run", "cli") == "--dry-run"
+    assert option_words("dry_run", "mcp") == '"dry_run": true'
+    with_problems = CrewError("bad state; start again with force=True").naming("force")
+    assert with_problems.said_to("cli").endswith("start again with --force")

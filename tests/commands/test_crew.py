@@ -69,12 +69,19 @@ def test_cli_refusals_and_errors_are_one_json_document(project: Path,
     assert (project / "_codev" / "crew" / "crew.jsonl").read_bytes() == ledger
     res = cli("crew", "init", "goal", "--bar", f"test={GREEN}", *p)
     assert res.code == 1
-    assert "--force" in res.out + res.err
+    assert "pass --force to start a new one" in res.err  # the command line's words
+    assert "force=True" not in res.err
+    res = cli("crew", "init", "goal", "--bar", f"test={GREEN}", "--json", *p)
+    assert "pass --force to start" in res.json["error"]["message"]
 
 
 def test_loop_commands(project: Path, cli: Callable[..., Any]) -> None:
     p = ["--project", str(project)]
     assert cli("loop", "init", "Ship", *p).code == 0
+    again = cli("loop", "init", "Ship", *p)
+    assert again.code == 1
+    assert "pass --force to start a new one" in again.err
+    assert "force=True" not in again.err
     assert cli("loop", "step", "--json", *p).json["stage"] == "implementation"
     assert cli("loop", "step", "--json", *p).json["stage"] == "recette"
     res = cli("loop", "step", "--json", *p)
@@ -91,3 +98,19 @@ def test_the_autonomous_command_is_the_loop_command(project: Path,
     assert cli("autonomous", "init", "Ship", *p).code == 0
     assert cli("autonomous", "step", "--json", *p).json["stage"] == "implementation"
     assert cli("loop", "step", "--json", *p).json["stage"] == "recette"
+
+
+def test_a_broken_state_file_says_how_to_start_again_in_each_front_ends_words(
+        project: Path, cli: Callable[..., Any]) -> None:
+    from crewbook.crew import crew_status
+    from crewbook.crew.model import STATE_FILE
+    from crewbook.errors import CrewError
+
+    p = ["--project", str(project)]
+    assert cli("crew", "init", "goal", "--bar", f"test={GREEN}", *p).code == 0
+    (project / STATE_FILE).write_text('{"run": 3}')
+    res = cli("crew", "status", *p)
+    assert res.code == 1
+    assert "not a valid state file; start again with --force" in res.err
+    with pytest.raises(CrewError, match="start again with force=True"):
+        crew_status(project=project)

@@ -174,7 +174,9 @@ def check(out: dict[str, tuple[str, Answer]], schemas: dict[str, dict[str, Any]]
         refused("unknown", "unknown_tool", "did you mean 'crew_status'")
     refused("blank_bar", "invalid_value", "the command is blank")
     refused("bad_enum", "invalid_argument", '"everything" is not one of "story"')
-    refused("again", "already_exists", "already exists")
+    refused("again", "already_exists", 'pass "force": true to start a new one')
+    assert "force=True" not in out["again"][1].text  # MCP's words, not Python's
+    assert "--force" not in out["again"][1].text
     refused("wrong_role", "wrong_role", "expects a report from 'analyst'")
     refused("stale", "stale", "ask for the current contract")
     assert ok("step")["role"] == "analyst"

@@ -363,3 +363,127 @@ def test_status_answers_while_an_approval_is_pending(project: Path, tmp_path: Pa
     assert order == ["status", "approved"]
     assert done["status"].is_error  # no crew loop yet: the approval is still pending
     assert not done["init"].is_error, done["init"].content
+
+
+def _slow_bar(tmp_path: Path) -> tuple[str, Path, Path]:
+    """A bar command that, while the file `slow` exists, writes its pid and its child's
+    (a grandchild of the keeper) to `pids` and sleeps; else it passes at once. Returns
+    (command, slow, pids)."""
+    slow, pids = tmp_path / "slow", tmp_path / "bar.pids"
+    script = tmp_path / "bar.py"
+    script.write_text(
+        "import os, subprocess, sys, time\n"
+        f"if os.path.exists({str(slow)!r}):\n"
+        "    child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+        f"    with open({str(pids)!r} + '.tmp', 'w') as out:\n"
+        "        out.write(f'{os.getpid()} {child.pid}')\n"
+        f"    os.replace({str(pids)!r} + '.tmp', {str(pids)!r})\n"
+        "    time.sleep(300)\n")
+    slow.write_text("")
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}", slow, pids
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie waiting for its parent counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+async def _bar_started(pids: Path) -> list[int]:
+    """The bar's pids, once it has written them (at most 60 s)."""
+    with anyio.fail_after(60):
+        while not pids.exists():
+            await anyio.sleep(0.05)
+    return [int(p) for p in pids.read_text().split()]
+
+
+async def _ended(pids: list[int], within: float = 15) -> list[int]:
+    """The pids of `pids` still running after `within` seconds (empty once all ended)."""
+    deadline = anyio.current_time() + within
+    while any(_alive(p) for p in pids) and anyio.current_time() < deadline:
+        await anyio.sleep(0.05)
+    return [p for p in pids if _alive(p)]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_cancelled_call_ends_its_bar_and_the_server_serves_on(project: Path,
+                                                                tmp_path: Path) -> None:
+    """The client cancels the developer's report mid-bar (the SDK sends
+    notifications/cancelled): the bar's whole tree ends at once, not at its timeout; the
+    report stands and the bar is not recorded (unmeasured: the next crew_step measures
+    it); the server serves the next calls."""
+    command, slow, pids_file = _slow_bar(tmp_path)
+    ledger = project / "_codev" / "crew" / "crew.jsonl"
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        pass
+
+    async def body(client: ClientSession) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        init = await client.call_tool("crew_init", {"goal": "g", "bar": {"test": command}})
+        assert not init.is_error, init.content
+        await client.call_tool("crew_report", {"role": "analyst", "verdict": "done",
+                                               "summary": "framed"})
+        async with anyio.create_task_group() as group:
+            async def report() -> None:  # with a progress token, as fastmcp sends
+                out["report"] = await client.call_tool("crew_report", {
+                    "role": "developer", "verdict": "done", "summary": "built"},
+                    progress_callback=on_progress)
+
+            group.start_soon(report)
+            pids = await _bar_started(pids_file)
+            group.cancel_scope.cancel()  # the caller gives up: notifications/cancelled
+        out["left"] = await _ended(pids)
+        out["pids"] = pids
+        with anyio.fail_after(30):
+            out["status"] = await client.call_tool("crew_status", {})
+            slow.unlink()  # the bar passes at once now
+            out["step"] = await client.call_tool("crew_step", {})
+        return out
+
+    out = anyio.run(_run, _server(project, tmp_path / "home"), body)
+    assert "report" not in out  # cancelled: never answered
+    assert out["left"] == [], f"still running after the cancel: {out['left']} of {out['pids']}"
+    assert not out["status"].is_error, out["status"].content
+    status = json.loads(_text(out["status"]))
+    assert status["details"]["expected_role"] == "qa"  # the report stands
+    assert status["details"]["bar"] is None  # the cancelled bar is not recorded
+    assert not out["step"].is_error, out["step"].content
+    assert json.loads(_text(out["step"]))["role"] == "qa"
+    events = [json.loads(line) for line in ledger.read_text().splitlines()]
+    bars = [e for e in events if e["kind"] == "bar"]
+    assert [b["verdict"] for b in bars] == ["pass"]  # only the bar crew_step measured
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_an_sdk_client_that_leaves_mid_bar_ends_the_bar(project: Path,
+                                                        tmp_path: Path) -> None:
+    """The SDK client leaves (its stdio_client closes the server's stdin) while a
+    report's bar runs: the bar's whole tree is gone, not left running to its timeout."""
+    command, _, pids_file = _slow_bar(tmp_path)
+    seen: list[list[int]] = []
+
+    async def body(client: ClientSession) -> None:
+        init = await client.call_tool("crew_init", {"goal": "g", "bar": {"test": command}})
+        assert not init.is_error, init.content
+        await client.call_tool("crew_report", {"role": "analyst", "verdict": "done",
+                                               "summary": "framed"})
+        async with anyio.create_task_group() as group:
+            async def report() -> None:
+                await client.call_tool("crew_report", {"role": "developer",
+                                                       "verdict": "done", "summary": "b"})
+
+            group.start_soon(report)
+            seen.append(await _bar_started(pids_file))
+            group.cancel_scope.cancel()
+
+    async def leave_then_look() -> list[int]:
+        with anyio.CancelScope() as scope:  # leaving the session mid-call
+            await _run(_server(project, tmp_path / "home"), body)
+            scope.cancel()
+        return await _ended(seen[0])
+
+    assert anyio.run(leave_then_look) == []

@@ -30,7 +30,8 @@ def test_init_twice_refused_then_forced(routing_cli: Run, home: Path) -> None:
     second = routing_cli("routing", "init", "claude")
     assert second.code == 1
     assert "already exists at $CREWBOOK_HOME/profile.yaml" in second.err
-    assert "--force" in second.err
+    assert "Pass --force to regenerate" in second.err
+    assert "force=True" not in second.err
     assert path.read_bytes() == before
     path.write_text("family: claude\n", encoding="utf-8")
     forced = routing_cli("routing", "init", "claude", "--force", "--json")

@@ -3,6 +3,7 @@ pipe taken quietly, and a start-up that imports little."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -149,3 +150,62 @@ def test_a_closed_pipe_keeps_the_status_of_a_finished_command(
         assert main(["validate", str(tour)]) == 1
     finally:
         stdout.close()
+
+
+def test_the_mcp_server_answers_initialize_before_loading_the_crew_loop() -> None:
+    """The server is built (all that runs before ``initialize`` is answered) without the
+    crew loop's modules: they load at the first tools/list or tools/call."""
+    pytest.importorskip("mcp")
+    code = ("import sys\n"
+            "from crewbook.commands.mcp import build_server\n"
+            "build_server(None)\n"
+            "print(sorted(m for m in sys.modules if m.startswith('crewbook.crew')))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=120)
+    assert done.stdout.strip() == "[]", done.stdout
+
+
+def _refusal(parser: argparse.ArgumentParser, argv: list[str],
+             capsys: pytest.CaptureFixture[str]) -> str:
+    """What `parser` prints when it helps with or refuses `argv`, and its status."""
+    with pytest.raises(SystemExit) as done:
+        parser.parse_args(argv)
+    captured = capsys.readouterr()
+    return f"{done.value.code}\n{captured.out}\n{captured.err}"
+
+
+def test_a_command_alone_parses_as_the_full_parser(capsys: pytest.CaptureFixture[str]
+                                                   ) -> None:
+    """`crewbook mcp ...` builds the parser of that command alone: the same help, the
+    same refusals and the same arguments as with every command; ALONE names exactly the
+    modules that add one command of their own name."""
+    from importlib import import_module
+
+    from crewbook.commands import ALONE, COMMANDS, build_parser
+    from crewbook.commands._shared import common_options
+
+    for name in COMMANDS:
+        sub = argparse.ArgumentParser().add_subparsers()
+        import_module(f"crewbook.commands.{name}").register(sub, common_options())
+        assert (sorted(sub.choices) == [name]) == (name in ALONE), name
+    full = build_parser()
+    for name in ALONE:
+        alone = build_parser(name)
+        for argv in ([name, "--help"], [name, "--no-such-option"], [name, "-p"]):
+            assert _refusal(alone, argv, capsys) == _refusal(full, argv, capsys), argv
+    words = ["mcp", "--tool-prefix", "effortless_", "--project", "p", "--json"]
+    assert vars(build_parser("mcp").parse_args(words)) == vars(full.parse_args(words))
+
+
+def test_crewbook_mcp_builds_no_other_commands_parser() -> None:
+    code = ("import sys\n"
+            "from crewbook.commands import main\n"
+            "try:\n"
+            "    main(['mcp', '--help'])\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith('crewbook.commands.')),\n"
+            "      file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=120)
+    assert done.stderr.strip() == "['crewbook.commands._shared', 'crewbook.commands.mcp']"

@@ -162,3 +162,42 @@ def test_the_command_gets_crewbooks_environment_and_umask_of_the_moment(
     finally:
         os.umask(old)
     assert run.tail.split("\n")[:2] == ["set after the first bar", "0027"]
+
+
+@posix_only
+def test_a_stopped_command_is_killed_whole_and_refused(tmp_path: Path) -> None:
+    """`stopping`: another thread sets the stop mid-command; the whole tree (a grandchild
+    included) is killed well before the timeout and `run_command` raises bar_stopped; a
+    command started after the stop never runs; outside the block nothing changes."""
+    import threading
+
+    from crewbook.core.bar import stopping
+    from crewbook.errors import LoopRefused
+
+    pidfile = tmp_path / "grandchild.pid"
+    (tmp_path / "spawn.py").write_text(
+        "import subprocess, sys, time\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+        f"open({str(pidfile)!r} + '.tmp', 'w').write(str(p.pid))\n"
+        "import os\n"
+        f"os.replace({str(pidfile)!r} + '.tmp', {str(pidfile)!r})\n"
+        "time.sleep(300)\n")
+    stop = threading.Event()
+
+    def stop_once_started() -> None:
+        while not pidfile.exists():
+            time.sleep(0.05)
+        stop.set()
+
+    threading.Thread(target=stop_once_started, daemon=True).start()
+    started = time.monotonic()
+    with stopping(stop), pytest.raises(LoopRefused) as refused:
+        run_command(f"{PY} spawn.py", root=tmp_path, timeout=300)
+    assert time.monotonic() - started < 60
+    assert refused.value.code == "bar_stopped"
+    assert _gone(int(pidfile.read_text())), "the grandchild outlived the stop"
+    marker = tmp_path / "ran"
+    with stopping(stop), pytest.raises(LoopRefused):
+        run_command(f"touch {shlex.quote(str(marker))}", root=tmp_path)
+    assert not marker.exists()
+    assert run_command(f"{PY} -c pass", root=tmp_path).passed  # outside: not stopped

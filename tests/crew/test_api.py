@@ -78,8 +78,9 @@ def test_bar_stack_fills_command_and_cwd(project: Path) -> None:
 
 def test_existing_loop_is_overwritten_only_with_force(started: Path) -> None:
     before = _files(started)
-    with pytest.raises(AlreadyExistsError, match="force"):
+    with pytest.raises(AlreadyExistsError, match="pass force=True to start") as refused:
         crew_init("Another goal", bar={"test": GREEN}, project=started)
+    assert "--force" not in str(refused.value)  # Python's words, not the command line's
     assert _files(started) == before
     crew_report("analyst", "done", "framed", project=started)
     crew_init("Another goal", bar={"test": GREEN}, force=True, project=started)

@@ -97,3 +97,16 @@ def test_autonomous_drawing_highlights_the_phase(project: Path) -> None:
     assert model.nodes["plan"].status == "done"
     assert loop.contract().route is not None
     assert loop.contract().route["role"] == "developer"
+
+
+def test_a_second_loop_is_refused_in_python_words(project: Path) -> None:
+    """The API's refusal names the option as Python writes it (the command line and MCP
+    say ``--force`` and ``"force": true``, tests/commands)."""
+    from crewbook.errors import AlreadyExistsError
+
+    loop_init("Ship", project=project)
+    with pytest.raises(AlreadyExistsError, match="pass force=True to start a new one") as info:
+        loop_init("Ship again", project=project)
+    assert "--force" not in str(info.value)
+    assert info.value.said_to("mcp").endswith('pass "force": true to start a new one')
+    assert loop_init("Ship again", project=project, force=True).details["goal"] == "Ship again"

@@ -46,7 +46,8 @@ def test_init_twice_is_refused_and_the_file_unchanged(home: Path) -> None:
     with pytest.raises(AlreadyExistsError, match=r"\$CREWBOOK_HOME/profile.yaml") as info:
         provider_profile_init("codex")
     assert info.value.path == path
-    assert "force" in str(info.value)
+    assert "Pass force=True to regenerate" in str(info.value)
+    assert "--force" not in str(info.value)
     assert path.read_bytes() == before
     again = provider_profile_init("codex", force=True)
     assert again.overwritten

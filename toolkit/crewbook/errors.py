@@ -44,7 +44,7 @@ import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 Severity = Literal["error", "warning"]
 
@@ -132,8 +132,27 @@ def _breakable(text: str) -> str:
     return escaped
 
 
+#: The front ends that show crewbook's errors: the Python API (and notebooks), the
+#: command line, MCP tool results.
+Front = Literal["python", "cli", "mcp"]
+
+
+def option_words(name: str, front: Front) -> str:
+    """How `front` turns the boolean option `name` on: ``force=True`` (Python),
+    ``--force`` (command line), ``"force": true`` (MCP arguments)."""
+    if front == "cli":
+        return "--" + name.replace("_", "-")
+    if front == "mcp":
+        return f'"{name}": true'
+    return f"{name}=True"
+
+
 class CrewbookError(Exception):
     """Base of every error crewbook raises."""
+
+    #: The boolean options the message tells the user to turn on (``force``), written as
+    #: Python arguments (``force=True``); `said_to` spells them for another front end.
+    options: tuple[str, ...] = ()
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -141,6 +160,20 @@ class CrewbookError(Exception):
 
     def __str__(self) -> str:  # KeyError would otherwise quote the message
         return self.message
+
+    def naming(self, *options: str) -> Self:
+        """This error, noting that its message names `options` as ``name=True``, so each
+        front end can say them in its own words (`said_to`); the message stays Python's."""
+        self.options = options
+        return self
+
+    def said_to(self, front: Front) -> str:
+        """The message in `front`'s words: each option it names as `option_words` spells
+        it there (``pass --force`` on the command line, ``pass "force": true`` in MCP)."""
+        text = str(self)
+        for name in self.options:
+            text = text.replace(f"{name}=True", option_words(name, front))
+        return text
 
 
 class InvalidInputError(CrewbookError, ValueError):

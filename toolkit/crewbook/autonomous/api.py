@@ -56,7 +56,8 @@ def _loop_init(proj: Project, goal: str, force: bool, max_recettes: int, test_ti
     store.recover()
     if store.exists() and not force:
         raise AlreadyExistsError(f"an autonomous loop already exists ({LOOP_STATE_FILE}); "
-                                 "pass force=True (--force) to start a new one", store.path)
+                                 "pass force=True to start a new one",
+                                 store.path).naming("force")
     run = next_run_id(proj.root / LOOP_LEDGER, "loop")
     try:
         state = LoopState(run=run, goal=goal.strip(), max_recettes=max_recettes,

@@ -36,12 +36,13 @@ def emit(args: argparse.Namespace, data: Any, text: str) -> None:
 
 
 def error_document(exc: CrewbookError) -> dict[str, Any]:
-    """The JSON document of an error: `{"error": {type, message, problems}}`."""
+    """The JSON document of an error: `{"error": {type, message, problems}}`, the
+    message in the command line's words (``--force``)."""
     problems = getattr(exc, "problems", ())
     return {
         "error": {
             "type": type(exc).__name__,
-            "message": str(exc),
+            "message": exc.said_to("cli"),
             "problems": [p.to_dict() for p in problems],
         }
     }

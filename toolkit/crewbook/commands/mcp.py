@@ -6,7 +6,8 @@ the official MCP Python SDK (the `mcp` package, 2.x, low-level `Server`), each t
 the JSON Schema of its arguments. A refusal or any crewbook error comes back as a tool
 result with ``isError: true`` and the message, so the agent can read why; the server
 keeps running. Tools run in a worker thread (a bar can take minutes): read-only ones
-at once, the others one at a time, with progress notifications while they run; on the
+at once, the others one at a time, with progress notifications while they run; a call
+the client cancels (or leaves) stops the bar it measures at once; on the
 project given by ``--project`` (default: found from the current folder at each call).
 ``--tool-prefix effortless_`` names them as seed 003 does. Each tool's description
 gives its stability and scope, and its MCP annotations say read-only / idempotent.
@@ -49,19 +50,9 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
     from .. import __version__
-    from ..crew.tools import (
-        BY_NAME,
-        TITLES,
-        TOOLS,
-        call_tool,
-        gate_refusal,
-        output_schema,
-        precheck,
-    )
     from ..errors import CrewbookError, CrewError, LoopRefused, Problem, did_you_mean
 
     lock = anyio.Lock()
-    names = {tool_prefix + t.name: t for t in TOOLS}
 
     def annotations(t: Any) -> Any:
         return types.ToolAnnotations(read_only_hint=t.read_only,
@@ -69,17 +60,18 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
                                      destructive_hint=False if t.read_only else None)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        tools = _crew_tools()
         return types.ListToolsResult(tools=[
-            types.Tool(name=tool_prefix + t.name, title=TITLES[t.name],
+            types.Tool(name=tool_prefix + t.name, title=tools.TITLES[t.name],
                        description=t.full_description, input_schema=t.schema,
-                       output_schema=output_schema(t), annotations=annotations(t))
-            for t in TOOLS])
+                       output_schema=tools.output_schema(t), annotations=annotations(t))
+            for t in tools.TOOLS])
 
     def failure(exc: CrewbookError) -> types.CallToolResult:
         problems = list(getattr(exc, "problems", ()))
         code = (getattr(exc, "code", None) or (problems[0].code if problems else None)
                 or _code_of(exc))
-        message = _capped(str(exc))
+        message = _capped(exc.said_to("mcp"))  # "force": true, not force=True
         error = {"error": type(exc).__name__, "code": code, "message": message,
                  "problems": [{k: _capped(v) if isinstance(v, str) else v
                                for k, v in p.to_dict().items()} for p in problems[:50]]}
@@ -126,10 +118,13 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
 
     async def call(ctx: Any, params: types.CallToolRequestParams,
                    ) -> types.CallToolResult | types.InputRequiredResult:
+        tools = _crew_tools()
         name = params.name
         args = dict(params.arguments or {})
-        tool = BY_NAME.get(name[len(tool_prefix):]) if name.startswith(tool_prefix) else None
+        tool = (tools.BY_NAME.get(name[len(tool_prefix):]) if name.startswith(tool_prefix)
+                else None)
         if tool is None:  # a prefix is strict: bare names are unknown, and not listed
+            names = [tool_prefix + t.name for t in tools.TOOLS]
             return failure(CrewError("unknown tool", [Problem(
                 "unknown_tool", f"no tool {_capped(name, 80)!r}{did_you_mean(name[:80], names)}"
                 "; tools: "
@@ -138,9 +133,9 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
         approved = False
         try:
             if tool.gate == "gated":
-                why = await anyio.to_thread.run_sync(gate_refusal, tool, project)
+                why = await anyio.to_thread.run_sync(tools.gate_refusal, tool, project)
                 if why is not None:  # ask only for a call that would otherwise proceed
-                    await anyio.to_thread.run_sync(precheck, tool, args, project)
+                    await anyio.to_thread.run_sync(tools.precheck, tool, args, project)
                     answer = await approve(ctx, params, name, args)
                     if isinstance(answer, types.InputRequiredResult):
                         return answer  # the client asks the user, then calls again
@@ -150,10 +145,9 @@ def build_server(project: Path | None, tool_prefix: str = "") -> Any:
                                           "asked through MCP elicitation); nothing was done",
                                           code="declined")
                     approved = answer == "accept"
-            work = functools.partial(call_tool, name, args, project, approved=approved)
-            # abandon_on_cancel: a client that disconnects cancels the call at once; the
-            # thread left behind (a bar) ends with the process (`serve`)
-            run = functools.partial(anyio.to_thread.run_sync, abandon_on_cancel=True)
+            work = functools.partial(tools.call_tool, name, args, project,
+                                     approved=approved)
+            run = _stoppable  # cancelled (or the client left): its bar stops at once
             RUNNING.append(name)
             try:
                 if tool.read_only:
@@ -193,6 +187,15 @@ APPROVAL = "approval"
 RUNNING: list[str] = []
 
 
+def _crew_tools() -> Any:
+    """`crewbook.crew.tools`, imported at the first request rather than before the server
+    answers ``initialize``: the crew loop's modules (about 0.1 s) then load while the
+    client reads that answer, not before it (the SDK's own import is most of start-up)."""
+    from ..crew import tools
+
+    return tools
+
+
 def _code_of(exc: BaseException) -> str:
     """A code for an error that carries none, from its class (``AlreadyExistsError`` →
     ``already_exists``): every refusal has a top-level code a client can branch on."""
@@ -205,6 +208,42 @@ def _capped(text: str, limit: int = MAX_MESSAGE) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}... ({len(text) - limit} more characters cut)"
+
+
+#: Seconds a cancelled call waits for its worker thread to end once told to stop (a bar
+#: is killed within a second; a keeper that does not answer is given up on at 10 s).
+STOP_WAIT = 15.0
+
+
+async def _stoppable(work: Any) -> Any:
+    """`work()` in a worker thread. When this call is cancelled (the client sent
+    ``notifications/cancelled`` or left), a bar it runs is stopped (`core.bar.stopping`:
+    its whole tree killed, nothing recorded for it) and the thread is waited for (at most
+    `STOP_WAIT` s), so the loop's lock and state are settled before the next call runs;
+    then the cancellation goes on."""
+    import threading
+
+    import anyio
+
+    from ..core.bar import stopping
+
+    stop = threading.Event()
+    ended = threading.Event()
+
+    def in_thread() -> Any:
+        try:
+            with stopping(stop):
+                return work()
+        finally:
+            ended.set()
+
+    try:
+        return await anyio.to_thread.run_sync(in_thread, abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        stop.set()
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(ended.wait, STOP_WAIT)
+        raise
 
 
 async def _with_progress(ctx: Any, run: Any, work: Any) -> Any:
@@ -270,9 +309,9 @@ def serve(project: Path | None, tool_prefix: str = "") -> None:
             group.cancel_scope.cancel()
 
     anyio.run(main)
-    if left_mid_call:  # the abandoned call's thread ends with the process, and the
-        sys.stdout.flush()  # keepers, seeing crewbook gone, kill the bar's whole tree
-        sys.stderr.flush()
+    if left_mid_call:  # the cancelled call stopped its bar (`_stoppable`); a thread that
+        sys.stdout.flush()  # did not end in time ends with the process, and the keepers,
+        sys.stderr.flush()  # seeing crewbook gone, kill whatever it still ran
         os._exit(0)
 
 

@@ -31,7 +31,11 @@ loop that asked for it:
   is kept: the first and the last ``max_output / 2`` bytes, with the number of bytes
   cut, so a command printing gigabytes costs a few KiB of memory;
 - its ``cwd`` must be inside the project (an `UnsafePathError` otherwise, before
-  anything runs).
+  anything runs);
+- it can be stopped from another thread (`stopping`: the MCP server when its client
+  cancels the call or leaves): the whole tree is killed within `keeping.LINE_CHECK` s,
+  as at the timeout, and `run_command` raises `LoopRefused` (``bar_stopped``) instead of
+  returning a run, so no ``bar`` event is logged for it.
 
 The result is a `BarRun` (exit code, duration, timed out, output tail), which the
 engines log as a ``bar`` event. On systems without process groups (Windows) the
@@ -41,14 +45,17 @@ output `core.bar_output`.
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Final, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import CrewError, Problem, UnsafePathError
+from ..errors import CrewError, LoopRefused, Problem, UnsafePathError
 from .bar_output import DEFAULT_MAX_OUTPUT, BoundedOutput
 from .keeping import run_kept
 from .paths import kind_of, path_problem
@@ -59,6 +66,31 @@ DEFAULT_TIMEOUT: Final = 600.0
 #: resolved): crewbook inside a bar refuses at once what would wait for that project's
 #: lock, held by the loop measuring the bar (`core.commit.taking_turn`).
 BAR_ROOT_ENV: Final = "CREWBOOK_BAR_ROOT"
+
+
+#: The stop of the bar commands run in this context (`stopping`); None: run to the end.
+_STOP: ContextVar[threading.Event | None] = ContextVar("crewbook_bar_stop", default=None)
+
+
+@contextmanager
+def stopping(stop: threading.Event) -> Iterator[None]:
+    """Within this block (in this thread), a bar command stops when `stop` is set: its
+    whole tree is killed and `run_command` raises `LoopRefused` (``bar_stopped``). For a
+    caller that runs a loop's call in a worker thread and may give up on it (the MCP
+    server, when its client cancels the request or leaves): the loop code in between
+    needs no parameter for it."""
+    token = _STOP.set(stop)
+    try:
+        yield
+    finally:
+        _STOP.reset(token)
+
+
+def _stopped(name: str, command: str) -> LoopRefused:
+    """The refusal of a bar command stopped by its caller (`stopping`)."""
+    return LoopRefused(f"the bar's {name} command was stopped ({command!r}): the call was "
+                       "cancelled or its client left; the bar was not recorded, and the "
+                       "next step measures it again", code="bar_stopped")
 
 
 class BarRun(BaseModel):
@@ -138,8 +170,12 @@ def run_command(
 
     Never raises for what the command does (a failure, a timeout, a flood of output are
     facts in the `BarRun`); raises `UnsafePathError`/`CrewError` for a bad `cwd` and
-    `CrewError` when the shell cannot be started, before anything runs.
+    `CrewError` when the shell cannot be started, before anything runs, and
+    `LoopRefused` (``bar_stopped``) when its caller stopped it (`stopping`).
     """
+    stop = _STOP.get()
+    if stop is not None and stop.is_set():
+        raise _stopped(name, command)
     folder = confined_cwd(root, cwd)
     shown_cwd = folder.relative_to(root.resolve()).as_posix() or "."
     started = time.monotonic()
@@ -147,7 +183,9 @@ def run_command(
     argv = ["/bin/sh", "-c", command]
     out = BoundedOutput(max_output)
     env = {BAR_ROOT_ENV: str(root.resolve())}
-    code, timed_out = run_kept(argv, folder, env, out, deadline, name)
+    code, timed_out = run_kept(argv, folder, env, out, deadline, name, stop)
+    if stop is not None and stop.is_set():
+        raise _stopped(name, command)
     duration_ms = int((time.monotonic() - started) * 1000)
     text = out.text()
     return BarRun(
@@ -191,4 +229,5 @@ def bar_event(run: BarRun, *, act: int | None = None, role: str | None = None,
 
 
 __all__ = ["BAR_ROOT_ENV", "DEFAULT_MAX_OUTPUT", "DEFAULT_TIMEOUT", "BarRun", "BarSpec",
-           "BoundedOutput", "bar_event", "confined_cwd", "run_bar", "run_command"]
+           "BoundedOutput", "bar_event", "confined_cwd", "run_bar", "run_command",
+           "stopping"]

@@ -182,8 +182,9 @@ class StateStore(Generic[M]):
         except ValidationError as exc:
             from ..errors import CrewError
 
-            raise CrewError(f"{self.shown} is not a valid state file; start again with "
-                            "force=True", self._problems(exc, self.shown)) from None
+            error = CrewError(f"{self.shown} is not a valid state file; start again with "
+                              "force=True", self._problems(exc, self.shown))
+            raise error.naming("force") from None
         self._seen = hashlib.blake2b(data, digest_size=16).hexdigest()
         return state
 

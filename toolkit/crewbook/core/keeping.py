@@ -198,23 +198,24 @@ def _adopted_killed(server: int | None, until: float) -> bool:
         time.sleep(0.01)
 
 
-def _watch(output: int, line: socket.socket, out: BoundedOutput,
-           deadline: float) -> tuple[int | None, bool] | None:
+def _watch(output: int, line: socket.socket, out: BoundedOutput, deadline: float,
+           stop: threading.Event | None = None) -> tuple[int | None, bool] | None:
     """`_watch_line`, then, when the command's keeper died, the wait for its server to
     have killed the tree it left (`_adopted_killed`)."""
     said = _Line(line)
-    done = _watch_line(output, said, out, deadline)
+    done = _watch_line(output, said, out, deadline, stop)
     if said.died and said.pids and not _adopted_killed(
             said.server, time.monotonic() + KEEPER_GRACE):
         out.feed(b"\ncrewbook: the bar keeper server did not kill what was left\n")
     return done
 
 
-def _watch_line(output: int, said: _Line, out: BoundedOutput,
-                deadline: float) -> tuple[int | None, bool] | None:
+def _watch_line(output: int, said: _Line, out: BoundedOutput, deadline: float,
+                stop: threading.Event | None = None) -> tuple[int | None, bool] | None:
     """Read a served command's output until it closes, then its keeper's status: (status,
-    timed out), or None when no keeper took the command. At the deadline the line is
-    shut, so its keeper kills the tree and says the status.
+    timed out), or None when no keeper took the command. At the deadline, or within
+    `LINE_CHECK` s of `stop` being set (the caller gave up), the line is shut, so its
+    keeper kills the tree and says the status.
 
     The line is read when the output has closed, and every `LINE_CHECK` s before: it
     says nothing else than ``S`` while the command runs, except when its keeper dies, and
@@ -223,10 +224,14 @@ def _watch_line(output: int, said: _Line, out: BoundedOutput,
     timed_out = False
     limit = deadline
     checked = time.monotonic()
+    stopping = stop is not None
     with selectors.DefaultSelector() as selector:
         selector.register(output, selectors.EVENT_READ)
         while True:  # the output, until it closes
             now = time.monotonic()
+            if stopping and stop is not None and stop.is_set():
+                stopping = False
+                limit = now  # as at the deadline: the keeper kills the whole tree
             if now >= limit:
                 if timed_out or said.code is not None:
                     break  # the keeper does not answer, or leftovers hold the output
@@ -299,7 +304,8 @@ def _umask() -> int:
 
 
 def _run_served(argv: list[str], folder: Path, env: Mapping[str, str], out: BoundedOutput,
-                deadline: float) -> tuple[int | None, bool] | None:
+                deadline: float, stop: threading.Event | None = None,
+                ) -> tuple[int | None, bool] | None:
     """Run through this process's keeper server; None when it cannot take the command."""
     assert SERVER is not None
     environment = dict(os.environb)
@@ -314,7 +320,7 @@ def _run_served(argv: list[str], folder: Path, env: Mapping[str, str], out: Boun
             os.close(writer)
             theirs.close()
         try:
-            done = _watch(reader, ours, out, deadline) if sent else None
+            done = _watch(reader, ours, out, deadline, stop) if sent else None
         finally:
             os.close(reader)
             ours.close()  # the line: a keeper still running kills its tree
@@ -325,8 +331,8 @@ def _run_served(argv: list[str], folder: Path, env: Mapping[str, str], out: Boun
 
 
 def _run_alone(argv: list[str], folder: Path, env: Mapping[str, str], out: BoundedOutput,
-               deadline: float,
-               name: str) -> tuple[int | None, bool]:
+               deadline: float, name: str,
+               stop: threading.Event | None = None) -> tuple[int | None, bool]:
     """Run under a keeper of its own (a Python start per command: ``keeper.main``, the
     line on its standard input, the output on its standard output), or, without process
     groups (Windows), alone; (status, timed out)."""
@@ -348,7 +354,7 @@ def _run_alone(argv: list[str], folder: Path, env: Mapping[str, str], out: Bound
         os.close(writer)
         theirs.close()
     try:
-        done = _watch(reader, ours, out, deadline)
+        done = _watch(reader, ours, out, deadline, stop)
     finally:
         os.close(reader)
         ours.close()  # the line: a keeper still running kills its tree, then ends
@@ -383,12 +389,15 @@ def _run_bare(command: str, folder: Path, env: Mapping[str, str], out: BoundedOu
 
 
 def run_kept(argv: list[str], folder: Path, env: Mapping[str, str], out: BoundedOutput,
-             deadline: float, name: str) -> tuple[int | None, bool]:
-    """Run `argv` in `folder` under a keeper until `deadline`, with crewbook's environment
-    and `env`, its output into `out`: (status, timed out). `CrewError` when no keeper can
-    be started."""
-    done = _run_served(argv, folder, env, out, deadline) if SERVER is not None else None
-    return _run_alone(argv, folder, env, out, deadline, name) if done is None else done
+             deadline: float, name: str,
+             stop: threading.Event | None = None) -> tuple[int | None, bool]:
+    """Run `argv` in `folder` under a keeper until `deadline` or until `stop` is set (its
+    whole tree killed either way), with crewbook's environment and `env`, its output into
+    `out`: (status, timed out). `CrewError` when no keeper can be started."""
+    done = (_run_served(argv, folder, env, out, deadline, stop) if SERVER is not None
+            else None)
+    return (_run_alone(argv, folder, env, out, deadline, name, stop) if done is None
+            else done)
 
 
 __all__ = ["SERVER", "run_kept"]

@@ -139,7 +139,7 @@ def _crew_init(proj: Project, goal: str, scope: str, max_rounds: int, max_epics:
     store.recover()
     if store.exists() and not force:
         raise AlreadyExistsError(f"a crew loop already exists ({STATE_FILE}); pass force=True "
-                                 "(--force) to start a new one over it", store.path)
+                                 "to start a new one over it", store.path).naming("force")
     commands = normalise_bar(bar, proj)
     try:
         config = CrewConfig(goal=goal, scope=scope, max_rounds=max_rounds,

@@ -203,9 +203,9 @@ def provider_profile_init(
     if existed and not force:
         raise AlreadyExistsError(
             f"a {scope} profile already exists at {shown}; it was left unchanged. Pass "
-            f"force=True (--force) to regenerate it from preset {preset.family!r}, or edit it",
+            f"force=True to regenerate it from preset {preset.family!r}, or edit it",
             path,
-        )
+        ).naming("force")
     source = f"the {preset.source} preset {preset.family!r}"
     header = (
         f"crewbook routing profile ({scope}), generated from {source}.\n"

@@ -53,7 +53,8 @@ def add_family_groups(sub: Any, common: argparse.ArgumentParser) -> None:
 
 #: The command modules that add one command of their own name: `crewbook mcp ...` (that
 #: name first) needs only that module's parser (`build_parser`).
-ALONE: tuple[str, ...] = ("validate", "graph", "ledger", "routing", "mcp", "diff", "simulate")
+ALONE: tuple[str, ...] = ("validate", "graph", "ledger", "routing", "step", "mcp", "diff",
+                         "simulate")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

@@ -76,6 +76,21 @@ def turn_lock(path: Path) -> Any:
         return lock
 
 
+def acquired(lock: Any, path: Path, timeout: float = -1) -> None:
+    """Take `lock` (`path`'s turn lock); a path that became a folder, a link loop or
+    anything but a regular file since the lock was made is the named error of
+    `file_or_absent`, not the `OSError` the lock file's ``open`` raised."""
+    from filelock import Timeout
+
+    try:
+        lock.acquire(timeout=timeout)
+    except Timeout:
+        raise
+    except OSError:
+        file_or_absent(Path(path), "lock file")
+        raise
+
+
 @contextmanager
 def taking_turn(path: Path) -> Iterator[None]:
     """Hold `path`'s turn lock (`turn_lock`), waiting for it; but refused at once
@@ -91,7 +106,7 @@ def taking_turn(path: Path) -> Iterator[None]:
     root = os.environ.get(BAR_ROOT_ENV)
     if root and Path(path).resolve().is_relative_to(root):
         try:
-            lock.acquire(timeout=0)
+            acquired(lock, path, timeout=0)
         except Timeout:
             raise LoopRefused(
                 f"this crewbook runs inside a bar command of the project {root} (as "
@@ -100,7 +115,7 @@ def taking_turn(path: Path) -> Iterator[None]:
                 "runs it. Report once the bar has run, from outside it", "inside_bar",
             ) from None
     else:
-        lock.acquire()
+        acquired(lock, path)
     try:
         yield
     finally:
@@ -164,7 +179,7 @@ class StateStore(Generic[M]):
         self.lock.parent.mkdir(parents=True, exist_ok=True)
         lock = turn_lock(self.lock)
         try:
-            lock.acquire(timeout=0)
+            acquired(lock, self.lock, timeout=0)
         except Timeout:
             return self._read()
         try:

@@ -169,8 +169,10 @@ TARGETS: Final[tuple[tuple[str, str, str, Callable[[float], bool]], ...]] = (
 
 
 def print_targets(results: list[dict[str, Any]]) -> None:
-    """One line a shape: each of read_ledger's targets met or missed, with the load
-    average after that shape's runs (a ``*`` marks a floor that skipped the payload)."""
+    """One line a shape: each of read_ledger's targets met or missed, the CPU seconds'
+    ratio to pandas (which a loaded machine stretches less than wall time) and the
+    load average after that shape's runs (a ``*`` marks a floor that skipped the
+    payload)."""
     print(f"\nread_ledger's targets, each against its peer in the same run "
           f"({os.cpu_count()} CPUs):")
     for r in results:
@@ -180,7 +182,8 @@ def print_targets(results: list[dict[str, Any]]) -> None:
             cells.append(f"{what} {r[key]:.2f}x{mark} ({goal}: "
                          f"{'met' if meets(r[key]) else 'missed'})")
         print(f"  {r['events']:,} {r['shape']:<8} " + "; ".join(cells)
-              + f"; load {r['load']:.2f}")
+              + f"; in CPU seconds pandas / ours {r['cpu_faster_than_pandas']:.2f}x; "
+              f"load {r['load']:.2f}")
     if any(r["floor"] != "infer" for r in results):
         print("  * Arrow cannot infer these payloads: the floor skips them (it does less "
               "than read_ledger, which gives each payload)")

@@ -32,7 +32,7 @@ import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pandas as pd
 import pyarrow as pa
@@ -160,6 +160,35 @@ def bench_read(n: int, shape: str = "writer") -> dict[str, Any]:
             "pandas_peak_over_frame": peer_growth / peer_frame}
 
 
+#: (figure, what it is, target, whether a figure meets it) for the summary.
+TARGETS: Final[tuple[tuple[str, str, str, Callable[[float], bool]], ...]] = (
+    ("vs_arrow_floor", "time / pyarrow", "<= 1.3x", lambda x: x <= 1.3),
+    ("faster_than_pandas", "pandas / time", ">= 5x", lambda x: x >= 5),
+    ("peak_over_frame", "peak / frame", "<= 2.5x", lambda x: x <= 2.5),
+)
+
+
+def print_targets(results: list[dict[str, Any]]) -> None:
+    """One line a shape: each of read_ledger's targets met or missed, the CPU seconds'
+    ratio to pandas (which a loaded machine stretches less than wall time) and the
+    load average after that shape's runs (a ``*`` marks a floor that skipped the
+    payload)."""
+    print(f"\nread_ledger's targets, each against its peer in the same run "
+          f"({os.cpu_count()} CPUs):")
+    for r in results:
+        cells = []
+        for key, what, goal, meets in TARGETS:
+            mark = "*" if key == "vs_arrow_floor" and r["floor"] != "infer" else ""
+            cells.append(f"{what} {r[key]:.2f}x{mark} ({goal}: "
+                         f"{'met' if meets(r[key]) else 'missed'})")
+        print(f"  {r['events']:,} {r['shape']:<8} " + "; ".join(cells)
+              + f"; in CPU seconds pandas / ours {r['cpu_faster_than_pandas']:.2f}x; "
+              f"load {r['load']:.2f}")
+    if any(r["floor"] != "infer" for r in results):
+        print("  * Arrow cannot infer these payloads: the floor skips them (it does less "
+              "than read_ledger, which gives each payload)")
+
+
 def bench_append(count: int, fsync: str) -> float:
     """Events per second appended by one `Ledger` (lock + write + flush each)."""
     with tempfile.TemporaryDirectory(dir=Path(__file__).parent / "_data") as folder, \
@@ -223,6 +252,8 @@ def main() -> None:
         print(f"target: read_ledger peak memory over the frame <= 2.5x: {verdict} "
               f"({r['peak_over_frame']:.2f}; load average {os.getloadavg()[0]:.2f} on "
               f"{os.cpu_count()} CPUs)", flush=True)
+        r["load"] = os.getloadavg()[0]
+    print_targets(results)
     plain = bench_append(20_000, "close")
     synced = bench_append(1_000, "always")
     print(f"\nappend: {plain:,.0f} events/s (fsync on close), {synced:,.0f} events/s "

@@ -150,6 +150,8 @@ def test_the_scan_finds_top_level_keys_and_the_payload_in_any_order() -> None:
                     (1, "run"), (1, "payload"), (1, "x"),
                     (2, "p\\u0061yload"), (2, "kind"),
                     (3, "kind"), (3, "payload")]
+    assert found.key_null.tolist() == [False, False, False, False, True, False,
+                                       False, False, False, False]
     payloads = [data[a:b].decode() for a, b in
                 zip(found.payload_first, found.payload_stop, strict=True)]
     assert payloads[:2] == ['{"a":{"b":[1,"}"]}}', ""]  # an object; a null (none)
@@ -198,8 +200,8 @@ def test_a_block_is_scanned_in_chunks_of_whole_lines(monkeypatch: pytest.MonkeyP
     whole = scan(raw, starts, ends)
     monkeypatch.setattr(module, "CHUNK", 100)  # a chunk of one or two lines
     chunked = scan(raw, starts, ends)
-    for name in ("key_first", "key_stop", "key_line", "payload_first", "payload_stop",
-                 "has_payload", "doubtful"):
+    for name in ("key_first", "key_stop", "key_line", "key_null", "payload_first",
+                 "payload_stop", "has_payload", "doubtful"):
         assert getattr(chunked, name).tolist() == getattr(whole, name).tolist(), name
     assert whole.key_line.tolist() == [i // 3 for i in range(150)]
 
@@ -246,3 +248,45 @@ def test_a_block_a_little_over_a_chunk_is_scanned_in_one_go(
     calls.clear()
     assert scan(raw, starts, ends).key_line.tolist() == whole.key_line.tolist()
     assert calls == [10, 10, 10, 10]
+
+
+def test_only_keys_that_may_be_unknown_are_compared_with_the_field_names(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from crewbook.ledger import scan as module
+
+    head = '{"v":1,"ts":"2025-03-01T09:00:00Z","run":"r1","seq":0,"loop":"crew"'
+    lines = [head + ',"kind":"init","payload":{"x":null}}',  # every key has a value
+             head + ',"kind":"init","verdict":null}',  # a known key, null
+             head + ',"kind":"init","extra":null}',  # an unknown key, null
+             head + ',"kind":"init","extra":2}',  # an unknown key with a value
+             head + ',"kind":"init","verdict":null,"other":[]}',  # a null, an unknown
+             '{"kind":"init",' + head[1:] + ',"payload":null}']  # payload null, reordered
+    data = ("\n".join(lines) + "\n").encode()
+    compared: list[int] = []
+    real = module.named
+
+    def counting(raw: Any, first: Any, stop: Any, names: tuple[bytes, ...]) -> Any:
+        if len(names) > 1:
+            compared.append(len(first))
+        return real(raw, first, stop, names)
+
+    monkeypatch.setattr(module, "named", counting)
+    parsed = parse_bytes(data, "l.jsonl")
+    assert [(p.line, p.key) for p in parsed.problems] == [(3, "extra"), (4, "extra"),
+                                                          (5, "other")]
+    # the null-valued keys of lines 2, 3 and 6, every key of lines 4 and 5 (one key
+    # with a value more than their fields with a value), not the block's 45 keys
+    assert compared == [1 + 1 + 7 + 8 + 1]
+    same(parsed, exactly(data, monkeypatch))
+
+
+def test_every_field_is_read_by_the_fast_path_and_is_a_column() -> None:
+    # what adding a field to events.FIELDS needs besides the model (docs/ledger.md):
+    # an Arrow type in parse.ARROW_SCHEMA, a place in reader.COLUMNS; the scan, nothing
+    from crewbook.ledger.events import FIELDS
+    from crewbook.ledger.parse import ARROW_SCHEMA, FAST_SCHEMA
+    from crewbook.ledger.reader import COLUMNS
+
+    assert [*ARROW_SCHEMA.names, "payload"] == list(FIELDS), "a field without an Arrow type"
+    assert FAST_SCHEMA.names == list(FIELDS)
+    assert set(COLUMNS) == set(FIELDS) - {"v"}, "a field that is not a column of the frame"

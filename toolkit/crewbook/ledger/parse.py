@@ -409,7 +409,8 @@ class _Parser:
         texts = None
         bad = check_table(table)
         if self.with_payload:
-            found = self.payload_texts(rows, table.num_rows, end, check_utf8=not exact)
+            found = self.payload_texts(rows, table.num_rows, end, check_utf8=not exact,
+                                       present=_present(table))
             if not found.readable:
                 return False
             texts = found.texts
@@ -435,7 +436,9 @@ class _Parser:
         return True
 
     def payload_texts(self, rows: np.ndarray[Any, np.dtype[np.int64]] | None, count: int,
-                      end: int, *, check_utf8: bool = False) -> LinePayloads:
+                      end: int, *, check_utf8: bool = False,
+                      present: np.ndarray[Any, np.dtype[np.int64]] | None = None,
+                      ) -> LinePayloads:
         """The payload texts and unknown keys of the `count` lines `rows` (None: the
         first `count` non-blank lines), the last of which ends before byte `end` (see
         `line_payloads`)."""
@@ -449,7 +452,8 @@ class _Parser:
         ends = np.append(nl, len(self.data))[rows].astype(np.int64)
         if len(starts) and starts[0] == 0 and self.data.startswith(_BOM):
             starts[0] = len(_BOM)
-        return line_payloads(self.buf, starts, ends, reader_pool(), check_utf8=check_utf8)
+        return line_payloads(self.buf, starts, ends, reader_pool(), check_utf8=check_utf8,
+                             present=present)
 
     def no_clock(self, check: Check, rows: np.ndarray[Any, np.dtype[np.int64]]) -> bool:
         """Whether a null `ts` was written as ``"ts": null`` (an import from a log with
@@ -537,6 +541,21 @@ def check_table(table: pa.Table) -> list[Check]:
         flag(pc.is_valid(col(extra)), extra, unknown_key(extra))
     found.sort()
     return found
+
+
+def _present(table: pa.Table) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """How many fields (payload included) each row of an Arrow-read block holds with a
+    value that is not null (see `payloads.line_payloads`)."""
+    count = np.zeros(table.num_rows, dtype=np.int64)
+    for name in (*FIXED, "payload"):
+        if name not in table.column_names:
+            continue
+        column = table.column(name)
+        if not column.null_count:
+            count += 1
+        elif column.null_count < len(column):
+            count += pc.is_valid(column).to_numpy(zero_copy_only=False)
+    return count
 
 
 def unknown_key(key: str) -> str:

@@ -19,7 +19,7 @@ import builtins
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pandas as pd
@@ -32,6 +32,9 @@ from pandas.api.extensions import (
 )
 
 from .events import FIELDS
+
+if TYPE_CHECKING:
+    from .scan import Scan
 
 #: The Arrow type of the payload texts (in the frame and in Parquet).
 TEXT: Final = pa.string()
@@ -77,6 +80,7 @@ class LinePayloads:
 def line_payloads(buf: pa.Buffer, starts: np.ndarray[Any, np.dtype[np.int64]],
                   ends: np.ndarray[Any, np.dtype[np.int64]],
                   pool: pa.MemoryPool | None = None, *, check_utf8: bool = False,
+                  present: np.ndarray[Any, np.dtype[np.int64]] | None = None,
                   ) -> LinePayloads:
     """The payload text of each JSON line ``buf[starts[i]:ends[i]]`` ('{}' where a line
     has none, or null), every line being one JSON object that Arrow has read; and the
@@ -89,8 +93,13 @@ def line_payloads(buf: pa.Buffer, starts: np.ndarray[Any, np.dtype[np.int64]],
     else with one DuckDB query. The texts are allocated in `pool`. With `check_utf8`
     (Arrow skipped the payload's and unknown keys' bytes), texts and keys that are not
     UTF-8 make the answer not `readable`.
+
+    `present`, when given, is how many fields (payload included) each line holds with
+    a value that is not null, as Arrow read them: only the keys of a line holding
+    more keys with a value than that, and the keys whose value is null, can be
+    unknown, so only those are compared with the field names.
     """
-    from .scan import named, scan
+    from .scan import scan
 
     count = len(starts)
     if not count:
@@ -98,7 +107,7 @@ def line_payloads(buf: pa.Buffer, starts: np.ndarray[Any, np.dtype[np.int64]],
     raw = np.frombuffer(buf, dtype=np.uint8)
     found = scan(raw, starts, ends)
     texts = _gather(buf, found.payload_first, found.payload_stop, pool)
-    odd = np.flatnonzero(~named(raw, found.key_first, found.key_stop, _FIELD_NAMES))
+    odd = _unknown_keys(raw, found, count, present)
     odd = odd[~found.doubtful[found.key_line[odd]]]  # those lines are parsed below
     keys = _gather(buf, found.key_first[odd], found.key_stop[odd], pool)
     if check_utf8:
@@ -126,6 +135,26 @@ def line_payloads(buf: pa.Buffer, starts: np.ndarray[Any, np.dtype[np.int64]],
         unknown += [(int(rest[i]), key) for i, key in rest_unknown]
         unknown.sort()
     return LinePayloads(texts, unknown)
+
+
+def _unknown_keys(raw: np.ndarray[Any, np.dtype[np.uint8]], found: Scan, count: int,
+                  present: np.ndarray[Any, np.dtype[np.int64]] | None,
+                  ) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """The indexes of the keys of `found` that are not field names (see `line_payloads`
+    for `present`). A line whose keys with a value are as many as its fields with a
+    value has no unknown key with a value (a duplicate or unknown key would make one
+    more), so its keys are not compared, but for its null-valued ones."""
+    from .scan import named
+
+    check = None
+    if present is not None:
+        with_value = np.bincount(found.key_line[~found.key_null], minlength=count)
+        check = np.flatnonzero(found.key_null | (with_value != present)[found.key_line])
+        if len(check) == len(found.key_line):
+            check = None
+    if check is None:
+        return np.flatnonzero(~named(raw, found.key_first, found.key_stop, _FIELD_NAMES))
+    return check[~named(raw, found.key_first[check], found.key_stop[check], _FIELD_NAMES)]
 
 
 def equal(raw: np.ndarray[Any, np.dtype[np.uint8]], byte: int,

@@ -44,7 +44,8 @@ class Scan:
     """The top level of `count` lines, positions as offsets into the bytes scanned.
 
     `key_first`/`key_stop` bound each top-level key's text (between its quotes, in file
-    order), `key_line` its line; `payload_first`/`payload_stop` bound each line's payload
+    order), `key_line` its line, `key_null` whether its value is ``null``;
+    `payload_first`/`payload_stop` bound each line's payload
     object (equal where it has none, or a null); `has_payload` says which lines hold a
     ``payload`` key; `doubtful` marks the lines the scan cannot vouch for (see module).
     """
@@ -52,6 +53,7 @@ class Scan:
     key_first: Ints
     key_stop: Ints
     key_line: Ints
+    key_null: Bools
     payload_first: Ints
     payload_stop: Ints
     has_payload: Bools
@@ -69,8 +71,8 @@ def scan(raw: np.ndarray[Any, np.dtype[np.uint8]], starts: Ints, ends: Ints) -> 
     count = len(starts)
     if not count:
         empty = np.zeros(0, dtype=np.int64)
-        return Scan(empty, empty, empty, empty, empty, np.zeros(0, dtype=bool),
-                    np.zeros(0, dtype=bool))
+        none = np.zeros(0, dtype=bool)
+        return Scan(empty, empty, empty, none, empty, empty, none, none)
     # whole lines, in pieces of about the same size, at most 1.5 CHUNK each (a block
     # of a file a little over CHUNK is scanned in one go, not a second tiny piece)
     total = int(ends[-1]) - int(starts[0])
@@ -84,8 +86,8 @@ def scan(raw: np.ndarray[Any, np.dtype[np.uint8]], starts: Ints, ends: Ints) -> 
     parts = [_scan(raw, starts[a:b], ends[a:b]) for a, b in itertools.pairwise(cuts)]
     lines = [np.asarray(part.key_line) + a for part, a in zip(parts, cuts, strict=False)]
     joined = {name: np.concatenate([getattr(part, name) for part in parts])
-              for name in ("key_first", "key_stop", "payload_first", "payload_stop",
-                           "has_payload", "doubtful")}
+              for name in ("key_first", "key_stop", "key_null", "payload_first",
+                           "payload_stop", "has_payload", "doubtful")}
     return Scan(key_line=np.concatenate(lines), **joined)
 
 
@@ -127,13 +129,16 @@ def _scan(raw: np.ndarray[Any, np.dtype[np.uint8]], starts: Ints, ends: Ints) ->
     if len(slashes):  # an escape in a key: its name is not its bytes
         escaped = np.searchsorted(slashes, key_stop) > np.searchsorted(slashes, key_first)
         doubtful[key_line[escaped]] = True
+    values = _skip_space(window, colons + 1)
+    value_byte = window[values]
+    key_null = value_byte == 110  # a valid value starting with 'n' is null
     is_payload = named(window, key_first, key_stop, (b"payload",))
     lines = key_line[is_payload]
-    value = _skip_space(window, colons[is_payload] + 1)
+    value = values[is_payload]
     has_payload = np.zeros(count, dtype=bool)
     has_payload[lines] = True
-    is_object = window[value] == 123
-    doubtful[lines[~is_object & (window[value] != 110)]] = True  # not an object nor null
+    is_object = value_byte[is_payload] == 123
+    doubtful[lines[~is_object & ~key_null[is_payload]]] = True  # not an object nor null
     first = np.asarray(rel_starts, dtype=np.int64).copy()
     stop = first.copy()
     if is_object.any():
@@ -142,8 +147,8 @@ def _scan(raw: np.ndarray[Any, np.dtype[np.uint8]], starts: Ints, ends: Ints) ->
         back = brackets[(np.cumsum(step) == 1) & ~opens]  # brackets closing to depth 1
         first[lines[is_object]] = opened
         stop[lines[is_object]] = back[np.searchsorted(back, opened)] + 1
-    return Scan(key_first + low, key_stop + low, key_line, first + low, stop + low,
-                has_payload, doubtful)
+    return Scan(key_first + low, key_stop + low, key_line, key_null, first + low,
+                stop + low, has_payload, doubtful)
 
 
 def _string_quotes(window: np.ndarray[Any, np.dtype[np.uint8]], slashes: Ints) -> Ints:

@@ -197,12 +197,17 @@ def unread_delta_files(specs_dir: Path) -> list[Path]:
             if name.startswith(".") or not name.endswith(".md") or name == "spec.md":
                 continue
             file = Path(dirpath) / name
-            if not file.is_file():
-                continue
-            text = file.read_text("utf-8", errors="replace").lower()
-            if any(line.strip() in _DELTA_HEADER for line in text.splitlines()):
+            if _holds_delta_header(file):
                 found.append(file)
     return sorted(found)
+
+
+def _holds_delta_header(file: Path) -> bool:
+    """Whether `file` is a file with a line that is a delta section header (any case)."""
+    if not file.is_file():
+        return False
+    text = file.read_text("utf-8", errors="replace").lower()
+    return any(line.strip() in _DELTA_HEADER for line in text.splitlines())
 
 
 def _under_specs(scanned: dict[str, bool]) -> list[tuple[list[str], bool]]:
@@ -240,10 +245,7 @@ def _unread_from(scanned: dict[str, bool], folder: Path) -> list[Path]:
         if not parts[-1].endswith(".md") or parts[-1] == "spec.md":
             continue
         file = root.joinpath(*parts)
-        if not file.is_file():
-            continue
-        text = file.read_text("utf-8", errors="replace").lower()
-        if any(line.strip() in _DELTA_HEADER for line in text.splitlines()):
+        if _holds_delta_header(file):
             found.append(file)
     return sorted(found)
 
@@ -280,12 +282,12 @@ _MAIN_SPECS: weakref.WeakKeyDictionary[Project, dict[str, tuple[int, int, MainSp
     weakref.WeakKeyDictionary()
 
 
-def _main_spec(project: Project, cap: str, stat: os.stat_result | None = None
-               ) -> MainSpec | None:
+def _main_spec(project: Project, cap: str, stat: os.stat_result | None = None,
+               file: Path | None = None) -> MainSpec | None:
     """The main spec of `cap`, parsed once per project object while the file is
-    unchanged (1,000 changes touching 200 specs parse each spec once); `stat` is the
-    file's, when the caller has it."""
-    file = project.specs_folder / cap / "spec.md"
+    unchanged (1,000 changes touching 200 specs parse each spec once); `stat` and
+    `file` are the file's, when the caller has them."""
+    file = file or project.specs_folder / cap / "spec.md"
     if stat is None:
         try:
             stat = os.stat(file)
@@ -337,7 +339,8 @@ def delta_problems(change: Change, scanned: dict[str, bool] | None = None) -> li
                                "archive cannot read or update it; replace it with the "
                                "capability's spec.md", shown(file)))
             continue
-        problems += check_delta(delta, _main_spec(project, cap, stat) if stat else None)
+        problems += check_delta(delta, _main_spec(project, cap, stat, main_file)
+                                if stat else None)
     where = shown(change.folder)
     skip = skip_specs_state(change)
     if skip == "unhonored":

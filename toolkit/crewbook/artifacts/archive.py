@@ -51,6 +51,7 @@ from .specs import (
     spec_files,
     split_lines,
 )
+from .status import specs_not_a_folder
 
 if TYPE_CHECKING:
     from .change import Change
@@ -304,6 +305,8 @@ def preview_archive(change: Change, *, today: dt.date | None = None) -> ArchiveP
     project = change.project
     shown = project.relative
     problems = list(delta_problems(change)) if _has_deltas(change) else []
+    if (not_folder := specs_not_a_folder(change)) is not None:
+        problems.append(not_folder)
     updates: list[SpecUpdate] = []
     retire = retire_marker(change)
     for cap, file in spec_files(change.folder / "specs"):

@@ -269,10 +269,17 @@ def has_any_file_under(folder: Path) -> bool:
 
 def skip_specs_state(change: Change) -> str:
     """`declared`, `none`, or `unhonored`: a `skip_specs: true` in metadata OpenSpec
-    rejects (no `schema`) is not honoured, and says so."""
+    rejects (no `schema`, or one the project does not have or cannot read) is not
+    honoured, and says so."""
+    from ..errors import CrewbookError
+
     if not change.file.skip_specs:
         return "none"
     if any(p.code == "metadata_no_schema" for p in change.warnings):
+        return "unhonored"
+    try:
+        change.schema()
+    except CrewbookError:
         return "unhonored"
     return "declared"
 
@@ -345,8 +352,9 @@ def delta_problems(change: Change, scanned: dict[str, bool] | None = None) -> li
     skip = skip_specs_state(change)
     if skip == "unhonored":
         problems.append(_p("skip_specs_unhonored", "skip_specs is set but .openspec.yaml is "
-                           "not valid change metadata (no `schema`), so the marker is not "
-                           "honoured; add `schema: <name>`", where))
+                           "not valid change metadata (no `schema`, or a schema the project "
+                           "does not have or cannot read), so the marker is not honoured; "
+                           "name a usable schema (`schema: <name>`)", where))
     if skip == "declared" and has_any_file_under(specs_dir):
         problems.append(_p("skip_specs_conflict", "skip_specs is set but files exist under "
                            "specs/; remove skip_specs or delete the delta files", where))

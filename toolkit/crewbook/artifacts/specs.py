@@ -40,6 +40,8 @@ _NORMATIVE = re.compile(r"\b(SHALL|MUST)\b")
 _CLOSING_HASHES = re.compile(r"[ \t]+#+[ \t]*$")
 _SCENARIO_PREFIX = re.compile(r"^Scenario:\s*", re.IGNORECASE)
 _NEWLINES = re.compile(r"\r\n?")
+_REQUIREMENTS = re.compile(r"^##\s+Requirements\s*$", re.IGNORECASE)
+_SECTION_START = re.compile(r"^##\s+")
 # Every header pattern above starts with `#` and every fence holds ``` or ~~~: the
 # parsers test those first, so most lines of a spec never reach a regex.
 
@@ -217,12 +219,12 @@ class MainSpec:
 def requirements_section(lines: list[str], mask: list[bool]) -> tuple[int, int] | None:
     """(header index, end index) of `## Requirements`, or None."""
     start = next((i for i, line in enumerate(lines)
-                  if not mask[i] and re.match(r"^##\s+Requirements\s*$", line, re.IGNORECASE)),
-                 None)
+                  if line[:2] == "##" and not mask[i] and _REQUIREMENTS.match(line)), None)
     if start is None:
         return None
     end = next((i for i in range(start + 1, len(lines))
-                if not mask[i] and re.match(r"^##\s+", lines[i])), len(lines))
+                if lines[i][:2] == "##" and not mask[i] and _SECTION_START.match(lines[i])),
+               len(lines))
     return start, end
 
 

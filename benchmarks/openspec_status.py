@@ -12,6 +12,8 @@ fixed seed), then times, best of a few runs:
   and its deltas);
 - the commands `crewbook status --json` and `crewbook validate PROJECT --json`, one
   process each (start-up included; target under 1 s each);
+- the start-up part of the validate command: a process that builds the parser and
+  imports what validate needs, reading no file;
 - the peers, `openspec status --all --json` and `openspec validate --all --json` (the
   CLI in `tests/openspec_cli/`), one process per run, so their time includes node.
 
@@ -85,6 +87,17 @@ def command(*args: str | Path) -> None:
         raise SystemExit(f"crewbook {args} failed: {done.stderr.decode()[:300]}")
 
 
+#: What `crewbook validate` imports before it reads a file: its start-up part.
+STARTUP = ("from crewbook.commands import build_parser; build_parser(); "
+           "import crewbook.commands.validate, crewbook.artifacts.audit, "
+           "crewbook.artifacts.delta_checks, crewbook.artifacts.spec_checks")
+
+
+def startup() -> None:
+    """A process that starts Python and imports what `crewbook validate` needs."""
+    subprocess.run([sys.executable, "-c", STARTUP], timeout=600, check=True)
+
+
 def timed(run: Callable[[], Any]) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the child processes) of one `run()`."""
     import resource
@@ -128,7 +141,8 @@ def main() -> None:
         print(f"  {label:<40}{api:8.3f} s   target < 1 s: {'met' if api < 1 else 'missed'}")
     runners: dict[str, Callable[[], Any]] = {
         "status": lambda: command("--project", root, "status", "--json"),
-        "validate": lambda: command("validate", root, "--json")}
+        "validate": lambda: command("validate", root, "--json"),
+        "start-up": startup}
     peers = {"status": ("status", "--all", "--json"), "validate": ("validate", "--all", "--json")}
     have_peer = shutil.which("node") is not None and CLI.exists()
     if have_peer:
@@ -148,6 +162,9 @@ def main() -> None:
                      f"{p_cpu:.3f} s: crewbook {p_wall / wall:.1f}x faster "
                      f"({'met' if wall < p_wall else 'missed'})")
         print(line)
+    wall, cpu = took["start-up"]
+    print(f"  of which start-up (Python, the parser, validate's imports): {wall:.3f} s, "
+          f"CPU {cpu:.3f} s")
     if not have_peer:
         print("  openspec: not installed (cd tests/openspec_cli && npm ci)")
     print(f"  (load at the end {os.getloadavg()[0]:.2f})")

@@ -202,6 +202,27 @@ def test_archive_makes_the_new_project_and_leaves_no_staging(tmp_path: Path) -> 
     assert state_of(root) == "new"
 
 
+def test_what_archive_returns_says_it_was_done(tmp_path: Path,
+                                              cli: Callable[..., Any]) -> None:
+    """The preview says "would archive"; the archive's report, in Python and from the
+    command line, says "archived" (it said "would archive" after the fact)."""
+    root = make_project(tmp_path / "a")
+    preview = Project(root).change("change-x").archive_preview()
+    assert "would archive" in str(preview)
+    assert not preview.to_dict()["archived"]
+    done = archive_change(Project(root).change("change-x"))
+    assert done.archived
+    assert done.to_dict()["archived"]
+    assert str(done).startswith("Archive of change-x: archived → openspec/changes/archive/")
+    assert "would" not in str(done)
+    assert "preview" not in str(done) + done.diff()
+    other = make_project(tmp_path / "b")
+    said = cli("--project", other, "archive", "change-x")
+    assert said.code == 0
+    assert "archived →" in said.out
+    assert "would" not in said.out
+
+
 #: The file-system calls an archive makes; the kill test stops the archive at each.
 MUTATIONS = (("os", "replace"), ("os", "rename"), ("os", "unlink"), ("os", "mkdir"),
              ("os", "fsync"), ("shutil", "rmtree"))

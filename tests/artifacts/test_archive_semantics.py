@@ -191,6 +191,10 @@ SKIP_CASES = [
     ("specs-is-a-file", "schema: spec-driven\nskip_specs: true\n", "file"),
     ("dot-files-only", "schema: spec-driven\nskip_specs: true\n", "dot"),
     ("real-files", "schema: spec-driven\nskip_specs: true\n", "note"),
+    # the marker with a schema the project lacks is not honoured: no deltas, refused
+    ("unknown-schema", "schema: no-such-schema\nskip_specs: true\n", None),
+    # `specs` a file without the marker: the CLI's archive stops on it (ENOTDIR)
+    ("specs-file-no-marker", "schema: spec-driven\n", "file"),
 ]
 
 
@@ -213,13 +217,28 @@ def build_skip_case(folder: Path, case: tuple[str, str, str | None]) -> Path:
 
 @pytest.mark.parametrize(("case", "archived"), [
     (SKIP_CASES[0], True), (SKIP_CASES[1], False), (SKIP_CASES[2], False),
-    (SKIP_CASES[3], True), (SKIP_CASES[4], False)], ids=[c[0] for c in SKIP_CASES])
+    (SKIP_CASES[3], True), (SKIP_CASES[4], False), (SKIP_CASES[5], False),
+    (SKIP_CASES[6], False)], ids=[c[0] for c in SKIP_CASES])
 def test_the_skip_specs_marker(tmp_path: Path, cli: Callable[..., Any],
                                case: tuple[str, str, str | None], archived: bool) -> None:
     root = build_skip_case(tmp_path, case)
     assert (cli("validate", root / "openspec" / "changes" / "skip-b").code == 0) == archived
     cli("--project", root, "archive", "skip-b")
     assert (root / "openspec" / "changes" / "skip-b").exists() != archived
+
+
+def test_specs_as_a_file_is_an_error_in_status(tmp_path: Path, cli: Callable[..., Any]
+                                               ) -> None:
+    """`specs` a file: the CLI's status stops on it (ENOTDIR); crewbook's status says so
+    as an error, with or without the marker, and still shows the rest."""
+    for case in (SKIP_CASES[2], SKIP_CASES[6]):
+        root = build_skip_case(tmp_path / case[0], case)
+        done = cli("--project", root, "status", "--json")
+        change = done.json["changes"][0]
+        assert [p["code"] for p in change["problems"]] == ["specs_not_a_folder"]
+        assert change["problems"][0]["path"] == "openspec/changes/skip-b/specs"
+        assert change["artifacts"]
+    assert done.code == 1
 
 
 def test_delta_files_from_the_status_scan_match_a_walk(tmp_path: Path) -> None:

@@ -240,3 +240,34 @@ def test_quick_metadata_reader_says_what_the_full_reader_says(
         full[0].model_dump() if full[0] else None)
     assert quick[1] == full[1]
     assert all(p.line for p in full[1])
+
+
+PLAIN_CASES = [
+    "schema: spec-driven\ncreated: 2026-01-05\n", "schema: spec-driven\n",
+    "schema: spec-driven\nskip_specs: true\nretire_capabilities: false\n",
+    "created: 2026-01-05\nschema:   my-flow2  \n\n", "schema: yes\n", "schema: null\n",
+    "schema: off\n", "schema: 0x1f\n", "schema: 123\n", "schema: 2026-01-05\n",
+    "schema: a--b\n", "schema: spec-driven\ncreated: 20260105\n",
+    "schema: spec-driven\ncreated: 2026-1-5\n", "schema: spec-driven\nskip_specs: yes\n",
+    "schema: spec-driven\nskip_specs: True\n", "schema: a\nschema: b\n",
+    "schema: spec-driven # note\n", "schema: spec-driven\r\n", "schema:spec-driven\n",
+    "\ufeffschema: spec-driven\n", "schema: spec-driven\ngoal: x\n", " schema: spec-driven\n",
+    "schema: spéc\n", "schema: spec-driven\ncreated: 2026-02-28\nskip_specs: false\n",
+]
+
+
+@pytest.mark.parametrize("text", PLAIN_CASES)
+def test_plain_metadata_reads_what_yaml_reads_or_nothing(text: str) -> None:
+    """The plain-line reader of `.openspec.yaml` gives what YAML gives, or leaves the
+    file to YAML (None); the usual files are read by it."""
+    import yaml
+
+    from crewbook.artifacts.openspec import plain_metadata
+
+    raw = text.encode()
+    plain = plain_metadata(raw)
+    if plain is not None:
+        assert plain == yaml.load(raw, Loader=yaml.CSafeLoader)
+        assert type(plain.get("created")) is type(
+            yaml.load(raw, Loader=yaml.CSafeLoader).get("created"))
+    assert (plain is not None) == (text in PLAIN_CASES[:4] or text == PLAIN_CASES[-1]), text

@@ -14,6 +14,7 @@ next opened, so kill -9 or a second archive never leaves a mix.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import re
 from typing import TYPE_CHECKING
@@ -50,6 +51,7 @@ from .specs import (
     spec_files,
     split_lines,
 )
+from .status import specs_not_a_folder
 
 if TYPE_CHECKING:
     from .change import Change
@@ -303,6 +305,8 @@ def preview_archive(change: Change, *, today: dt.date | None = None) -> ArchiveP
     project = change.project
     shown = project.relative
     problems = list(delta_problems(change)) if _has_deltas(change) else []
+    if (not_folder := specs_not_a_folder(change)) is not None:
+        problems.append(not_folder)
     updates: list[SpecUpdate] = []
     retire = retire_marker(change)
     for cap, file in spec_files(change.folder / "specs"):
@@ -339,7 +343,8 @@ def recover_archives(project: Project) -> list[str]:
 def archive_change(change: Change, *, today: dt.date | None = None) -> ArchivePreview:
     """Archive `change`: write the updated main specs and move the change folder to
     `changes/archive/YYYY-MM-DD-<name>/`, as one commit under the project's lock
-    (`archive_commit`); refused (nothing written) when the preview has an error."""
+    (`archive_commit`); refused (nothing written) when the preview has an error. The
+    preview it acted on is returned marked `archived`."""
 
     def prepare() -> tuple[ArchivePreview, str, dict[str, str | None]]:
         preview = preview_archive(change, today=today)
@@ -358,7 +363,8 @@ def archive_change(change: Change, *, today: dt.date | None = None) -> ArchivePr
     # decision to the lock, which refuses a change that is gone (`change_gone`).
     with contextlib.suppress(FileNotFoundError):
         prepare()
-    return commit_archive(change, prepare)  # again under the lock: the specs as they are
+    done = commit_archive(change, prepare)  # again under the lock: the specs as they are
+    return dataclasses.replace(done, archived=True)
 
 
 __all__ = ["ArchivePreview", "ArchiveRefused", "SpecUpdate", "apply_delta", "archive_change",

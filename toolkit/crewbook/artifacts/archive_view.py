@@ -43,12 +43,14 @@ class SpecUpdate:
 
 @dataclass(frozen=True, eq=False)
 class ArchivePreview(Drawable):
-    """What archiving a change would do, computed without writing anything."""
+    """What archiving a change would do, computed without writing anything; once the
+    archive is done (`archive_change`), what it did (`archived`)."""
 
     change: str
     target: str
     updates: tuple[SpecUpdate, ...]
     problems: tuple[Problem, ...] = field(default=())
+    archived: bool = False
 
     @property
     def ok(self) -> bool:
@@ -89,7 +91,7 @@ class ArchivePreview(Drawable):
     def diff(self, width: int = 60) -> str:
         """A side-by-side text diff of every spec (before | after), changed lines only
         with 2 lines of context."""
-        out = [f"Archive preview of {self.change} → {self.target}"]
+        out = [f"{self._title()} → {self.target}"]
         for u in self.updates:
             old = (u.before or "").splitlines()
             new = (u.after or "").splitlines()
@@ -111,8 +113,8 @@ class ArchivePreview(Drawable):
 
     def __str__(self) -> str:
         counts = self.counts()
-        verdict = "would archive" if self.ok else "REFUSED"
-        lines = [f"Archive preview of {self.change}: {verdict} → {self.target}"]
+        verdict = "archived" if self.archived else "would archive" if self.ok else "REFUSED"
+        lines = [f"{self._title()}: {verdict} → {self.target}"]
         for u in self.updates:
             c = u.counts
             new = " (new)" if u.before is None else " (retired: deleted)" if u.retired else ""
@@ -121,6 +123,9 @@ class ArchivePreview(Drawable):
         lines.append("  total: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
         lines += [f"  {p}" for p in self.problems]
         return "\n".join(lines)
+
+    def _title(self) -> str:
+        return f"{'Archive' if self.archived else 'Archive preview'} of {self.change}"
 
     def counts(self) -> dict[str, int]:
         """Operations applied over every spec, by kind."""
@@ -133,6 +138,7 @@ class ArchivePreview(Drawable):
     def to_dict(self) -> dict[str, Any]:
         """The shape of `crewbook archive --dry-run --json`."""
         return {"change": self.change, "target": self.target, "ok": self.ok,
+                "archived": self.archived,
                 "specs": [{"capability": u.capability, "path": u.path,
                            "new": u.before is None, "retired": u.retired, **u.counts}
                           for u in self.updates],
@@ -140,7 +146,8 @@ class ArchivePreview(Drawable):
 
     def __repr__(self) -> str:
         c = self.counts()
-        return (f"<ArchivePreview {self.change!r}: {'ok' if self.ok else 'refused'}, "
+        state = "archived" if self.archived else "ok" if self.ok else "refused"
+        return (f"<ArchivePreview {self.change!r}: {state}, "
                 f"{len(self.updates)} specs, {c['added']} added, {c['modified']} modified, "
                 f"{c['removed']} removed, {c['renamed']} renamed>")
 

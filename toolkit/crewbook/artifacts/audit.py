@@ -31,15 +31,22 @@ def validate_project(root: Path | str) -> ValidationReport:
     return ValidationReport(tuple(project_problems(Path(root))), subject=str(root))
 
 
-def errors_of(load: Callable[[], object], path: str | None = None) -> list[Problem]:
+def errors_of(load: Callable[[], object],
+              path: str | Callable[[], str] | None = None) -> list[Problem]:
+    """The problems `load()` raises (none: []); `path` (or what it returns, asked only
+    then) locates an error that names no place."""
     try:
         load()
     except InvalidInputError as exc:
-        return list(exc.problems) or [Problem("invalid", str(exc), path=path)]
+        return list(exc.problems) or [Problem("invalid", str(exc), path=_shown(path))]
     except NotFoundError as exc:  # e.g. a change naming a schema that does not exist
         code = re.sub(r"(?<!^)(?=[A-Z])", "_", type(exc).__name__.removesuffix("Error")).lower()
-        return [Problem(code, str(exc), path=path)]
+        return [Problem(code, str(exc), path=_shown(path))]
     return []
+
+
+def _shown(path: str | Callable[[], str] | None) -> str | None:
+    return path() if callable(path) else path
 
 
 def change_problems(folder: Path, root: Path | None,
@@ -56,12 +63,15 @@ def change_problems(folder: Path, root: Path | None,
 
             problems.extend(delta_problems(opened, status.files))
 
+    def display() -> str:  # where the change is described: only asked on an error
+        shown = folder / "change.yaml"
+        if not shown.is_file():
+            shown = folder / ".openspec.yaml" if (folder / ".openspec.yaml").is_file() \
+                else folder
+        return ((change.project if change else Project(root)).relative(shown)
+                if root or change else str(shown))
+
     problems: list[Problem] = []
-    shown = folder / "change.yaml"
-    if not shown.is_file():
-        shown = folder / ".openspec.yaml" if (folder / ".openspec.yaml").is_file() else folder
-    display = ((change.project if change else Project(root)).relative(shown)
-               if root or change else str(shown))
     return errors_of(load, display) + problems
 
 

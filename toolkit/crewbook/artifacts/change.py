@@ -159,8 +159,9 @@ def open_change(change: str | Path | Change, project: ProjectLike = None) -> Cha
         folder = proj.changes_folder / str(change)
     strict = (folder / "change.yaml").is_file()
     openspec_meta = folder / ".openspec.yaml"
+    has_meta = not strict and openspec_meta.is_file()
     in_place = proj.layout == "openspec" and folder.is_dir() and folder.name != "archive"
-    if not (strict or openspec_meta.is_file() or in_place):
+    if not (strict or has_meta or in_place):
         existing = (
             [p.name for p in proj.changes_folder.iterdir()
              if p.is_dir() and p.name != "archive" and not p.name.startswith(".")]
@@ -188,7 +189,7 @@ def open_change(change: str | Path | Change, project: ProjectLike = None) -> Cha
         from .openspec import read_metadata
 
         default = proj.config.schema_ or "spec-driven"
-        if not openspec_meta.is_file():  # OpenSpec: no metadata, the project's default
+        if not has_meta:  # OpenSpec: no metadata, the project's default
             return Change(name, folder, proj, ChangeFile.model_validate({"schema": default}),
                           flavour="openspec")
         meta, problems = read_metadata(openspec_meta, lambda: proj.relative(openspec_meta),

@@ -197,12 +197,17 @@ def unread_delta_files(specs_dir: Path) -> list[Path]:
             if name.startswith(".") or not name.endswith(".md") or name == "spec.md":
                 continue
             file = Path(dirpath) / name
-            if not file.is_file():
-                continue
-            text = file.read_text("utf-8", errors="replace").lower()
-            if any(line.strip() in _DELTA_HEADER for line in text.splitlines()):
+            if _holds_delta_header(file):
                 found.append(file)
     return sorted(found)
+
+
+def _holds_delta_header(file: Path) -> bool:
+    """Whether `file` is a file with a line that is a delta section header (any case)."""
+    if not file.is_file():
+        return False
+    text = file.read_text("utf-8", errors="replace").lower()
+    return any(line.strip() in _DELTA_HEADER for line in text.splitlines())
 
 
 def _under_specs(scanned: dict[str, bool]) -> list[tuple[list[str], bool]]:
@@ -240,10 +245,7 @@ def _unread_from(scanned: dict[str, bool], folder: Path) -> list[Path]:
         if not parts[-1].endswith(".md") or parts[-1] == "spec.md":
             continue
         file = root.joinpath(*parts)
-        if not file.is_file():
-            continue
-        text = file.read_text("utf-8", errors="replace").lower()
-        if any(line.strip() in _DELTA_HEADER for line in text.splitlines()):
+        if _holds_delta_header(file):
             found.append(file)
     return sorted(found)
 
@@ -267,10 +269,17 @@ def has_any_file_under(folder: Path) -> bool:
 
 def skip_specs_state(change: Change) -> str:
     """`declared`, `none`, or `unhonored`: a `skip_specs: true` in metadata OpenSpec
-    rejects (no `schema`) is not honoured, and says so."""
+    rejects (no `schema`, or one the project does not have or cannot read) is not
+    honoured, and says so."""
+    from ..errors import CrewbookError
+
     if not change.file.skip_specs:
         return "none"
     if any(p.code == "metadata_no_schema" for p in change.warnings):
+        return "unhonored"
+    try:
+        change.schema()
+    except CrewbookError:
         return "unhonored"
     return "declared"
 
@@ -280,12 +289,12 @@ _MAIN_SPECS: weakref.WeakKeyDictionary[Project, dict[str, tuple[int, int, MainSp
     weakref.WeakKeyDictionary()
 
 
-def _main_spec(project: Project, cap: str, stat: os.stat_result | None = None
-               ) -> MainSpec | None:
+def _main_spec(project: Project, cap: str, stat: os.stat_result | None = None,
+               file: Path | None = None) -> MainSpec | None:
     """The main spec of `cap`, parsed once per project object while the file is
-    unchanged (1,000 changes touching 200 specs parse each spec once); `stat` is the
-    file's, when the caller has it."""
-    file = project.specs_folder / cap / "spec.md"
+    unchanged (1,000 changes touching 200 specs parse each spec once); `stat` and
+    `file` are the file's, when the caller has them."""
+    file = file or project.specs_folder / cap / "spec.md"
     if stat is None:
         try:
             stat = os.stat(file)
@@ -337,13 +346,15 @@ def delta_problems(change: Change, scanned: dict[str, bool] | None = None) -> li
                                "archive cannot read or update it; replace it with the "
                                "capability's spec.md", shown(file)))
             continue
-        problems += check_delta(delta, _main_spec(project, cap, stat) if stat else None)
+        problems += check_delta(delta, _main_spec(project, cap, stat, main_file)
+                                if stat else None)
     where = shown(change.folder)
     skip = skip_specs_state(change)
     if skip == "unhonored":
         problems.append(_p("skip_specs_unhonored", "skip_specs is set but .openspec.yaml is "
-                           "not valid change metadata (no `schema`), so the marker is not "
-                           "honoured; add `schema: <name>`", where))
+                           "not valid change metadata (no `schema`, or a schema the project "
+                           "does not have or cannot read), so the marker is not honoured; "
+                           "name a usable schema (`schema: <name>`)", where))
     if skip == "declared" and has_any_file_under(specs_dir):
         problems.append(_p("skip_specs_conflict", "skip_specs is set but files exist under "
                            "specs/; remove skip_specs or delete the delta files", where))

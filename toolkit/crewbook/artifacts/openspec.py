@@ -177,7 +177,9 @@ def _quick_metadata(file: Path, default_schema: str, display: str | Callable[[],
         if file.stat().st_size > 4096:
             return None
         raw = file.read_bytes()
-        data = yaml.load(raw, Loader=_FAST_LOADER)
+        data = plain_metadata(raw)
+        if data is None:
+            data = yaml.load(raw, Loader=_FAST_LOADER)
     except (OSError, yaml.YAMLError):
         return None
     if not isinstance(data, dict) or "schema" not in data:
@@ -211,6 +213,46 @@ def _quick_metadata(file: Path, default_schema: str, display: str | Callable[[],
     return ChangeFile.model_construct(  # every field was checked just above
         schema_=schema, created=created, skip_specs=data.get("skip_specs", False),
         description=data.get("description")), unused
+
+
+def plain_metadata(raw: bytes) -> dict[str, Any] | None:
+    """What YAML reads from metadata written as most is (`schema: spec-driven`,
+    `created: 2026-01-05`, `skip_specs: true`, one key a line), without the YAML
+    reader's cost (a third of validating 1,000 changes); None for anything else
+    (quotes, comments, other keys or values), which YAML then reads."""
+    data: dict[str, Any] = {}
+    for line in raw.decode("ascii", errors="replace").split("\n"):
+        if not line:
+            continue
+        m = _PLAIN_LINE.fullmatch(line)
+        if m is None or m["key"] in data:
+            return None
+        key, value = m["key"], m["value"]
+        if key == "schema":
+            if not _PLAIN_NAME.fullmatch(value) or value in _YAML_WORDS:
+                return None
+            data[key] = value
+        elif key == "created":
+            if not _PLAIN_DATE.fullmatch(value):
+                return None
+            try:
+                data[key] = dt.date.fromisoformat(value)
+            except ValueError:
+                return None
+        elif value in ("true", "false"):
+            data[key] = value == "true"
+        else:
+            return None
+    return data
+
+
+#: One plain `key: value` line of metadata (`plain_metadata`).
+_PLAIN_LINE = re.compile(r"(?P<key>schema|created|skip_specs|retire_capabilities): +"
+                         r"(?P<value>[a-z0-9-]+) *")
+#: A schema name YAML reads as text: starts with a letter, kebab-case, not a YAML word.
+_PLAIN_NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+_PLAIN_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_YAML_WORDS = frozenset({"yes", "no", "true", "false", "on", "off", "null"})
 
 
 #: A key the quick reader locates by its line: plain letters, digits, `_` and `-`.

@@ -123,9 +123,10 @@ class Project:
             notes += resolve(_SETTLE_ARCHIVE)(self)
         object.__setattr__(self, "notes", notes)
 
-    @property
+    @cached_property
     def codev(self) -> Path:
-        """The layout's folder: `_codev/`, or `openspec/` for an OpenSpec project."""
+        """The layout's folder: `_codev/`, or `openspec/` for an OpenSpec project (root
+        and layout never change, so it and the folders below are computed once)."""
         return self.root / LAYOUT_FOLDER[self.layout]
 
     @property
@@ -133,17 +134,17 @@ class Project:
         """`_codev` or `openspec`, for messages."""
         return LAYOUT_FOLDER[self.layout]
 
-    @property
+    @cached_property
     def schemas_folder(self) -> Path:
         """Where project schemas live (A1)."""
         return self.codev / "schemas"
 
-    @property
+    @cached_property
     def changes_folder(self) -> Path:
         """Where changes live: `_codev/changes/<name>/` (or `openspec/changes/<name>/`)."""
         return self.codev / "changes"
 
-    @property
+    @cached_property
     def specs_folder(self) -> Path:
         """Where main specs live: `<layout folder>/specs/<capability>/spec.md` (A9)."""
         return self.codev / "specs"
@@ -199,7 +200,8 @@ class Project:
         unchanged (computing the status of 1,000 changes reads it once, not 1,000 times)."""
         get_schema: Callable[..., Schema] = resolve(_GET_SCHEMA)
         try:
-            stamp: int | None = (self.schemas_folder / name / "schema.yaml").stat().st_mtime_ns
+            stamp: int | None = os.stat(
+                os.path.join(self.schemas_folder, name, "schema.yaml")).st_mtime_ns
         except OSError:
             stamp = None
         cache: dict[tuple[str, int | None], Schema] = self.__dict__.setdefault("_schemas", {})

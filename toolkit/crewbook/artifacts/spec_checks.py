@@ -65,7 +65,7 @@ def section_tree(lines: list[str], mask: list[bool]) -> list[Section]:
     stack: list[Section] = []  # nesting, by the headers with a title
     open_: list[tuple[int, int, Section]] = []  # (level, first body line, section)
     for i, line in enumerate(lines):
-        if mask[i] or not (start := _HEADER_START.match(line)):
+        if line[:1] != "#" or mask[i] or not (start := _HEADER_START.match(line)):
             continue
         level = len(start.group(1))
         while open_ and open_[-1][0] >= level:

@@ -37,6 +37,13 @@ _TO = re.compile(r"^\s*[-*+]?\s*TO:\s*`?###\s*Requirement:\s*(.+?)`?\s*$")
 _FENCE_OPEN = re.compile(r"^\s*(`{3,}|~{3,})")
 _FENCE_CLOSE = re.compile(r"^\s*(`{3,}|~{3,})\s*$")
 _NORMATIVE = re.compile(r"\b(SHALL|MUST)\b")
+_CLOSING_HASHES = re.compile(r"[ \t]+#+[ \t]*$")
+_SCENARIO_PREFIX = re.compile(r"^Scenario:\s*", re.IGNORECASE)
+_NEWLINES = re.compile(r"\r\n?")
+_REQUIREMENTS = re.compile(r"^##\s+Requirements\s*$", re.IGNORECASE)
+_SECTION_START = re.compile(r"^##\s+")
+# Every header pattern above starts with `#` and every fence holds ``` or ~~~: the
+# parsers test those first, so most lines of a spec never reach a regex.
 
 
 def fence_mask(lines: list[str]) -> list[bool]:
@@ -44,12 +51,13 @@ def fence_mask(lines: list[str]) -> list[bool]:
     mask = [False] * len(lines)
     active: tuple[str, int] | None = None
     for i, line in enumerate(lines):
+        fence = "```" in line or "~~~" in line
         if active is None:
-            if m := _FENCE_OPEN.match(line):
+            if fence and (m := _FENCE_OPEN.match(line)):
                 active, mask[i] = (m.group(1)[0], len(m.group(1))), True
             continue
         mask[i] = True
-        close = _FENCE_CLOSE.match(line)
+        close = _FENCE_CLOSE.match(line) if fence else None
         if close and close.group(1)[0] == active[0] and len(close.group(1)) >= active[1]:
             active = None
     return mask
@@ -57,13 +65,14 @@ def fence_mask(lines: list[str]) -> list[bool]:
 
 def split_lines(text: str) -> list[str]:
     """Lines as OpenSpec reads them: BOM dropped, CRLF and CR as newlines."""
-    return re.sub(r"\r\n?", "\n", text.removeprefix("\ufeff")).split("\n")
+    text = text.removeprefix("\ufeff")
+    return (_NEWLINES.sub("\n", text) if "\r" in text else text).split("\n")
 
 
 def requirement_key(name: str) -> str:
     """A requirement's identity: its name without a closing `#` run, trimmed
     (matching is case-sensitive, as in OpenSpec)."""
-    return re.sub(r"[ \t]+#+[ \t]*$", "", name).strip()
+    return _CLOSING_HASHES.sub("", name).strip() if "#" in name else name.strip()
 
 
 def fold(name: str) -> str:
@@ -80,11 +89,12 @@ def requirement_body(lines: list[str]) -> str:
     for hidden, line in zip(mask, lines, strict=True):
         if hidden:
             continue
-        if _HEADER.match(line):
+        if line[:1] == "#" and _HEADER.match(line):
             break
         stripped = line.strip()
         if stripped:
-            (metadata if _METADATA.match(stripped) else captured).append(stripped)
+            (metadata if stripped[:2] == "**" and _METADATA.match(stripped)
+             else captured).append(stripped)
     return "\n".join(captured or metadata)
 
 @dataclass(frozen=True)
@@ -129,13 +139,14 @@ class Requirement:
         mask = fence_mask(lines)
         found = []
         for i, line in enumerate(lines):
-            if mask[i] or not _SCENARIO.match(line):
+            if mask[i] or line[:4] != "####" or not _SCENARIO.match(line):
                 continue
             end = i + 1
-            while end < len(lines) and (mask[end] or not _SCENARIO_END.match(lines[end])):
+            while end < len(lines) and (mask[end] or lines[end][:1] != "#"
+                                        or not _SCENARIO_END.match(lines[end])):
                 end += 1
-            name = re.sub(r"[ \t]+#+[ \t]*$", "", _SCENARIO.sub("", line))
-            name = re.sub(r"^Scenario:\s*", "", name, flags=re.IGNORECASE).strip()
+            name = _CLOSING_HASHES.sub("", _SCENARIO.sub("", line))
+            name = _SCENARIO_PREFIX.sub("", name).strip()
             found.append(Scenario(name, self.line + i, "\n".join(lines[i + 1:end])))
         return tuple(found)
 
@@ -153,23 +164,28 @@ def requirement_blocks(lines: list[str], mask: list[bool], first_line: int, file
     i = 0
 
     def note(index: int) -> None:
-        if skipped is not None and not mask[index]:
+        if skipped is not None and not mask[index] and lines[index][:3] == "###":
             h3 = _H3.match(lines[index])
             if h3 and not REQUIREMENT_HEADER.match(lines[index]):
                 skipped.append((h3.group(1).strip(), first_line + index))
 
-    while i < len(lines):
-        while i < len(lines) and (mask[i] or not REQUIREMENT_HEADER.match(lines[i])):
+    def header(index: int) -> re.Match[str] | None:
+        line = lines[index]
+        return (REQUIREMENT_HEADER.match(line) if line[:3] == "###" and not mask[index]
+                else None)
+
+    n = len(lines)
+    while i < n:
+        m = None
+        while i < n and not (m := header(i)):
             note(i)
             i += 1
-        if i >= len(lines):
+        if m is None:
             break
-        m = REQUIREMENT_HEADER.match(lines[i])
-        assert m is not None
         start, buf = i, [lines[i]]
         i += 1
-        while i < len(lines) and (mask[i] or not (REQUIREMENT_HEADER.match(lines[i])
-                                                   or _SECTION.match(lines[i]))):
+        while i < n and (mask[i] or lines[i][:2] != "##"
+                         or not (REQUIREMENT_HEADER.match(lines[i]) or _SECTION.match(lines[i]))):
             note(i)
             buf.append(lines[i])
             i += 1
@@ -203,12 +219,12 @@ class MainSpec:
 def requirements_section(lines: list[str], mask: list[bool]) -> tuple[int, int] | None:
     """(header index, end index) of `## Requirements`, or None."""
     start = next((i for i, line in enumerate(lines)
-                  if not mask[i] and re.match(r"^##\s+Requirements\s*$", line, re.IGNORECASE)),
-                 None)
+                  if line[:2] == "##" and not mask[i] and _REQUIREMENTS.match(line)), None)
     if start is None:
         return None
     end = next((i for i in range(start + 1, len(lines))
-                if not mask[i] and re.match(r"^##\s+", lines[i])), len(lines))
+                if lines[i][:2] == "##" and not mask[i] and _SECTION_START.match(lines[i])),
+               len(lines))
     return start, end
 
 
@@ -253,7 +269,7 @@ def parse_delta(text: str, capability: str, file: str = "spec.md") -> DeltaSpec:
     lines = split_lines(text)
     mask = fence_mask(lines)
     heads = [(i, m.group(1).strip()) for i, line in enumerate(lines)
-             if not mask[i] and (m := _SECTION.match(line))]
+             if line[:2] == "##" and not mask[i] and (m := _SECTION.match(line))]
     added: list[Requirement] = []
     modified: list[Requirement] = []
     removed: list[tuple[str, int]] = []
@@ -301,7 +317,7 @@ def parse_delta(text: str, capability: str, file: str = "spec.md") -> DeltaSpec:
     orphans: list[tuple[str, str | None, int]] = []
     section: str | None = None
     for i, line in enumerate(lines):
-        if mask[i]:
+        if mask[i] or line[:2] != "##":
             continue
         if m := _SECTION.match(line):
             section = m.group(1).strip()

@@ -305,6 +305,20 @@ def refused_by_openspec(status: ChangeStatus, change: Change) -> ChangeStatus:
         for p in said))
 
 
+def specs_not_a_folder(change: Change, files: dict[str, bool] | None = None
+                       ) -> Problem | None:
+    """An error when an OpenSpec change's `specs` is a file, not the folder of its deltas
+    (the CLI's status and archive stop on it: ENOTDIR); `files` is the change's
+    `scan_files`, when at hand (no stat then for the usual change)."""
+    specs = change.folder / "specs"
+    if change.flavour != "openspec" or (files is not None and "specs" not in files) \
+            or not os.path.lexists(specs) or specs.is_dir():
+        return None
+    return Problem("specs_not_a_folder", "`specs` is a file, not a folder: a change's deltas "
+                   "are specs/<capability>/spec.md; remove or rename the file (the OpenSpec "
+                   "CLI's status and archive stop on it)", path=change.project.relative(specs))
+
+
 def compute_status(change: Change, schema: Schema) -> ChangeStatus:
     """Per-artifact status, apply readiness and task progress of `change` under `schema`."""
     folder = change.folder
@@ -349,6 +363,8 @@ def compute_status(change: Change, schema: Schema) -> ChangeStatus:
     if tracked.is_file() and _inside(tracked, folder):
         tasks = parse_tasks(tracked.read_text("utf-8", errors="replace"), change.flavour)
     done = sum(t.done for t in tasks)
+    if (not_folder := specs_not_a_folder(change, files)) is not None:
+        problems.append(not_folder)
     if apply_missing:
         state: ApplyStatus = "blocked"
     elif tasks and done == len(tasks):

@@ -135,7 +135,8 @@ def add_mistakes(base: Path, caps: dict[str, dict[str, list[str]]],
     unknown schema, a schema tracking a glob, a skip_specs marker (with or without schema
     or files), a hidden folder among the changes, no deltas, an already-synced ADDED, a
     new capability whose delta Purpose is empty, commented out or fenced; a change retiring
-    a capability (`_retire_slip`)."""
+    a capability (`_retire_slip`); `specs` a file, skip_specs with an unknown schema, a main
+    spec.md that is a folder (`_skip_slip`)."""
     for cap, reqs in caps.items():
         if rnd.random() < 0.5:
             text, crlf = _spec_slip(cap, reqs, rnd)
@@ -192,6 +193,30 @@ def add_mistakes(base: Path, caps: dict[str, dict[str, list[str]]],
         _write(folder / "specs" / cap / "spec.md", f"## ADDED Requirements\n\n{body}")
     if rnd.random() < 0.4:  # drawn last, so the slips above stay those of earlier seeds
         _retire_slip(changes, caps, rnd)
+    if rnd.random() < 0.3:  # drawn after the retirement slip, for the same reason
+        _skip_slip(base, caps, rnd)
+
+
+def _skip_slip(base: Path, caps: dict[str, dict[str, list[str]]], rnd: random.Random) -> None:
+    """A change whose `specs` is a file (with the skip_specs marker or without), one with
+    the marker and an unknown schema, or one adding to a capability whose main spec.md
+    is a folder."""
+    kind = rnd.choice(["specs-file", "specs-file-no-marker", "skip-unknown-schema",
+                       "main-spec-folder"])
+    folder = base / "changes" / f"odd-{kind}"
+    meta = {"specs-file": "schema: spec-driven\nskip_specs: true\n",
+            "specs-file-no-marker": "schema: spec-driven\n",
+            "skip-unknown-schema": "schema: no-such-schema\nskip_specs: true\n",
+            "main-spec-folder": "schema: spec-driven\n"}[kind]
+    _write(folder / ".openspec.yaml", meta)
+    _write(folder / "tasks.md", "- [x] done\n")
+    if kind.startswith("specs-file"):
+        _write(folder / "specs", "not a folder\n")
+    elif kind == "main-spec-folder":
+        cap = f"folder-{rnd.randrange(100)}"
+        (base / "specs" / cap / "spec.md").mkdir(parents=True)
+        _write(folder / "specs" / cap / "spec.md",
+               "## ADDED Requirements\n\n" + _requirement(f"{cap} rule", rnd))
 
 
 def _retire_slip(changes: Path, caps: dict[str, dict[str, list[str]]],

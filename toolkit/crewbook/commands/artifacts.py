@@ -121,7 +121,7 @@ def cmd_archive(args: argparse.Namespace) -> int:
         emit(args, preview.to_dict(), f"{preview}\n\n{preview.diff()}")
         return 0 if preview.ok else 1
     done = archive_change(change)
-    emit(args, done.to_dict(), f"Archived {change.name} to {done.target}/\n{done}")
+    emit(args, done.to_dict(), str(done))
     return 0
 
 

@@ -14,8 +14,9 @@ from crewbook.errors import InvalidInputError
 def test_a_lock_path_that_is_a_folder_is_refused_by_name(tmp_path: Path) -> None:
     folder = tmp_path / "held.lock"
     folder.mkdir()
-    with pytest.raises(InvalidInputError, match=r"held\.lock' is a folder, not a file"):
+    with pytest.raises(InvalidInputError, match=r"is a folder, not a file") as raised:
         commit.turn_lock(folder)
+    assert f"{folder}: the lock file must be a regular file" in str(raised.value)
 
 
 def test_the_path_is_looked_at_once_when_its_lock_is_made(

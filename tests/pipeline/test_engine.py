@@ -60,6 +60,9 @@ def test_seed_steps_to_done(loop: PipelineLoop) -> None:
     assert kinds[0] == "init"
     assert kinds[-2:] == ["transition", "finish"]
     assert loop.ledger.events[-1]["verdict"] == "done"  # type: ignore[attr-defined]
+    # the pipeline's name, not the last artifact the finishing stage produced
+    assert loop.ledger.events[-1]["summary"] == (  # type: ignore[attr-defined]
+        f"pipeline {loop.pipeline.id} done")
     verdicts = [(e["verdict"], e["version"]) for e in loop.ledger.events  # type: ignore[attr-defined]
                 if e["kind"] == "verdict"]
     assert verdicts == [("changes_requested", 1), ("approved", 2)]

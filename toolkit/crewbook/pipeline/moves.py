@@ -63,8 +63,8 @@ def passed(plans: Mapping[str, StagePlan], name: str, d: Draft, plan: StagePlan,
     """A passed try: its artifacts stored, its verdicts journaled, then the first
     transition that holds taken (`move`), else an escalation."""
     versions = dict(d["versions"])
-    for name in artifacts:
-        versions[name] = versions.get(name, 0) + 1
+    for artifact in artifacts:
+        versions[artifact] = versions.get(artifact, 0) + 1
     d["versions"] = versions
     everything = d["artifacts"] = {**d["artifacts"], **artifacts}
     if writes:

@@ -233,11 +233,15 @@ def test_tour_stepper_steps_three_times(page: Any, lab: str, screenshots: Path) 
     seen = [before]
     for i in range(1, 4):
         step.click()
+        # the drawing and the events table are two outputs, redrawn one after the other
         page.wait_for_function(
-            """([selector, old]) => {
+            """([selector, old, rows, oldRows]) => {
               const d = document.querySelector(selector);
-              return d !== null && d.innerHTML !== old;
-            }""", arg=[f".crewbook-stepper :is({DRAWING})", seen[-1][0]])
+              const t = document.querySelector(rows);
+              return d !== null && d.innerHTML !== old && t !== null
+                && t.innerText !== oldRows;
+            }""", arg=[f".crewbook-stepper :is({DRAWING})", seen[-1][0],
+                       ".crewbook-stepper .crewbook-table", seen[-1][1]])
         seen.append((drawing.inner_html(), stepper.locator(".crewbook-table").inner_text()))
         stepper.screenshot(path=str(screenshots / f"stepper-{i}.png"))
     drawings = [d for d, _ in seen]

@@ -16,10 +16,10 @@ from .layout import CELL_WIDTH, FIT_HEIGHT
 from .render import INSTALL_HINTS
 from .settings import options
 
-__all__ = ["BOX_STYLE", "CELL_WIDTH", "FIT_HEIGHT", "HEAD_ROWS", "TAIL_ROWS", "WIDE",
+__all__ = ["BOX_STYLE", "CELL_WIDTH", "FIT_HEIGHT", "HEAD_ROWS", "TAIL_ROWS",
            "fallback_card", "filter_bundle", "fit_width", "head_tail", "inline_svg", "more_row",
            "one_to_one", "overview_box", "overview_note", "safe_repr", "short_list", "svg_box",
-           "svg_size", "wide_note"]
+           "svg_size"]
 
 T = TypeVar("T")
 #: Rows a big table shows: the first `HEAD_ROWS` and the last `TAIL_ROWS`, with a row
@@ -169,19 +169,6 @@ def fallback_card(dot_text: str | None, error: BaseException | None = None) -> s
                   f"<pre style='white-space:pre-wrap'>{html.escape(dot_text)}</pre></details>")
     return ("<div class='crewbook-nodraw' style='border:1px solid #b0bec5;border-radius:4px;"
             f"padding:0.4em 0.8em;margin:0.4em 0'>{why}{source}</div>")
-
-
-#: Drawings wider than this (CSS px) get a line saying how to see them whole.
-WIDE = 1000
-
-
-def wide_note(svg: str) -> str:
-    """A line under a drawing wider than `WIDE`: it is at 1:1, scroll or zoom it."""
-    size = svg_size(svg)
-    if size is None or size[0] <= WIDE:
-        return ""
-    return (f"<p style='color:#607d8b;font-size:90%'>{size[0]:,.0f} px wide, shown at 1:1: "
-            "scroll it, or zoom it with <code>crewbook.widgets.DrawingView(obj)</code>.</p>")
 
 
 def safe_repr(obj: object) -> str:

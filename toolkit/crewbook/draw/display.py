@@ -21,7 +21,6 @@ from ..core.atomic import write_output
 from ..errors import DotError, DotNotFoundError, InvalidInputError, error_message
 from .cards import (
     BOX_STYLE,
-    WIDE,
     fallback_card,
     filter_bundle,
     inline_svg,
@@ -31,7 +30,6 @@ from .cards import (
     safe_repr,
     svg_box,
     svg_size,
-    wide_note,
 )
 from .dot import to_dot
 from .layout import CELL_WIDTH, FIT_HEIGHT, MIN_TEXT_PX, fit_layout, shown_text_px
@@ -43,10 +41,10 @@ from .settings import SAVE_FORMATS, options
 if TYPE_CHECKING:
     import graphviz
 
-__all__ = ["BOX_STYLE", "SAVE_FORMATS", "WIDE", "Drawable", "drawing_bundle", "fallback_card",
+__all__ = ["BOX_STYLE", "SAVE_FORMATS", "Drawable", "drawing_bundle", "fallback_card",
            "filter_bundle", "inline_svg", "mermaid_of", "mimebundle", "overview",
            "overview_box", "overview_note", "prepare", "safe_repr", "save", "svg_box",
-           "svg_size", "wide_note"]
+           "svg_size"]
 
 #: File extensions `save` understands, and what it writes for each.
 

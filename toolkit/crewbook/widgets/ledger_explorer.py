@@ -31,8 +31,6 @@ from ..ledger.analyses import run_outcomes
 from ._common import guarded, note_html, table_html
 
 ALL = "(all)"
-#: The dropdown filters, by frame column.
-FILTERS = ("loop", "role", "kind")
 #: Columns of the events table, those the frame has (``duration`` is ``duration_ms``
 #: shown for reading).
 EVENT_COLUMNS = ("seq", "ts", "kind", "role", "stage", "verdict", "attempt", "duration",

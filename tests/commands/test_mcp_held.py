@@ -20,6 +20,8 @@ pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
+from procs import alive
+
 TASKS_MD = "# Tasks\n\n## Export\n\n- [ ] 1.1 Add the button\n- [ ] 1.2 Write the serializer\n"
 GREEN = f"{shlex.quote(sys.executable)} -c \"print('ok')\""
 
@@ -383,15 +385,6 @@ def _slow_bar(tmp_path: Path) -> tuple[str, Path, Path]:
     return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}", slow, pids
 
 
-def _alive(pid: int) -> bool:
-    """Whether `pid` runs (a zombie waiting for its parent counts as ended)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-
-
 async def _bar_started(pids: Path) -> list[int]:
     """The bar's pids, once it has written them (at most 60 s)."""
     with anyio.fail_after(60):
@@ -403,9 +396,9 @@ async def _bar_started(pids: Path) -> list[int]:
 async def _ended(pids: list[int], within: float = 15) -> list[int]:
     """The pids of `pids` still running after `within` seconds (empty once all ended)."""
     deadline = anyio.current_time() + within
-    while any(_alive(p) for p in pids) and anyio.current_time() < deadline:
+    while any(alive(p) for p in pids) and anyio.current_time() < deadline:
         await anyio.sleep(0.05)
-    return [p for p in pids if _alive(p)]
+    return [p for p in pids if alive(p)]
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")

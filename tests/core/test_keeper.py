@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from crewbook.core.bar import run_command
+from procs import alive
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="the keeper's subreaper is Linux")
@@ -21,15 +22,6 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
 #: Starts a `setsid` sleeper and a double-forked one, records their pids, then `rest`.
 ESCAPERS = ("setsid sleep 300 & echo $! >> pids; "
             "(sh -c 'sleep 300 & echo $! >> pids' &); sleep 0.3; {rest}")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read()
-    except OSError:
-        return False
-    return stat[stat.rfind(b")") + 2:].split()[0] != b"Z"
 
 
 def _pids(folder: Path) -> list[int]:
@@ -45,7 +37,7 @@ def _parent(pid: int) -> int:
 def _gone(pids: list[int], within: float = 20.0) -> bool:
     deadline = time.monotonic() + within  # a bound on waiting, not a speed assertion
     while time.monotonic() < deadline:
-        if not any(_alive(p) for p in pids):
+        if not any(alive(p) for p in pids):
             return True
         time.sleep(0.05)
     return False
@@ -183,7 +175,7 @@ def test_a_bar_that_kills_or_stops_its_keeper_leaves_no_survivor(
     keeper is killed at once) and kills it before crewbook reports."""
     run = run_command(HOSTILE.format(start=start, signal=signal_name), root=tmp_path,
                       timeout=60)
-    assert not _alive(int((tmp_path / "bg").read_text()))  # at once, not within a while
+    assert not alive(int((tmp_path / "bg").read_text()))  # at once, not within a while
     assert run.exit_code == -signal.SIGKILL
     assert not run.timed_out
     assert ("was stopped" if signal_name == "STOP" else "was killed") in run.tail

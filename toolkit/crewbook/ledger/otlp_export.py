@@ -12,14 +12,17 @@ own model table and shows ``llm.cost.total`` as an attribute only.)
 The shape of a run's trace (``R``: a span no event stands for; the others are events):
 
 - the run: ``invoke_workflow {loop}`` (kind CHAIN), covering every span of the run;
-  status OK once it finished, ERROR when it finished failed (or escalated);
+  status OK once it finished, ERROR when it finished failed (or escalated); the run's
+  totals (a ``finish`` or a note flagged ``payload.totals`` carrying usage: SWE-agent's
+  ``model_stats``) as ``crewbook.run.tokens_in`` / ``tokens_out`` / ``cost``;
 - a role's turn: ``invoke_agent {role}`` (kind AGENT), from the role's ``act`` to the
   report, verdict or error that closes it (its events are its children);
-- an event with tokens, cost or a model: ``chat {model}`` (kind LLM) with model, provider,
-  tokens and cost; an event of a tool (its payload holds an ``action``, ``observation``
-  or ``tool``): ``execute_tool {name}`` (kind TOOL); a ``bar``: ``bar {stage}`` and a
-  ``verdict``: ``verdict {role}`` (kind EVALUATOR; a failed bar or a no-go verdict has
-  status ERROR); an ``error``: status ERROR; any other event: ``{kind} {stage}`` (CHAIN).
+- an event with tokens, cost or a model, unless it carries the run's totals:
+  ``chat {model}`` (kind LLM) with model, provider, tokens and cost; an event of a tool
+  (its payload holds an ``action``, ``observation`` or ``tool``): ``execute_tool {name}``
+  (kind TOOL); a ``bar``: ``bar {stage}`` and a ``verdict``: ``verdict {role}`` (kind
+  EVALUATOR; a failed bar or a no-go verdict has status ERROR); an ``error``: status
+  ERROR; any other event: ``{kind} {stage}`` (CHAIN).
 
 Times: a span ends at its event's `ts` and starts `duration_ms` before it. An event the
 source did not time (null `ts`) is placed right after the run's previous span and flagged
@@ -42,7 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from .calls import CALL_KIND, MODEL_STAGE
+from .calls import CALL_KIND, MODEL_STAGE, is_totals
 from .events import LedgerEvent
 
 if TYPE_CHECKING:
@@ -267,8 +270,10 @@ class _RunSpans:
             in FAILED_VERDICTS)
         # an LLM span: a model call, or an event with usage or a model (a note that only
         # names a model, like Codex's turn_context, is no call)
-        if event.kind != "init" and (usage or (model and event.kind != "note") or (
-                event.kind == CALL_KIND and event.stage == MODEL_STAGE)):
+        # (a run's totals are no call: they are the run span's attributes)
+        if event.kind != "init" and not is_totals(event.kind, event.payload) and (
+                usage or (model and event.kind != "note")
+                or (event.kind == CALL_KIND and event.stage == MODEL_STAGE)):
             model = model or self.default_model
             name = f"chat {model}" if model else "chat"
             attrs += _llm_attributes(event, model)
@@ -360,6 +365,7 @@ class _RunSpans:
                 if failed else {"code": STATUS_OK}
             if failed:
                 attrs.append(_attr("error.type", str(finish.verdict)))
+        attrs += _run_totals(self.events)
         if any(e.ts is None for e in self.events):
             attrs.append(_attr("crewbook.time_placed", True))
         return self._span(self.root, None, f"invoke_workflow {loop}", (start, end), attrs,
@@ -376,6 +382,20 @@ class _RunSpans:
         if parent is not None:
             span["parentSpanId"] = parent
         return span
+
+
+def _run_totals(events: list[LedgerEvent]) -> list[dict[str, Any]]:
+    """``crewbook.run.tokens_in`` / ``tokens_out`` / ``cost``: the usage a run's totals
+    events carry (`is_totals`: what the source counted for the whole run, no call's), on
+    the run's span. Not GenAI or OpenInference usage attributes: a viewer summing those
+    would count them as one more model call."""
+    totals = [e for e in events if is_totals(e.kind, e.payload)]
+    out = []
+    for name in ("tokens_in", "tokens_out", "cost"):
+        values = [getattr(e, name) for e in totals if getattr(e, name) is not None]
+        if values:
+            out.append(_attr(f"crewbook.run.{name}", sum(values)))
+    return out
 
 
 def _llm_attributes(event: LedgerEvent, model: str | None) -> list[dict[str, Any]]:

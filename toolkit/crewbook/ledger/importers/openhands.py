@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ...errors import LedgerError, Problem
+from ..calls import TOTALS_KEY
 from ..events import LedgerEvent
 from ._common import (
     MAX_BYTES,
@@ -404,7 +405,8 @@ def _priced(metrics: dict[str, Any]) -> bool:
 
 def _totals(run: RunBuilder, blocks: list[dict[str, Any]], *, line: int | None = None,
             record: str, tokens: bool = True) -> None:
-    """A ``note`` carrying the run's total usage when no call could be tied to its own
+    """A ``note`` carrying the run's total usage (flagged ``payload.totals``: no call of
+    its own) when no call could be tied to its own
     (dated like the run's last event: the totals are known at its end); without
     `tokens`, only its cost (the calls already carry theirs). No block priced: no cost."""
     priced = [float(b["accumulated_cost"]) for b in blocks if _priced(b)]
@@ -422,7 +424,7 @@ def _totals(run: RunBuilder, blocks: list[dict[str, Any]], *, line: int | None =
             else "the run's total cost (its calls record tokens, no cost)",
             tokens_in=tokens_in if tokens else None, tokens_out=tokens_out if tokens else None,
             cost=cost,
-            payload={"model": models[0] if len(models) == 1 else models})
+            payload={"model": models[0] if len(models) == 1 else models, TOTALS_KEY: True})
 
 
 def _sdk_call(run: RunBuilder, ts: datetime | None, usage: dict[str, Any],

@@ -18,11 +18,12 @@ The shape of a run's trace (``R``: a span no event stands for; the others are ev
 - a role's turn: ``invoke_agent {role}`` (kind AGENT), from the role's ``act`` to the
   report, verdict or error that closes it (its events are its children);
 - an event with tokens, cost or a model, unless it carries the run's totals:
-  ``chat {model}`` (kind LLM) with model, provider, tokens and cost; an event of a tool
-  (its payload holds an ``action``, ``observation`` or ``tool``): ``execute_tool {name}``
-  (kind TOOL); a ``bar``: ``bar {stage}`` and a ``verdict``: ``verdict {role}`` (kind
-  EVALUATOR; a failed bar or a no-go verdict has status ERROR); an ``error``: status
-  ERROR; any other event: ``{kind} {stage}`` (CHAIN).
+  ``chat {model}`` (kind LLM) with model, provider, tokens and cost (status ERROR when a model
+  call's verdict is ``error``, ``failed``…); an event of a tool (its payload holds an
+  ``action``, ``observation`` or ``tool``): ``execute_tool {name}`` (kind TOOL); a
+  ``bar``: ``bar {stage}`` and a ``verdict``: ``verdict {role}`` (kind EVALUATOR; a failed
+  bar or a no-go verdict has status ERROR); an ``error``: status ERROR; any other event:
+  ``{kind} {stage}`` (CHAIN).
 
 Times: a span ends at its event's `ts` and starts `duration_ms` before it. An event the
 source did not time (null `ts`) is placed right after the run's previous span and flagged
@@ -265,15 +266,16 @@ class _RunSpans:
         usage = event.tokens_in is not None or event.tokens_out is not None \
             or event.cost is not None
         status: dict[str, Any] = {"code": STATUS_UNSET}
+        call = event.kind == CALL_KIND and event.stage == MODEL_STAGE
         failed = event.kind == "error" or (
-            event.kind in ("bar", "verdict") and (event.verdict or "").lower()
-            in FAILED_VERDICTS)
+            (event.kind in ("bar", "verdict") or call)
+            and (event.verdict or "").lower() in FAILED_VERDICTS)
         # an LLM span: a model call, or an event with usage or a model (a note that only
         # names a model, like Codex's turn_context, is no call)
         # (a run's totals are no call: they are the run span's attributes)
         if event.kind != "init" and not is_totals(event.kind, event.payload) and (
                 usage or (model and event.kind != "note")
-                or (event.kind == CALL_KIND and event.stage == MODEL_STAGE)):
+                or call):
             model = model or self.default_model
             name = f"chat {model}" if model else "chat"
             attrs += _llm_attributes(event, model)
@@ -294,7 +296,9 @@ class _RunSpans:
         if event.role:
             attrs.append(_attr("gen_ai.agent.name", event.role))
         if failed:
-            attrs.append(_attr("error.type", event.verdict or event.kind))
+            kind = event.payload.get("error_type")  # a failed model call's own type
+            attrs.append(_attr("error.type", kind if isinstance(kind, str) and kind
+                               else event.verdict or event.kind))
             status = {"code": STATUS_ERROR, "message": event.summary or event.verdict or ""}
         text = _input_text(event)
         if text:

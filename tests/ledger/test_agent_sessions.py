@@ -90,6 +90,59 @@ def test_gemini_cli_facts_equal_the_raw_count(path: Path) -> None:
     assert df["run"].unique().tolist() == [head["sessionId"]]  # one run per session
 
 
+def _gemini_tool_times(path: Path) -> list[tuple[str, str | None]]:
+    """(reply timestamp, tool call timestamp or None) of each tool call, in file order,
+    from the raw session (a JSON Lines message's last copy, at its first place)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        by_id: dict[str, dict[str, Any]] = {}
+        for line in text.splitlines()[1:]:
+            record = json.loads(line) if line.strip() else {}
+            if "type" in record:
+                by_id[record["id"]] = record
+        messages = list(by_id.values())
+    else:
+        messages = json.loads(text)["messages"]
+    return [(m["timestamp"], c.get("timestamp")) for m in messages
+            for c in m.get("toolCalls", [])]
+
+
+@pytest.mark.parametrize("path", GEMINI, ids=lambda p: p.stem)
+def test_gemini_cli_tool_call_duration_runs_from_its_reply_to_its_result(path: Path) -> None:
+    raw = _gemini_tool_times(path)
+    df = import_runs(path)
+    tools = df[tool_calls(df)]
+    assert len(tools) == len(raw)
+    for (asked, done), got in zip(raw, tools["duration_ms"], strict=True):
+        if done is None:
+            assert pd.isna(got)
+        else:
+            want = (pd.Timestamp(done) - pd.Timestamp(asked)) / pd.Timedelta(milliseconds=1)
+            assert got == round(want)
+
+
+def test_gemini_cli_durations_are_measured_on_the_samples() -> None:
+    """The samples with tool calls time them: the check above compares real durations."""
+    timed = [d for path in GEMINI for _, d in _gemini_tool_times(path) if d is not None]
+    assert len(timed) >= 10
+
+
+def test_a_gemini_cli_tool_call_without_its_time_has_no_duration(tmp_path: Path) -> None:
+    session = {"sessionId": "s2", "projectHash": "h", "startTime": "2026-01-01T00:00:00Z",
+               "lastUpdated": "2026-01-01T00:00:09Z", "messages": [
+                   {"id": "g", "timestamp": "2026-01-01T00:00:02Z", "type": "gemini",
+                    "content": "", "model": "gemini-2.5-pro",
+                    "toolCalls": [{"id": "a", "name": "glob", "status": "success"},
+                                  {"id": "b", "name": "glob", "status": "success",
+                                   "timestamp": "2026-01-01T00:00:01Z"}]}]}
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(session), encoding="utf-8")
+    df = import_runs(path)
+    tools = df[tool_calls(df)]
+    assert tools["duration_ms"].isna().all()  # no time; a result before its reply
+    assert tools["ts"].iloc[0] == pd.Timestamp("2026-01-01T00:00:02Z")
+
+
 def test_gemini_cli_lines_keep_the_last_copy_of_a_message_at_its_first_place(
         tmp_path: Path) -> None:
     """The JSON Lines form writes a message again when its tool calls finish: one model

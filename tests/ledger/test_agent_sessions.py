@@ -55,7 +55,12 @@ def _check(path: Path, facts: Facts, source: str) -> pd.DataFrame:
         assert out["cost"] == pytest.approx(float(facts.cost), rel=1e-9)
     # every line of the file is reachable from an event (none dropped)
     lines = {p["origin"].get("line") for p in df["payload"]}
-    assert len(lines - {None}) >= facts.lines - facts.tools - 2 * facts.calls
+    skipped = sum(facts.skipped.values())
+    assert len(lines - {None}) >= facts.lines - skipped - facts.tools - 2 * facts.calls
+    # the lines skipped as repeats are counted by type on the finish, none as unknown
+    finish = df[df["kind"] == "finish"]["payload"].iloc[-1]
+    assert finish.get("skipped_lines", {}) == facts.skipped
+    assert not set(facts.skipped) & {k.split(":", 1)[1] for k in unknown_types(df)}
     stages = df["stage"].dropna().astype(str)
     assert stages.str.len().max() <= 80  # a short name, never a dump
     return df
@@ -374,3 +379,22 @@ def test_a_path_that_cannot_be_read_is_a_located_error(tmp_path: Path, source: s
     (problem,) = info.value.problems
     assert problem.path == str(folder)
     assert "cannot read it" in problem.message
+
+
+def test_claude_code_unknown_types_are_only_the_truly_unknown() -> None:
+    """Across the real transcripts, the unknown-types report names only lines no Claude
+    Code version writes: a line that is not an object, a line without a type (both in
+    edge_cases.jsonl); the progress and last-prompt lines are known repeats, skipped."""
+    raw: dict[str, int] = {}
+    for path in CLAUDE:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(record, dict):
+                raw["json"] = raw.get("json", 0) + 1
+            elif "type" not in record:
+                raw["unknown"] = raw.get("unknown", 0) + 1
+    df = import_runs(LOGS / "claude-code")
+    assert unknown_types(df) == {f"claude-code:{k}": n for k, n in sorted(raw.items())}

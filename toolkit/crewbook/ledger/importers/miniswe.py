@@ -134,7 +134,7 @@ def import_file(path: Path, shown: str) -> list[LedgerEvent]:
     run.add("finish", ts, record="info.exit_status", verdict=stage_name(status) or "unknown",
             cost=None if priced else total,
             payload={"model_stats": stats, "submission": short(info.get("submission")),
-                     TOTALS_KEY: True})
+                     **({} if priced else {TOTALS_KEY: True})})
     return run.events
 
 

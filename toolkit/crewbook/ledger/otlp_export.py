@@ -17,13 +17,14 @@ The shape of a run's trace (``R``: a span no event stands for; the others are ev
   ``model_stats``) as ``crewbook.run.tokens_in`` / ``tokens_out`` / ``cost``;
 - a role's turn: ``invoke_agent {role}`` (kind AGENT), from the role's ``act`` to the
   report, verdict or error that closes it (its events are its children);
-- an event with tokens, cost or a model, unless it carries the run's totals:
-  ``chat {model}`` (kind LLM) with model, provider, tokens and cost (status ERROR when a model
+- an event with tokens, cost or a model, unless it carries the run's totals: ``chat
+  {model}`` (kind LLM) with model, provider, tokens and cost (status ERROR when a model
   call's verdict is ``error``, ``failed``…); an event of a tool (its payload holds an
-  ``action``, ``observation`` or ``tool``): ``execute_tool {name}`` (kind TOOL); a
-  ``bar``: ``bar {stage}`` and a ``verdict``: ``verdict {role}`` (kind EVALUATOR; a failed
-  bar or a no-go verdict has status ERROR); an ``error``: status ERROR; any other event:
-  ``{kind} {stage}`` (CHAIN).
+  ``action``, ``observation`` or ``tool``): ``execute_tool {name}`` (kind TOOL; status
+  ERROR when a tool call's verdict is ``error``, ``failed``…); a ``bar``: ``bar {stage}``
+  and a ``verdict``: ``verdict {role}`` (kind EVALUATOR; a failed bar or a no-go verdict
+  has status ERROR); an ``error``: status ERROR; any other event: ``{kind} {stage}``
+  (CHAIN).
 
 Times: a span ends at its event's `ts` and starts `duration_ms` before it. An event the
 source did not time (null `ts`) is placed right after the run's previous span and flagged
@@ -46,7 +47,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from .calls import CALL_KIND, MODEL_STAGE, is_totals
+from .calls import CALL_KIND, MODEL_STAGE, TOOL_KEY, is_totals
 from .events import LedgerEvent
 from .otlp_attributes import (
     CREWBOOK_FIELDS,
@@ -244,7 +245,8 @@ class _RunSpans:
         status: dict[str, Any] = {"code": STATUS_UNSET}
         call = event.kind == CALL_KIND and event.stage == MODEL_STAGE
         failed = event.kind == "error" or (
-            (event.kind in ("bar", "verdict") or call)
+            (event.kind in ("bar", "verdict") or call or (
+                event.kind == CALL_KIND and TOOL_KEY in event.payload))
             and (event.verdict or "").lower() in FAILED_VERDICTS)
         # an LLM span: a model call, or an event with usage or a model (a note that only
         # names a model, like Codex's turn_context, is no call)

@@ -396,5 +396,5 @@ def test_claude_code_unknown_types_are_only_the_truly_unknown() -> None:
                 raw["json"] = raw.get("json", 0) + 1
             elif "type" not in record:
                 raw["unknown"] = raw.get("unknown", 0) + 1
-    df = import_runs(LOGS / "claude-code")
+    df = import_runs(CLAUDE)  # the transcripts, not the folder's PROVENANCE.md
     assert unknown_types(df) == {f"claude-code:{k}": n for k, n in sorted(raw.items())}

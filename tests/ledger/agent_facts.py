@@ -25,6 +25,9 @@ class Facts:
     models: set[str] = field(default_factory=set)
     cost: Decimal | None = None
     lines: int = 0
+    #: lines of a type the importer skips as a repeat: Claude Code's progress and
+    #: last-prompt lines, by type
+    skipped: dict[str, int] = field(default_factory=dict)
 
 
 def _records(path: Path) -> list[tuple[int, Any]]:
@@ -62,6 +65,8 @@ def claude_facts(path: Path) -> Facts:
     for number, record in _records(path):
         facts.lines += 1
         _clock(facts, record)
+        if isinstance(record, dict) and record.get("type") in ("progress", "last-prompt"):
+            facts.skipped[record["type"]] = facts.skipped.get(record["type"], 0) + 1
         if not isinstance(record, dict) or record.get("type") != "assistant":
             continue
         message = record.get("message")

@@ -55,7 +55,12 @@ def _check(path: Path, facts: Facts, source: str) -> pd.DataFrame:
         assert out["cost"] == pytest.approx(float(facts.cost), rel=1e-9)
     # every line of the file is reachable from an event (none dropped)
     lines = {p["origin"].get("line") for p in df["payload"]}
-    assert len(lines - {None}) >= facts.lines - facts.tools - 2 * facts.calls
+    skipped = sum(facts.skipped.values())
+    assert len(lines - {None}) >= facts.lines - skipped - facts.tools - 2 * facts.calls
+    # the lines skipped as repeats are counted by type on the finish, none as unknown
+    finish = df[df["kind"] == "finish"]["payload"].iloc[-1]
+    assert finish.get("skipped_lines", {}) == facts.skipped
+    assert not set(facts.skipped) & {k.split(":", 1)[1] for k in unknown_types(df)}
     stages = df["stage"].dropna().astype(str)
     assert stages.str.len().max() <= 80  # a short name, never a dump
     return df
@@ -88,6 +93,59 @@ def test_gemini_cli_facts_equal_the_raw_count(path: Path) -> None:
     head = json.loads(first) if path.suffix == ".jsonl" else json.loads(path.read_text(
         encoding="utf-8"))
     assert df["run"].unique().tolist() == [head["sessionId"]]  # one run per session
+
+
+def _gemini_tool_times(path: Path) -> list[tuple[str, str | None]]:
+    """(reply timestamp, tool call timestamp or None) of each tool call, in file order,
+    from the raw session (a JSON Lines message's last copy, at its first place)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        by_id: dict[str, dict[str, Any]] = {}
+        for line in text.splitlines()[1:]:
+            record = json.loads(line) if line.strip() else {}
+            if "type" in record:
+                by_id[record["id"]] = record
+        messages = list(by_id.values())
+    else:
+        messages = json.loads(text)["messages"]
+    return [(m["timestamp"], c.get("timestamp")) for m in messages
+            for c in m.get("toolCalls", [])]
+
+
+@pytest.mark.parametrize("path", GEMINI, ids=lambda p: p.stem)
+def test_gemini_cli_tool_call_duration_runs_from_its_reply_to_its_result(path: Path) -> None:
+    raw = _gemini_tool_times(path)
+    df = import_runs(path)
+    tools = df[tool_calls(df)]
+    assert len(tools) == len(raw)
+    for (asked, done), got in zip(raw, tools["duration_ms"], strict=True):
+        if done is None:
+            assert pd.isna(got)
+        else:
+            want = (pd.Timestamp(done) - pd.Timestamp(asked)) / pd.Timedelta(milliseconds=1)
+            assert got == round(want)
+
+
+def test_gemini_cli_durations_are_measured_on_the_samples() -> None:
+    """The samples with tool calls time them: the check above compares real durations."""
+    timed = [d for path in GEMINI for _, d in _gemini_tool_times(path) if d is not None]
+    assert len(timed) >= 10
+
+
+def test_a_gemini_cli_tool_call_without_its_time_has_no_duration(tmp_path: Path) -> None:
+    session = {"sessionId": "s2", "projectHash": "h", "startTime": "2026-01-01T00:00:00Z",
+               "lastUpdated": "2026-01-01T00:00:09Z", "messages": [
+                   {"id": "g", "timestamp": "2026-01-01T00:00:02Z", "type": "gemini",
+                    "content": "", "model": "gemini-2.5-pro",
+                    "toolCalls": [{"id": "a", "name": "glob", "status": "success"},
+                                  {"id": "b", "name": "glob", "status": "success",
+                                   "timestamp": "2026-01-01T00:00:01Z"}]}]}
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(session), encoding="utf-8")
+    df = import_runs(path)
+    tools = df[tool_calls(df)]
+    assert tools["duration_ms"].isna().all()  # no time; a result before its reply
+    assert tools["ts"].iloc[0] == pd.Timestamp("2026-01-01T00:00:02Z")
 
 
 def test_gemini_cli_lines_keep_the_last_copy_of_a_message_at_its_first_place(
@@ -321,3 +379,22 @@ def test_a_path_that_cannot_be_read_is_a_located_error(tmp_path: Path, source: s
     (problem,) = info.value.problems
     assert problem.path == str(folder)
     assert "cannot read it" in problem.message
+
+
+def test_claude_code_unknown_types_are_only_the_truly_unknown() -> None:
+    """Across the real transcripts, the unknown-types report names only lines no Claude
+    Code version writes: a line that is not an object, a line without a type (both in
+    edge_cases.jsonl); the progress and last-prompt lines are known repeats, skipped."""
+    raw: dict[str, int] = {}
+    for path in CLAUDE:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(record, dict):
+                raw["json"] = raw.get("json", 0) + 1
+            elif "type" not in record:
+                raw["unknown"] = raw.get("unknown", 0) + 1
+    df = import_runs(CLAUDE)  # the transcripts, not the folder's PROVENANCE.md
+    assert unknown_types(df) == {f"claude-code:{k}": n for k, n in sorted(raw.items())}

@@ -108,19 +108,51 @@ def test_otlp_export_makes_each_model_call_an_llm_span_and_each_tool_call_a_tool
         assert attrs["openinference.span.kind"] == "TOOL"
         assert attrs["gen_ai.tool.name"] == stage
     llm = sum(1 for a in spans.values() if a["openinference.span.kind"] == "LLM")
-    # the only other LLM spans are a run's totals (a finish or usage note with tokens)
-    totals = df[~model_calls(df) & (df["tokens_in"].notna() | df["cost"].notna())]
-    assert llm == len(calls) + len(totals)
-    assert set(totals["kind"].astype(str)) <= {"finish", "note"}
+    assert llm == len(calls)  # a run's totals (a finish with tokens) are no model call
 
 
-def test_swe_agent_export_has_one_llm_span_per_step() -> None:
+def _roots(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Run → the attributes of its run span (the trace's root)."""
+    return {a["session.id"]: a for a in (
+        {x["key"]: next(iter(x["value"].values())) for x in span["attributes"]}
+        for resource in document["resourceSpans"] for scope in resource["scopeSpans"]
+        for span in scope["spans"] if "parentSpanId" not in span)}
+
+
+def test_swe_agent_export_has_one_llm_span_per_step_and_its_totals_on_the_run() -> None:
     calls, tools = _swe_steps()
-    spans = _spans(to_otlp(import_runs(SWE), clockless_at=datetime(2025, 1, 1, tzinfo=UTC)))
+    document = to_otlp(import_runs(SWE), clockless_at=datetime(2025, 1, 1, tzinfo=UTC))
+    spans = _spans(document)
     kinds = pd.Series([a["openinference.span.kind"] for a in spans.values()])
     assert (kinds == "TOOL").sum() == tools
-    # one LLM span per step, and the finish event carrying the run's totals
-    assert (kinds == "LLM").sum() == calls + 1
+    assert (kinds == "LLM").sum() == calls  # one per step, none for the run's totals
+    stats = json.loads(SWE.read_text(encoding="utf-8"))["info"]["model_stats"]
+    root, = _roots(document).values()
+    assert int(root["crewbook.run.tokens_in"]) == stats["tokens_sent"] > 0
+    assert int(root["crewbook.run.tokens_out"]) == stats["tokens_received"]
+    assert root["crewbook.run.cost"] == pytest.approx(stats["instance_cost"])
+    # no token on any span a viewer counts (SWE-agent records none per step)
+    assert not any("llm.token_count.prompt" in a or "gen_ai.usage.input_tokens" in a
+                   for a in spans.values())
+
+
+def test_openhands_usage_totals_are_run_attributes_not_a_model_call() -> None:
+    """An OpenHands stream whose stats itemise no call keeps the run's usage on a note:
+    exported, it is an attribute of the run, not an LLM span counting the tokens again."""
+    path = LOGS / "openhands-sdk" / "goal_events.jsonl"
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+               if line.strip()]
+    stats = [r["value"] for r in records if r.get("key") == "stats"][-1]
+    blocks = stats["usage_to_metrics"].values()
+    prompt = sum(b["accumulated_token_usage"]["prompt_tokens"] for b in blocks)
+    df = import_runs(path)
+    document = to_otlp(df)
+    spans = _spans(document)
+    llm = [a for a in spans.values() if a["openinference.span.kind"] == "LLM"]
+    assert len(llm) == int(model_calls(df).sum())
+    assert sum(int(a.get("llm.token_count.prompt", 0)) for a in llm) == 0  # none itemised
+    root, = _roots(document).values()
+    assert int(root["crewbook.run.tokens_in"]) == prompt > 0
 
 
 def _raw_tool_times(path: Path) -> dict[str, tuple[pd.Timestamp, pd.Timestamp]]:

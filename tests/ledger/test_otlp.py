@@ -355,7 +355,8 @@ def test_genai_spans_import_with_usage_counted_once(tmp_path: Path) -> None:
     path = tmp_path / "trace.json"
     path.write_text(json.dumps(GENAI_TRACE), encoding="utf-8")
     df = import_runs(path)
-    assert list(df["kind"].astype(str)) == ["init", "report", "report", "error", "report",
+    # the failed tool span is a tool call that failed, not an error event
+    assert list(df["kind"].astype(str)) == ["init", "report", "report", "report", "report",
                                             "finish"]
     assert df["ts"].iloc[0] == pd.Timestamp(T0, unit="s", tz="UTC")
     df = df.iloc[1:]
@@ -368,8 +369,10 @@ def test_genai_spans_import_with_usage_counted_once(tmp_path: Path) -> None:
     assert list(df["stage"].astype(str)[:4]) == ["invoke_agent", "model", "get_weather",
                                                  "model"]
     assert df["payload"].iloc[1]["operation"] == "chat"
-    error = df.iloc[2]
-    assert (error["verdict"], error["duration_ms"]) == ("timeout", 2000)
+    failed = df.iloc[2]
+    assert (failed["verdict"], failed["duration_ms"]) == ("error", 2000)
+    assert (failed["payload"]["tool"], failed["payload"]["error_type"]) == (
+        "get_weather", "timeout")
     assert df.iloc[-1]["verdict"] == "ok"  # the root span's status
     assert df.iloc[-1]["ts"] == pd.Timestamp(T0 + 30, unit="s", tz="UTC")
     assert df["payload"].iloc[1]["origin"] == {

@@ -211,3 +211,52 @@ def test_a_parent_cycle_ends(tmp_path: Path) -> None:
     path.write_text(json.dumps(document(spans)), encoding="utf-8")
     df = import_runs(path)
     assert len(df) == 3  # init and the two spans; no root, so no finish
+
+
+@pytest.mark.parametrize("status", [{"code": 2, "message": "429 rate limited"},
+                                    {"code": "STATUS_CODE_ERROR",
+                                     "message": "429 rate limited"}])
+def test_a_failed_llm_or_tool_span_is_a_call_that_failed(tmp_path: Path,
+                                                         status: dict[str, Any]) -> None:
+    """An LLM span with status ERROR is still a model call (its tokens were spent): a
+    report at stage model with verdict error, not an ``error`` event; a failed tool span
+    still a tool call; exported again, each is an LLM or TOOL span with status ERROR."""
+    failed = span("c000000000000002", "ChatCompletion", 100, 2100, "c000000000000001",
+                  **{"openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini",
+                     "llm.token_count.prompt": 812, "llm.token_count.completion": 0,
+                     "error.type": "RateLimitError"})
+    failed["status"] = status
+    genai = span("c000000000000003", "chat gpt-4o-mini", 2200, 2300, "c000000000000001",
+                 **{"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini"})
+    genai["status"] = {"code": 2}
+    tool = span("c000000000000004", "lookup_order", 2400, 2500, "c000000000000001",
+                **{"openinference.span.kind": "TOOL", "tool.name": "lookup_order"})
+    tool["status"] = {"code": 2, "message": "order not found"}
+    doc = document([span("c000000000000001", "agent", 0, 3000, None,
+                         **{"openinference.span.kind": "AGENT", "agent.name": "bot"}),
+                    failed, genai, tool])
+    path = tmp_path / "failed.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    df = import_runs(path)
+    assert "error" not in set(df["kind"].astype(str))
+    calls = df[df["stage"] == "model"].reset_index(drop=True)
+    assert list(calls["kind"]) == ["report", "report"]
+    assert list(calls["verdict"]) == ["error", "error"]
+    assert calls.loc[0, "tokens_in"] == 812
+    assert calls.loc[0, "summary"] == "429 rate limited"
+    assert calls.loc[0, "payload"]["error_type"] == "RateLimitError"
+    assert calls.loc[1, "payload"]["error_type"] == "error"
+    # a failed tool span is one tool call that failed, the same way
+    tools = df[df["payload"].map(lambda p: "tool" in p)].reset_index(drop=True)
+    assert list(zip(tools["kind"], tools["stage"], tools["verdict"], tools["summary"],
+                    strict=True)) == [("report", "lookup_order", "error", "order not found")]
+    out = tmp_path / "again.json"
+    write_otlp(df, out)
+    every = json.loads(out.read_text(encoding="utf-8"))["resourceSpans"][0]["scopeSpans"][0][
+        "spans"]
+    spans = [s for s in every if s["name"].startswith("chat")]
+    assert [s["status"]["code"] for s in spans] == [2, 2]
+    assert [s["status"]["code"] for s in every if s["name"].startswith("execute_tool")] == [2]
+    first = {a["key"]: a["value"] for a in spans[0]["attributes"]}
+    assert first["error.type"] == {"stringValue": "RateLimitError"}
+    assert first["openinference.span.kind"] == {"stringValue": "LLM"}

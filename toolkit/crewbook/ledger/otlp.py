@@ -9,12 +9,14 @@ exported; the spans no event stands for (the run's, the turns') are skipped.
 
 **Other spans** (any GenAI or OpenInference instrumentation): an ``init`` at the trace's
 first start time, then one ``report`` per span (``error`` when the status is ERROR or
-``error.type`` is set; an LLM span a model call, stage ``model``; a tool span a tool
-call): role = the agent name (``gen_ai.agent.name`` or ``agent.name``) of
-the span or its nearest ancestor, else the service name; stage = the tool name
-(``gen_ai.tool.name``, ``tool.name``), else the operation, else the OpenInference span
-kind, else the span name; tokens from ``gen_ai.usage.*`` or ``llm.token_count.prompt`` /
-``completion``; cost from ``llm.cost.total`` or ``gen_ai.usage.cost``; the model
+``error.type`` is set; an LLM span a model call, stage ``model``, failed or not: verdict
+``error`` and ``payload.error_type`` when it failed; a tool span a tool call, the same
+way): role =
+the agent name (``gen_ai.agent.name`` or ``agent.name``) of the span or its nearest
+ancestor, else the service name; stage = the tool name (``gen_ai.tool.name``,
+``tool.name``), else the operation, else the OpenInference span kind, else the span
+name; tokens from ``gen_ai.usage.*`` or ``llm.token_count.prompt`` / ``completion``;
+cost from ``llm.cost.total`` or ``gen_ai.usage.cost``; the model
 (``gen_ai.response.model``, ``gen_ai.request.model``, ``llm.model_name``) in
 ``payload.model``; ts = end; duration from start and end. Tokens of a span whose
 descendants also carry usage (an ``invoke_agent`` summing its ``chat`` calls) go to
@@ -294,14 +296,23 @@ def _trace(tid: str, items: list[tuple[dict[str, Any], str]], shown: str) -> lis
         verdict = str(a.get("error.type") or "error") if failed else "done"
         duration = (end - start) // 1_000_000 if start and end >= start else None
         tool = _first(a, TOOL_KEYS)
-        if not failed and (str(kind).upper() == "LLM" or operation in LLM_OPERATIONS):
+        if str(kind).upper() == "LLM" or operation in LLM_OPERATIONS:
+            # a model call, also when it failed (verdict error: the tokens it spent count)
+            if failed:
+                payload["error_type"] = str(a.get("error.type") or "error")
             model_call(run, _ts(end, shown), record=f"span {sid}", role=role,
                        model=payload.pop("model", None), duration_ms=duration,
+                       verdict="error" if failed else "done",
+                       summary=short(status.get("message")) if failed else None,
                        payload=payload, **usage)
-        elif not failed and all(v is None for v in usage.values()) and (
+        elif all(v is None for v in usage.values()) and (
                 tool is not None or str(kind).upper() == "TOOL" or operation == "execute_tool"):
+            if failed:  # a tool call that failed: still one tool call
+                payload["error_type"] = verdict
             tool_call(run, _ts(end, shown), record=f"span {sid}", role=role,
-                      tool=str(stage) if stage is not None else None, verdict=verdict,
+                      tool=str(stage) if stage is not None else None,
+                      verdict="error" if failed else "done",
+                      summary=short(status.get("message")) if failed else None,
                       duration_ms=duration, payload=payload)
         else:
             run.add("error" if failed else "report", _ts(end, shown), record=f"span {sid}",

@@ -12,14 +12,19 @@ own model table and shows ``llm.cost.total`` as an attribute only.)
 The shape of a run's trace (``R``: a span no event stands for; the others are events):
 
 - the run: ``invoke_workflow {loop}`` (kind CHAIN), covering every span of the run;
-  status OK once it finished, ERROR when it finished failed (or escalated);
+  status OK once it finished, ERROR when it finished failed (or escalated); the run's
+  totals (a ``finish`` or a note flagged ``payload.totals`` carrying usage: SWE-agent's
+  ``model_stats``) as ``crewbook.run.tokens_in`` / ``tokens_out`` / ``cost``;
 - a role's turn: ``invoke_agent {role}`` (kind AGENT), from the role's ``act`` to the
   report, verdict or error that closes it (its events are its children);
-- an event with tokens, cost or a model: ``chat {model}`` (kind LLM) with model, provider,
-  tokens and cost; an event of a tool (its payload holds an ``action``, ``observation``
-  or ``tool``): ``execute_tool {name}`` (kind TOOL); a ``bar``: ``bar {stage}`` and a
-  ``verdict``: ``verdict {role}`` (kind EVALUATOR; a failed bar or a no-go verdict has
-  status ERROR); an ``error``: status ERROR; any other event: ``{kind} {stage}`` (CHAIN).
+- an event with tokens, cost or a model, unless it carries the run's totals: ``chat
+  {model}`` (kind LLM) with model, provider, tokens and cost (status ERROR when a model
+  call's verdict is ``error``, ``failed``…); an event of a tool (its payload holds an
+  ``action``, ``observation`` or ``tool``): ``execute_tool {name}`` (kind TOOL; status
+  ERROR when a tool call's verdict is ``error``, ``failed``…); a ``bar``: ``bar {stage}``
+  and a ``verdict``: ``verdict {role}`` (kind EVALUATOR; a failed bar or a no-go verdict
+  has status ERROR); an ``error``: status ERROR; any other event: ``{kind} {stage}``
+  (CHAIN).
 
 Times: a span ends at its event's `ts` and starts `duration_ms` before it. An event the
 source did not time (null `ts`) is placed right after the run's previous span and flagged
@@ -42,8 +47,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from .calls import CALL_KIND, MODEL_STAGE
+from .calls import CALL_KIND, MODEL_STAGE, TOOL_KEY, is_totals
 from .events import LedgerEvent
+from .otlp_attributes import (
+    CREWBOOK_FIELDS,
+    INPUT_KEYS,
+    PAYLOAD_CAP,
+    PROVIDERS,
+    TEXT_CAP,
+    TOOL_KEYS,
+    attr,
+    cap,
+    crewbook_attributes,
+    input_text,
+    llm_attributes,
+    provider,
+    run_totals,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,14 +72,6 @@ SCOPE: Final = "crewbook.ledger"
 #: OTLP span kind INTERNAL (the protobuf enum, as OTLP JSON writes it).
 INTERNAL: Final = 1
 STATUS_UNSET, STATUS_OK, STATUS_ERROR = 0, 1, 2
-#: Event fields carried as ``crewbook.<field>`` attributes (``ts`` as ISO-8601 text).
-CREWBOOK_FIELDS: Final = ("run", "kind", "seq", "loop", "role", "stage", "verdict",
-                          "attempt", "version", "summary", "tokens_in", "tokens_out",
-                          "cost", "duration_ms")
-#: Longest ``input.value`` / ``output.value`` (characters); longer texts are cut, saying so.
-TEXT_CAP: Final = 4000
-#: Longest ``crewbook.payload`` JSON; a longer payload is cut and flagged (no round trip).
-PAYLOAD_CAP: Final = 65536
 #: Longest span name.
 NAME_CAP: Final = 64
 #: Verdicts that set a bar's or a verdict's span status to ERROR.
@@ -67,20 +79,6 @@ FAILED_VERDICTS: Final = frozenset({"fail", "failed", "error", "timeout", "no-go
                                     "changes", "rejected", "reject"})
 #: Kinds of a role's event that close its turn.
 CLOSING: Final = frozenset({"report", "verdict", "plan", "error", "answer"})
-#: Payload keys that mark an event as a tool call, and where its input text is.
-TOOL_KEYS: Final = ("action", "observation", "tool", "tool_call")
-INPUT_KEYS: Final = ("prompt", "message", "action", "task", "goal", "command")
-#: Model name prefix → (GenAI ``gen_ai.provider.name``, OpenInference ``llm.provider``).
-PROVIDERS: Final = (
-    ("claude", "anthropic", "anthropic"), ("anthropic", "anthropic", "anthropic"),
-    ("gpt", "openai", "openai"), ("o1", "openai", "openai"), ("o3", "openai", "openai"),
-    ("o4", "openai", "openai"), ("chatgpt", "openai", "openai"),
-    ("openai", "openai", "openai"), ("gemini", "gcp.gemini", "google"),
-    ("mistral", "mistral_ai", "mistralai"), ("codestral", "mistral_ai", "mistralai"),
-    ("deepseek", "deepseek", "deepseek"), ("grok", "x_ai", "xai"),
-)
-
-
 @dataclass
 class OtlpExport:
     """An export: the OTLP JSON document and what it did with times."""
@@ -137,9 +135,9 @@ def otlp_export(events: pd.DataFrame | Iterable[LedgerEvent | Mapping[str, Any]]
         out.traces += 1
         out.placed += placed
     out.spans = len(spans)
-    resource = [_attr("service.name", "crewbook")]
+    resource = [attr("service.name", "crewbook")]
     if project:
-        resource.append(_attr("openinference.project.name", project))
+        resource.append(attr("openinference.project.name", project))
     out.document = {"resourceSpans": [{
         "resource": {"attributes": resource},
         "scopeSpans": [{"scope": {"name": SCOPE}, "spans": spans}],
@@ -175,23 +173,6 @@ def _nanos(ts: datetime) -> int:
         ts = ts.replace(tzinfo=UTC)
     delta = ts - datetime(1970, 1, 1, tzinfo=UTC)
     return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
-
-
-def provider(model: str) -> tuple[str, str] | None:
-    """(GenAI provider name, OpenInference provider) of a model name, when known."""
-    name = model.lower().rsplit("/", 1)[-1] if "/" in model else model.lower()
-    prefix = model.lower().split("/", 1)[0] if "/" in model else ""
-    for start, genai, openinference in PROVIDERS:
-        if prefix.startswith(start) or name.startswith(start):
-            return genai, openinference
-    return None
-
-
-def cap(text: str, limit: int = TEXT_CAP) -> str:
-    """`text`, cut to `limit` characters with a note saying how much was left out."""
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"… [{len(text) - limit:,} more characters]"
 
 
 class _RunSpans:
@@ -256,51 +237,57 @@ class _RunSpans:
     def _leaf(self, event: LedgerEvent, times: tuple[int, int],
               turn: int | None) -> dict[str, Any]:
         attrs: list[dict[str, Any]] = [
-            _attr("gen_ai.conversation.id", self.run), _attr("session.id", self.run)]
+            attr("gen_ai.conversation.id", self.run), attr("session.id", self.run)]
         model = event.payload.get("model")
         model = model if isinstance(model, str) and model else None
         usage = event.tokens_in is not None or event.tokens_out is not None \
             or event.cost is not None
         status: dict[str, Any] = {"code": STATUS_UNSET}
+        call = event.kind == CALL_KIND and event.stage == MODEL_STAGE
         failed = event.kind == "error" or (
-            event.kind in ("bar", "verdict") and (event.verdict or "").lower()
-            in FAILED_VERDICTS)
+            (event.kind in ("bar", "verdict") or call or (
+                event.kind == CALL_KIND and TOOL_KEY in event.payload))
+            and (event.verdict or "").lower() in FAILED_VERDICTS)
         # an LLM span: a model call, or an event with usage or a model (a note that only
         # names a model, like Codex's turn_context, is no call)
-        if event.kind != "init" and (usage or (model and event.kind != "note") or (
-                event.kind == CALL_KIND and event.stage == MODEL_STAGE)):
+        # (a run's totals are no call: they are the run span's attributes)
+        if event.kind != "init" and not is_totals(event.kind, event.payload) and (
+                usage or (model and event.kind != "note")
+                or call):
             model = model or self.default_model
             name = f"chat {model}" if model else "chat"
-            attrs += _llm_attributes(event, model)
+            attrs += llm_attributes(event, model)
         elif event.kind in ("report", "note", "error") and any(
                 k in event.payload for k in TOOL_KEYS):
             tool = event.stage or event.kind
             name = f"execute_tool {tool}"
-            attrs += [_attr("openinference.span.kind", "TOOL"),
-                      _attr("gen_ai.operation.name", "execute_tool"),
-                      _attr("gen_ai.tool.name", tool), _attr("tool.name", tool)]
+            attrs += [attr("openinference.span.kind", "TOOL"),
+                      attr("gen_ai.operation.name", "execute_tool"),
+                      attr("gen_ai.tool.name", tool), attr("tool.name", tool)]
         elif event.kind in ("bar", "verdict"):
             name = f"bar {event.stage or event.verdict}" if event.kind == "bar" \
                 else f"verdict {event.role}"
-            attrs.append(_attr("openinference.span.kind", "EVALUATOR"))
+            attrs.append(attr("openinference.span.kind", "EVALUATOR"))
         else:
             name = " ".join(str(p) for p in (event.kind, event.stage or event.role) if p)
-            attrs.append(_attr("openinference.span.kind", "CHAIN"))
+            attrs.append(attr("openinference.span.kind", "CHAIN"))
         if event.role:
-            attrs.append(_attr("gen_ai.agent.name", event.role))
+            attrs.append(attr("gen_ai.agent.name", event.role))
         if failed:
-            attrs.append(_attr("error.type", event.verdict or event.kind))
+            kind = event.payload.get("error_type")  # a failed model call's own type
+            attrs.append(attr("error.type", kind if isinstance(kind, str) and kind
+                               else event.verdict or event.kind))
             status = {"code": STATUS_ERROR, "message": event.summary or event.verdict or ""}
-        text = _input_text(event)
+        text = input_text(event)
         if text:
-            attrs += [_attr("input.value", cap(text)), _attr("input.mime_type", "text/plain")]
+            attrs += [attr("input.value", cap(text)), attr("input.mime_type", "text/plain")]
         output = event.summary or event.verdict
         if output:
-            attrs += [_attr("output.value", cap(output)),
-                      _attr("output.mime_type", "text/plain")]
-        attrs += _crewbook_attributes(event)
+            attrs += [attr("output.value", cap(output)),
+                      attr("output.mime_type", "text/plain")]
+        attrs += crewbook_attributes(event)
         if event.ts is None:
-            attrs.append(_attr("crewbook.time_placed", True))
+            attrs.append(attr("crewbook.time_placed", True))
         parent = span_id(self.run, f"turn/{self.events[turn].seq}") if turn is not None \
             else self.root
         return self._span(span_id(self.run, event.seq), parent, name, times, attrs, status)
@@ -316,52 +303,53 @@ class _RunSpans:
             last = self.events[indexes[-1]]
             start = min(int(leaves[i]["startTimeUnixNano"]) for i in indexes)
             end = max(int(leaves[i]["endTimeUnixNano"]) for i in indexes)
-            attrs = [_attr("openinference.span.kind", "AGENT"),
-                     _attr("gen_ai.operation.name", "invoke_agent"),
-                     _attr("gen_ai.agent.name", str(event.role)),
-                     _attr("agent.name", str(event.role)),
-                     _attr("gen_ai.conversation.id", self.run), _attr("session.id", self.run),
-                     _attr("crewbook.span", "turn")]
-            text = _input_text(event) or event.summary
+            attrs = [attr("openinference.span.kind", "AGENT"),
+                     attr("gen_ai.operation.name", "invoke_agent"),
+                     attr("gen_ai.agent.name", str(event.role)),
+                     attr("agent.name", str(event.role)),
+                     attr("gen_ai.conversation.id", self.run), attr("session.id", self.run),
+                     attr("crewbook.span", "turn")]
+            text = input_text(event) or event.summary
             if text:
-                attrs += [_attr("input.value", cap(text)),
-                          _attr("input.mime_type", "text/plain")]
+                attrs += [attr("input.value", cap(text)),
+                          attr("input.mime_type", "text/plain")]
             if last is not event and (last.summary or last.verdict):
-                attrs += [_attr("output.value", cap(str(last.summary or last.verdict))),
-                          _attr("output.mime_type", "text/plain")]
+                attrs += [attr("output.value", cap(str(last.summary or last.verdict))),
+                          attr("output.mime_type", "text/plain")]
             failed = last.kind == "error" or (last.kind == "verdict" and (
                 last.verdict or "").lower() in FAILED_VERDICTS)
             status: dict[str, Any] = {"code": STATUS_ERROR, "message": last.summary or ""} \
                 if failed else {"code": STATUS_UNSET}
             if any(self.events[i].ts is None for i in indexes):  # its times were placed too
-                attrs.append(_attr("crewbook.time_placed", True))
+                attrs.append(attr("crewbook.time_placed", True))
             out.append(self._span(span_id(self.run, f"turn/{event.seq}"), self.root,
                                   f"invoke_agent {event.role}", (start, end), attrs, status))
         return out
 
     def _root(self, start: int, end: int) -> dict[str, Any]:
         loop = self.events[0].loop
-        attrs = [_attr("openinference.span.kind", "CHAIN"),
-                 _attr("gen_ai.operation.name", "invoke_workflow"),
-                 _attr("gen_ai.conversation.id", self.run), _attr("session.id", self.run),
-                 _attr("crewbook.span", "run")]
+        attrs = [attr("openinference.span.kind", "CHAIN"),
+                 attr("gen_ai.operation.name", "invoke_workflow"),
+                 attr("gen_ai.conversation.id", self.run), attr("session.id", self.run),
+                 attr("crewbook.span", "run")]
         init = next((e for e in self.events if e.kind == "init"), None)
         goal = init.payload.get("goal") if init is not None else None
         text = goal if isinstance(goal, str) and goal else init.summary if init else None
         if text:
-            attrs += [_attr("input.value", cap(text)), _attr("input.mime_type", "text/plain")]
+            attrs += [attr("input.value", cap(text)), attr("input.mime_type", "text/plain")]
         finish = next((e for e in reversed(self.events) if e.kind == "finish"), None)
         status: dict[str, Any] = {"code": STATUS_UNSET}
         if finish is not None:
-            attrs += [_attr("output.value", cap(finish.summary or str(finish.verdict))),
-                      _attr("output.mime_type", "text/plain")]
+            attrs += [attr("output.value", cap(finish.summary or str(finish.verdict))),
+                      attr("output.mime_type", "text/plain")]
             failed = (finish.verdict or "").lower() in FAILED_VERDICTS | {"escalated"}
             status = {"code": STATUS_ERROR, "message": finish.summary or str(finish.verdict)} \
                 if failed else {"code": STATUS_OK}
             if failed:
-                attrs.append(_attr("error.type", str(finish.verdict)))
+                attrs.append(attr("error.type", str(finish.verdict)))
+        attrs += run_totals(self.events)
         if any(e.ts is None for e in self.events):
-            attrs.append(_attr("crewbook.time_placed", True))
+            attrs.append(attr("crewbook.time_placed", True))
         return self._span(self.root, None, f"invoke_workflow {loop}", (start, end), attrs,
                           status)
 
@@ -378,69 +366,6 @@ class _RunSpans:
         return span
 
 
-def _llm_attributes(event: LedgerEvent, model: str | None) -> list[dict[str, Any]]:
-    attrs = [_attr("openinference.span.kind", "LLM"), _attr("gen_ai.operation.name", "chat")]
-    if model:
-        attrs += [_attr("gen_ai.request.model", model), _attr("gen_ai.response.model", model),
-                  _attr("llm.model_name", model)]
-        known = provider(model)
-        if known is not None:
-            attrs += [_attr("gen_ai.provider.name", known[0]), _attr("llm.provider", known[1])]
-    if event.tokens_in is not None:
-        attrs += [_attr("gen_ai.usage.input_tokens", event.tokens_in),
-                  _attr("llm.token_count.prompt", event.tokens_in)]
-    if event.tokens_out is not None:
-        attrs += [_attr("gen_ai.usage.output_tokens", event.tokens_out),
-                  _attr("llm.token_count.completion", event.tokens_out)]
-    if event.tokens_in is not None or event.tokens_out is not None:
-        attrs.append(_attr("llm.token_count.total",
-                           (event.tokens_in or 0) + (event.tokens_out or 0)))
-    for key, value in event.payload.items():  # cache tokens, when the source counts them
-        if key in ("cache_read_tokens", "cache_write_tokens") and isinstance(value, int):
-            what = key.split("_")[1]
-            attrs += [_attr(f"llm.token_count.prompt_details.cache_{what}", value),
-                      _attr(f"gen_ai.usage.cache_{'read' if what == 'read' else 'creation'}"
-                            ".input_tokens", value)]
-    if event.cost is not None:  # OpenInference's name; Langfuse reads gen_ai.usage.cost
-        attrs += [_attr("llm.cost.total", event.cost), _attr("gen_ai.usage.cost", event.cost)]
-    return attrs
-
-
-def _input_text(event: LedgerEvent) -> str | None:
-    for key in INPUT_KEYS:
-        value = event.payload.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
-def _crewbook_attributes(event: LedgerEvent) -> list[dict[str, Any]]:
-    attrs = [_attr(f"crewbook.{name}", getattr(event, name)) for name in CREWBOOK_FIELDS
-             if getattr(event, name) is not None]
-    if event.ts is not None:
-        attrs.append(_attr("crewbook.ts", event.ts.astimezone(UTC).isoformat()))
-    if event.payload:
-        text = json.dumps(event.payload, ensure_ascii=False, separators=(",", ":"))
-        if len(text) > PAYLOAD_CAP:
-            attrs.append(_attr("crewbook.payload_truncated", len(text)))
-        attrs.append(_attr("crewbook.payload", cap(text, PAYLOAD_CAP)))
-    return attrs
-
-
-def _attr(key: str, value: Any) -> dict[str, Any]:
-    kind = type(value)  # exact types first: the export makes ~30 attributes per event
-    if kind is str:
-        return {"key": key, "value": {"stringValue": value}}
-    if kind is bool:
-        return {"key": key, "value": {"boolValue": value}}
-    if kind is int:
-        return {"key": key, "value": {"intValue": str(value)}}
-    if kind is float:
-        return {"key": key, "value": {"doubleValue": value}}
-    if isinstance(value, bool):
-        return {"key": key, "value": {"boolValue": bool(value)}}
-    if isinstance(value, int):
-        return {"key": key, "value": {"intValue": str(int(value))}}
-    if isinstance(value, float):
-        return {"key": key, "value": {"doubleValue": float(value)}}
-    return {"key": key, "value": {"stringValue": str(value)}}
+__all__ = ["CREWBOOK_FIELDS", "INPUT_KEYS", "PAYLOAD_CAP", "PROVIDERS", "SCOPE", "TEXT_CAP",
+           "TOOL_KEYS", "OtlpExport", "cap", "otlp_export", "provider", "span_id", "to_otlp",
+           "trace_id", "write_otlp"]

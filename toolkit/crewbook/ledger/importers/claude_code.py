@@ -18,6 +18,8 @@ result)                            slash command (``/openspec:proposal``; payloa
                                    verdict ``done`` or ``error`` (``is_error``)
 ``summary``, ``system`` and any    ``note``: stage = the line's ``type`` (and
 other line type                    ``subtype``), kept with its origin
+``progress``, ``last-prompt``      skipped (they repeat other lines), counted in
+                                   the ``finish``'s ``payload.skipped_lines``
 the last line with a time          ``finish``: verdict ``session_end`` (a
                                    transcript records no outcome)
 =================================  ==============================================
@@ -50,6 +52,11 @@ OTHER_KIND: Final = "note"
 #: Line types of a transcript (any one of them in the first lines identifies it).
 LINE_TYPES: Final = frozenset({"user", "assistant", "summary", "system",
                                "file-history-snapshot", "queue-operation"})
+#: Line types Claude Code writes that repeat what other lines record: ``progress`` (a
+#: hook's or a running tool's progress, its outcome in the tool's own result) and
+#: ``last-prompt`` (the session's last prompt again, for resuming). Skipped, never
+#: unknown; the ``finish`` counts them (``payload.skipped_lines``).
+SKIPPED_TYPES: Final = frozenset({"progress", "last-prompt"})
 COMMAND: Final = re.compile(r"<command-name>\s*(/?[^<\s]+)\s*</command-name>")
 ARGS: Final = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 #: Tools whose ``file_path`` input is a file the session wrote.
@@ -59,7 +66,8 @@ WRITERS: Final = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 def looks_like(head: str) -> bool:
     """Whether the first lines of a text are a Claude Code transcript: JSON objects
     with a ``sessionId`` and a known line ``type``."""
-    return any("sessionId" in v and _kind(v) in LINE_TYPES for v in head_objects(head))
+    return any("sessionId" in v and (_kind(v) in LINE_TYPES or _kind(v) in SKIPPED_TYPES)
+               for v in head_objects(head))
 
 
 @dataclass
@@ -110,10 +118,11 @@ class _Session(LineLog):
         # (line, order) → what to emit; model calls and tools are finished at the end
         self.calls: dict[str, _Call] = {}
         self.tools: dict[str, _Tool] = {}
+        self.skipped: dict[str, int] = {}  # known line types left out, by type
 
     def feed_object(self, number: int, value: dict[str, Any]) -> None:
         kind = _kind(value)
-        if "sessionId" in value and kind in LINE_TYPES:
+        if "sessionId" in value and (kind in LINE_TYPES or kind in SKIPPED_TYPES):
             self.seen = True
         ts = utc(value.get("timestamp"))
         self.timed(number, ts)
@@ -128,7 +137,9 @@ class _Session(LineLog):
             self.main_line = self.main_line or value.get("isSidechain") is not True
             if isinstance(value.get("agentId"), str) and "agent" not in self.meta:
                 self.meta["agent"] = value["agentId"]
-        if kind == "assistant" and isinstance(message, dict):
+        if kind in SKIPPED_TYPES:
+            self.skipped[kind] = self.skipped.get(kind, 0) + 1
+        elif kind == "assistant" and isinstance(message, dict):
             self._assistant(number, ts, value, message)
         elif kind == "user" and isinstance(message, dict):
             self._user(number, ts, value, message)
@@ -260,7 +271,9 @@ class _Session(LineLog):
                 self.add_other(run, number, data)
         if self.last is not None:
             run.add("finish", self.last[1], line=self.last[0], verdict="session_end",
-                    summary="end of the transcript (Claude Code records no outcome)")
+                    summary="end of the transcript (Claude Code records no outcome)",
+                    payload={"skipped_lines": dict(sorted(self.skipped.items()))}
+                    if self.skipped else None)
         return run.events
 
     def _emit_call(self, run: RunBuilder, call: _Call) -> None:

@@ -12,7 +12,8 @@ a ``gemini`` message                   ``report``: **one per model call**, role
                                        ``assistant``, stage ``model``; tokens from
                                        ``tokens`` (below), payload.model
 each of its ``toolCalls``              a tool call: role ``assistant``, stage = the
-                                       tool name, verdict = its ``status``
+                                       tool name, verdict = its ``status``,
+                                       duration from the reply to its result
 ``info``, ``warning`` messages         ``note``, stage = the type
 an ``error`` message                   ``error``
 any other type                         ``note`` with ``payload.unknown_type``
@@ -29,7 +30,10 @@ The JSON Lines form writes a header line (the session's fields), one line per me
 ``{"$set": {...}}`` lines that update the header, and writes a message again (same
 ``id``) when its tool calls finish: the last copy of a message is the one read, at the
 place its first copy had. Times are the messages' own; a tool call's time is its own
-``timestamp`` (Gemini CLI records no start, so no duration).
+``timestamp``, written when its result is recorded (the calls of one reply share it: Gemini
+CLI records a batch of calls at once), and its ``duration_ms`` runs from the reply's
+``timestamp`` to it. A tool call without ``timestamp`` (older files) is at its reply's
+time, with no duration.
 """
 
 from __future__ import annotations
@@ -200,7 +204,7 @@ def _events(head: dict[str, Any], messages: list[tuple[int | None, str | None,
                 tool_call(run, when or ts, line=line,
                           record=f"{record}.toolCalls[{index}]", role="assistant",
                           tool=call.get("name"), verdict=_verdict(call.get("status")),
-                          payload={"call_id": call.get("id")})
+                          duration_ms=_ms(ts, when), payload={"call_id": call.get("id")})
         elif kind == "error":
             run.add("error", ts, **where, stage="error", summary=short(_text(
                 message.get("content"))) or "error")
@@ -216,6 +220,15 @@ def _events(head: dict[str, Any], messages: list[tuple[int | None, str | None,
     run.add("finish", end, record="lastUpdated", verdict="session_end",
             summary="end of the session file (Gemini CLI records no outcome)")
     return run.events
+
+
+def _ms(asked: datetime | None, done: datetime | None) -> int | None:
+    """A tool call's duration: from the reply that asked for it (the message's
+    ``timestamp``) to its own ``timestamp``, written when its result was recorded; None
+    when either is missing or the result is dated before the reply."""
+    if asked is None or done is None or done < asked:
+        return None
+    return round((done - asked).total_seconds() * 1000)
 
 
 def _text(content: Any) -> str:

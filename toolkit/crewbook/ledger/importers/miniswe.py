@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from ..calls import TOTALS_KEY
 from ..events import LedgerEvent
 from ._common import RunBuilder, count, load_log, model_call, short, stage_name, tool_call
 
@@ -132,7 +133,8 @@ def import_file(path: Path, shown: str) -> list[LedgerEvent]:
     total = float(cost) if isinstance(cost, int | float) and cost >= 0 else None
     run.add("finish", ts, record="info.exit_status", verdict=stage_name(status) or "unknown",
             cost=None if priced else total,
-            payload={"model_stats": stats, "submission": short(info.get("submission"))})
+            payload={"model_stats": stats, "submission": short(info.get("submission")),
+                     **({} if priced else {TOTALS_KEY: True})})
     return run.events
 
 

@@ -20,7 +20,8 @@ history-only file, each          (``report``: role ``agent``, stage ``model``,
 A trajectory has no clock: every `ts` is null, so a run has no start, end or duration
 (never 0); steps keep their measured ``execution_time``. It records no tokens per step:
 ``model_stats`` (``tokens_sent``, ``tokens_received``, ``instance_cost``) are the run's
-totals, put on its ``finish`` event so per-run sums equal SWE-agent's own figures.
+totals, put on its ``finish`` event (flagged ``payload.totals``: no model call of its
+own) so per-run sums equal SWE-agent's own figures.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ...errors import LedgerError, Problem
+from ..calls import TOTALS_KEY
 from ..events import LedgerEvent
 from ._common import RunBuilder, count, load_log, model_call, short, tool_call
 
@@ -99,7 +101,7 @@ def import_file(path: Path, shown: str) -> list[LedgerEvent]:
                 tokens_in=count(stats.get("tokens_sent")),
                 tokens_out=count(stats.get("tokens_received")),
                 cost=float(cost) if isinstance(cost, int | float) and cost >= 0 else None,
-                payload={"model_stats": stats})
+                payload={"model_stats": stats, TOTALS_KEY: True})
     return run.events
 
 

@@ -1,0 +1,92 @@
+"""OpenHands V0 event lists (events with ``id``, ``timestamp``, ``source`` and ``action``
+or ``observation``) as crewbook events; docs/importers.md has the mapping."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ..events import LedgerEvent
+from ._common import RunBuilder, count, model_call, short, stage_name, tool_call, utc
+from .openhands_usage import ms, priced
+
+#: Agent states in which a V0 run rests (its last state, when no finish action came).
+RESTING: Final = frozenset({"awaiting_user_input", "stopped", "error", "paused",
+                            "rejected", "finished"})
+
+
+def read_v0(items: list[dict[str, Any]], run: RunBuilder, line: int | None = None
+            ) -> list[LedgerEvent]:
+    """The events of one V0 event list."""
+    actions: dict[str, dict[str, Any]] = {}
+    seen_responses: set[str] = set()
+    last_cost = 0.0
+    finished: str | None = None
+    state: tuple[str, str] | None = None
+    ts = None
+    for index, item in enumerate(items):
+        record = f"id {item.get('id')}" if item.get("id") is not None else f"[{index}]"
+        ts = utc(item.get("timestamp"))
+        payload: dict[str, Any] = {"id": item.get("id")}
+        usage: dict[str, Any] = {}
+        meta = item.get("tool_call_metadata")
+        response = meta.get("model_response") if isinstance(meta, dict) else None
+        if isinstance(response, dict) and response.get("id") is not None:
+            rid = str(response["id"])
+            payload["model_response"] = rid
+            if rid not in seen_responses:
+                seen_responses.add(rid)
+                raw = response["usage"] if isinstance(response.get("usage"), dict) else {}
+                usage = {"tokens_in": count(raw.get("prompt_tokens")),
+                         "tokens_out": count(raw.get("completion_tokens"))}
+                if response.get("model"):
+                    payload["model"] = response["model"]
+        metrics = item.get("llm_metrics")
+        if isinstance(metrics, dict) and priced(metrics):
+            total = float(metrics["accumulated_cost"])
+            usage["cost"] = max(total - last_cost, 0.0)
+            last_cost = max(total, last_cost)
+        role = stage_name(item.get("source")) or "unknown"
+        if "tokens_in" in usage or usage.get("cost"):
+            # a new model response (or a rise of the running cost): its model call
+            args: dict[str, Any] = item["args"] if isinstance(item.get("args"), dict) else {}
+            model_call(run, ts, line=line, record=record, role=role,
+                       model=payload.pop("model", None), **usage, payload=dict(payload),
+                       summary=short(args.get("thought")) or short(item.get("message")))
+        usage = {}  # the action or observation itself carries no usage
+        if "action" in item:
+            action = stage_name(item["action"]) or "action"
+            actions[str(item.get("id"))] = {"role": role, "stage": action, "ts": ts}
+            if action == "finish":
+                finished = "finished"
+            run.add("act", ts, line=line, record=record, role=role, stage=action,
+                    summary=short(item.get("message")), payload=payload, **usage)
+            continue
+        if "observation" not in item:
+            run.add("note", ts, line=line, record=record, role=role,
+                    summary=short(item.get("message")),
+                    payload={**payload, "unknown_type": "event without action or "
+                             "observation"}, **usage)
+            continue
+        observation = stage_name(item.get("observation")) or "observation"
+        cause = item.get("cause")
+        extras: dict[str, Any] = item["extras"] if isinstance(item.get("extras"), dict) else {}
+        if cause is None:
+            agent_state = extras.get("agent_state")
+            if isinstance(agent_state, str):
+                state = (agent_state, record)
+            run.add("transition", ts, line=line, record=record,
+                    stage=stage_name(agent_state) or observation,
+                    payload={**payload, "observation": observation}, **usage)
+            continue
+        act = actions.get(str(cause), {})
+        begun = act.get("ts")
+        failed = observation == "error" or item.get("success") is False
+        tool_call(run, ts, line=line, record=record, role=act.get("role", role),
+                  tool=act.get("stage", observation), verdict="failed" if failed else "done",
+                  summary=short(item.get("message")), duration_ms=ms(begun, ts),
+                  payload={**payload, "observation": observation, "cause": cause})
+    if finished is None and state is not None and state[0] in RESTING:
+        finished = state[0]
+    if finished is not None:
+        run.add("finish", ts, line=line, record="(end of list)", verdict=finished)
+    return run.events

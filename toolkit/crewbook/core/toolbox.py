@@ -10,18 +10,20 @@ hit whatever the user answers, `gate_refusal` and `output_schema` are the tool's
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import Any
 
 from ..errors import CrewError, LoopRefused, Problem, UsageError, did_you_mean
 from ..families import tool_modules
+from .family import resolve
 from .tools import JSON, Tool, check_arguments, gate_refusal, output_schema
 
 
-def _gathered() -> tuple[Tool, ...]:
+def gather() -> tuple[Tool, ...]:
+    """Every registered family's tools, in registry order; `UsageError` when a tools
+    module lists no `Tool`s or two tools share a name."""
     found: list[Tool] = []
     for dotted in tool_modules():
-        tools = getattr(import_module(dotted), "TOOLS", None)
+        tools = resolve(f"{dotted}:TOOLS")
         if not isinstance(tools, tuple) or not all(isinstance(t, Tool) for t in tools):
             raise UsageError(f"{dotted}.TOOLS is not a tuple of crewbook.core.tools.Tool; "
                              "a registry line names the module of its family's tools")
@@ -33,7 +35,7 @@ def _gathered() -> tuple[Tool, ...]:
     return tuple(found)
 
 
-TOOLS: tuple[Tool, ...] = _gathered()
+TOOLS: tuple[Tool, ...] = gather()
 BY_NAME: dict[str, Tool] = {t.name: t for t in TOOLS}
 #: A human title per tool (MCP `title`), shown by clients instead of the bare name.
 TITLES: dict[str, str] = {t.name: t.title or t.name for t in TOOLS}
@@ -65,5 +67,15 @@ def call_tool(name: str, arguments: JSON | None, project: Any = None, *,
     return tool.run(args, project)
 
 
-__all__ = ["BY_NAME", "TITLES", "TOOLS", "Tool", "call_tool", "check_arguments",
-           "gate_refusal", "output_schema", "precheck"]
+__all__ = [
+    "BY_NAME",
+    "TITLES",
+    "TOOLS",
+    "Tool",
+    "call_tool",
+    "check_arguments",
+    "gate_refusal",
+    "gather",
+    "output_schema",
+    "precheck",
+]

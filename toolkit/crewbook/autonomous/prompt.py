@@ -6,8 +6,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core.acts import route_line
+from ..core.loopfiles import write_prompt
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..core.loop import Act
 
 
@@ -30,15 +33,11 @@ def loop_prompt(act: Act) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_loop_prompt(root: object, act: Act) -> None:
+def write_loop_prompt(root: Path, act: Act) -> None:
     """Write `act`'s prompt at its ``prompt_path`` under the project folder `root`
     (nothing for a finished loop's contract, which has none)."""
-    from pathlib import Path
-
-    from ..core.loopfiles import write_prompt
-
     if act.prompt_path is not None:
-        write_prompt(Path(str(root)), act.prompt_path, loop_prompt(act))
+        write_prompt(root, act.prompt_path, loop_prompt(act))
 
 
 __all__ = ["loop_prompt", "write_loop_prompt"]

@@ -195,9 +195,11 @@ def test_a_replayed_run_ends_when_its_last_act_does(coordinator: TaskFactory,
     last, at = pairs[-1]
     loop = replay_run(coordinator, delivery_policy, 3, seed=7)
     family = family_of(loop)
-    assert family is not None and family.duration_of is not None
+    assert family is not None
+    assert family.duration_of is not None
     ms = family.duration_of(last)
-    assert ms is not None and ms > 0  # the policy's acts take time: the check can fail
+    assert ms is not None
+    assert ms > 0  # the policy's acts take time: the check can fail
     assert loop.clock() == at + timedelta(milliseconds=ms)
 
 

@@ -4,8 +4,9 @@ it declares, the workshop's axes, and the autonomy mode of the MCP tools.
 It is no family's own: the crew loop takes its bar commands from the stacks and its
 epics from the workshop (D1, D5), the autonomous loop its default test command from the
 first stack (D6), and every gated MCP tool its mode from ``autonomy:``. Each reads it
-here, so neither family imports the other. A read is remembered per file while its
-modification time, size and inode stay the same.
+here, so neither family imports the other. A reader that keeps a `Remembered` dict
+(the crew's backlog) parses it again only when its modification time, size or inode
+changed.
 """
 
 from __future__ import annotations
@@ -73,9 +74,8 @@ class CrewFile(BaseModel):
         "approves (MCP elicitation, else a refusal saying how), and loop_init is disabled.")
 
 
-#: Path of a crew file → (its stamp, the file read): a file is parsed again only when
-#: it changed (every CLI or MCP call reads it).
-_READ: dict[str, tuple[tuple[int, int, int], CrewFile]] = {}
+#: A reader's memory of the crew file: (its stamp, the file read) once read.
+Remembered = dict[str, tuple[tuple[int, int, int], "CrewFile"]]
 
 
 def stamp_of(path: Path | str) -> tuple[int, int, int] | None:
@@ -88,9 +88,10 @@ def stamp_of(path: Path | str) -> tuple[int, int, int] | None:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-def read_crew_file(root: Path) -> CrewFile:
+def read_crew_file(root: Path, remembered: Remembered | None = None) -> CrewFile:
     """`_codev/crew.yaml` under `root` (empty when absent); `CrewError` naming file:line
-    when it is invalid or a link that leads nowhere."""
+    when it is invalid or a link that leads nowhere. With `remembered` (a reader's own
+    dict, e.g. a loop's backlog), the file is parsed again only when its stamp changed."""
     path = root / CREW_FILE
     key = stamp_of(path)
     if key is None:
@@ -100,7 +101,7 @@ def read_crew_file(root: Path) -> CrewFile:
                 "a missing target) or cannot be read; fix or remove it. Until then the "
                 "autonomy mode is unknown and gated tools are refused", CREW_FILE)])
         return CrewFile()
-    known = _READ.get(str(path))
+    known = remembered.get(str(path)) if remembered is not None else None
     if known is not None and known[0] == key:
         return known[1]
     doc = read_yaml(path, error_cls=CrewError, display_path=CREW_FILE)
@@ -111,7 +112,8 @@ def read_crew_file(root: Path) -> CrewFile:
     if any(p.severity == "error" for p in problems):
         raise CrewError(f"{CREW_FILE} is invalid", problems)
     crew = cast(CrewFile, model)
-    _READ[str(path)] = (key, crew)
+    if remembered is not None:
+        remembered[str(path)] = (key, crew)
     return crew
 
 
@@ -184,6 +186,6 @@ def autonomy(project: ProjectLike) -> str:
     return read_crew_file(proj.root).autonomy
 
 
-__all__ = ["BAR_NAMES", "CREW_FILE", "STACK_MODELS", "BarName", "CrewFile", "StackDecl",
-           "autonomy", "check_crew_file", "default_test_command", "find_stack",
+__all__ = ["BAR_NAMES", "CREW_FILE", "STACK_MODELS", "BarName", "CrewFile", "Remembered",
+           "StackDecl", "autonomy", "check_crew_file", "default_test_command", "find_stack",
            "read_crew_file", "stack_command", "stamp_of"]

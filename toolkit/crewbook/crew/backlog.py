@@ -41,6 +41,7 @@ from ..artifacts.checklist import TaskItem, parse_tasks
 from ..artifacts.crew_file import (
     STACK_MODELS,
     CrewFile,
+    Remembered,
     StackDecl,
     find_stack,
     read_crew_file,
@@ -140,6 +141,7 @@ class Backlog:
     def __init__(self, project: Project) -> None:
         self.project = project
         self._epics: dict[str, tuple[FileWatch, Epic]] = {}
+        self._crew_file: Remembered = {}
 
     # -- epics -------------------------------------------------------------------------
     def epic_names(self) -> list[str]:
@@ -201,7 +203,7 @@ class Backlog:
     def crew_file(self) -> CrewFile:
         """`_codev/crew.yaml` (empty when absent); `CrewError` naming file:line when invalid
         (`crewbook.artifacts.crew_file`, which the autonomous loop reads too)."""
-        return read_crew_file(self.project.root)
+        return read_crew_file(self.project.root, self._crew_file)
 
     def workshop(self) -> tuple[str, ...]:
         """The workshop's axes, in order."""

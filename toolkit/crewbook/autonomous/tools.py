@@ -8,6 +8,7 @@ from functools import partial
 
 from ..artifacts.crew_file import autonomy
 from ..artifacts.project import ProjectLike
+from ..core.loopfiles import MAX_SUMMARY_CHARS
 from ..core.tools import ACT_ID, JSON, Tool, loop_schema, obj
 
 
@@ -41,7 +42,7 @@ TOOLS: tuple[Tool, ...] = (
     Tool("loop_step", "Advance the autonomous loop one phase; the recette runs test_command "
          "(default: the test cycle of the first stack declared in _codev/crew.yaml).",
          obj({"test_command": {"type": "string", "minLength": 1}, "act": ACT_ID,
-              "summary": {"type": "string", "maxLength": 4000,
+              "summary": {"type": "string", "maxLength": MAX_SUMMARY_CHARS,
                           "description": "what was done in the phase (logged)"}}),
          _loop_step, partial(loop_schema, "Act"), title="Advance the autonomous loop",
          gate="gated", cli="crewbook loop step", autonomy=autonomy, precheck=_has_loop),

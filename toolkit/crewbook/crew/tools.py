@@ -18,6 +18,7 @@ from functools import partial
 from ..artifacts.crew_file import BAR_NAMES, autonomy
 from ..artifacts.project import ProjectLike
 from ..core.bar import DEFAULT_TIMEOUT
+from ..core.loopfiles import MAX_SUMMARY_CHARS
 from ..core.tools import ACT_ID, JSON, Gate, Tool, obj
 from ..errors import CrewError, Problem, did_you_mean
 from .model import SCOPES, STATE_FILE
@@ -187,7 +188,8 @@ _PLAIN: tuple[Tool, ...] = (
          obj({"role": {"type": "string", "enum": ["analyst", "developer", "qa"]},
                "verdict": {"type": "string", "enum": ["done", "go", "no-go"],
                            "description": "go/no-go for qa, done for analyst and developer"},
-               "summary": {"type": "string", "minLength": 1, "maxLength": 4000},
+               "summary": {"type": "string", "minLength": 1,
+                           "maxLength": MAX_SUMMARY_CHARS},
                "payload": {"type": "object", "description": "the role's structured output; "
                            "exclusive with payload_path"},
                "payload_path": {"type": "string", "description": "a JSON file (≤ 4 MiB) "

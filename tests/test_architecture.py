@@ -144,6 +144,27 @@ def test_front_ends_import_no_family() -> None:
     assert offenders == []
 
 
+def family_crossings(graph: dict[str, list[tuple[str, bool]]]) -> list[tuple[str, str]]:
+    """(module, import) pairs where one family folder imports another, counting the
+    imports inside functions."""
+    return [(m, target) for m, found in graph.items() if layer_of(m) in FAMILY_PACKAGES
+            for target, _ in found
+            if layer_of(target) in FAMILY_PACKAGES and layer_of(target) != layer_of(m)]
+
+
+def test_no_family_imports_another_family() -> None:
+    """A family is its folder: what two families share lives in `core/` or a concept that
+    is no family (`artifacts/`), never in one of them."""
+    assert family_crossings(GRAPH) == []
+
+
+def test_the_family_crossing_finder_finds_one() -> None:
+    first, second = FAMILY_PACKAGES[:2]
+    graph = {f"crewbook.{first}.x": [(f"crewbook.{second}.family", False)],
+             f"crewbook.{first}.y": [(f"crewbook.{first}.family", True)]}
+    assert family_crossings(graph) == [(f"crewbook.{first}.x", f"crewbook.{second}.family")]
+
+
 def test_the_registry_names_every_family_package() -> None:
     """Each family folder is registered, under its own name, and nothing else is."""
     from crewbook.families import family

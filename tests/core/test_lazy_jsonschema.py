@@ -41,7 +41,7 @@ def test_the_iri_grammar_waits_for_an_iri_check_and_answers_the_same() -> None:
 
 
 def test_the_mcp_tools_check_arguments_without_the_grammar() -> None:
-    code = ("import sys\nfrom crewbook.crew.tools import BY_NAME, check_arguments\n"
+    code = ("import sys\nfrom crewbook.core.toolbox import BY_NAME, check_arguments\n"
             "check_arguments(BY_NAME['crew_status'], {})\n"
             "print('rfc3987_syntax' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -10,7 +10,7 @@ import pytest
 
 import crewbook
 from crewbook.autonomous import loop_init, loop_step, open_autonomous
-from crewbook.crew.model import LOOP_LEDGER, LOOP_STATE_FILE
+from crewbook.autonomous.model import LOOP_LEDGER, LOOP_STATE_FILE
 from crewbook.errors import CrewError, LoopRefused
 
 from .conftest import GREEN, RED

@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 from crewbook.core.bar import DEFAULT_TIMEOUT
+from crewbook.core.toolbox import TOOLS
 from crewbook.crew import STACK_MODELS
 from crewbook.crew.model import BAR_NAMES, MAX_PAYLOAD_BYTES, SCOPES
-from crewbook.crew.tools import TOOLS
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "crew.md").read_text("utf-8")

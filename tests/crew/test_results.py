@@ -9,8 +9,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from crewbook.crew.results import ERROR, output_schema, result_schema
-from crewbook.crew.tools import TOOLS
+from crewbook.core.toolbox import BY_NAME, TOOLS, output_schema
+from crewbook.core.tools import ERROR
+from crewbook.crew.results import result_schema
 
 ROUTE: dict[str, Any] = {
     "task": "1.2", "change": "add-csv-export", "text": "Write the serializer", "class": {},
@@ -25,7 +26,7 @@ def _valid(schema: dict[str, Any], value: Any) -> bool:
 
 def test_every_tool_has_an_object_schema_with_its_refusal() -> None:
     for tool in TOOLS:
-        schema = output_schema(tool.name)
+        schema = output_schema(tool)
         jsonschema.Draft202012Validator.check_schema(schema)
         assert schema["type"] == "object"
         assert schema["anyOf"][1] == ERROR
@@ -44,7 +45,7 @@ def test_a_route_schema_is_exact(change: dict[str, Any], valid: bool) -> None:
 
 
 def test_a_loop_result_needs_every_field() -> None:
-    schema = output_schema("crew_step")
+    schema = output_schema(BY_NAME["crew_step"])
     act = {"loop": "crew", "act": 1, "role": "analyst", "stage": "frame", "receives": [],
            "expects": None, "prompt_path": None, "budget": {}, "attempt": 1, "moves": [],
            "feedback": [], "journal": [], "route": None, "finished": False,

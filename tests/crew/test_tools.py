@@ -7,7 +7,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from crewbook.crew.tools import BY_NAME, TOOLS, call_tool
+from crewbook.core.toolbox import BY_NAME, TOOLS, call_tool
 from crewbook.errors import CrewError, LoopRefused
 
 from .conftest import GREEN

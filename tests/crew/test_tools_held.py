@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from crewbook import ChangeNotFoundError, CrewError, LoopRefused
+from crewbook.core.toolbox import BY_NAME, call_tool
 from crewbook.crew import crew_init, crew_report, crew_status, crew_step
 from crewbook.crew.model import ECHO_CHARS, MAX_SUMMARY_CHARS
-from crewbook.crew.tools import BY_NAME, call_tool
 
 from .conftest import GREEN, RED
 

@@ -183,6 +183,26 @@ def test_a_simulated_run_can_be_stepped_again(coordinator: TaskFactory,
         assert loop.acts == frame.loc[index, "acts"]
 
 
+def test_a_replayed_run_ends_when_its_last_act_does(coordinator: TaskFactory,
+                                                   delivery_policy: RandomPolicy) -> None:
+    """The family declares how long a report's act took (`LoopFamily.duration_of`): the
+    replay's clock ends that long after the last report was made."""
+    from datetime import timedelta
+
+    from crewbook.families import family_of
+
+    pairs = run_reports(coordinator, delivery_policy, 3, seed=7, times=True)
+    last, at = pairs[-1]
+    loop = replay_run(coordinator, delivery_policy, 3, seed=7)
+    family = family_of(loop)
+    assert family is not None
+    assert family.duration_of is not None
+    ms = family.duration_of(last)
+    assert ms is not None
+    assert ms > 0  # the policy's acts take time: the check can fail
+    assert loop.clock() == at + timedelta(milliseconds=ms)
+
+
 def test_a_factory_that_makes_no_loop_is_refused() -> None:
     with pytest.raises(SimulationError, match="not a Loop"):
         simulate(lambda: "loop", RandomPolicy(), n=1)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FAMILIES", "CommandGroup", "Entry", "command_groups", "default_routing_loop",
            "families", "family", "family_of", "family_of_kind", "register", "routing_roles",
-           "unregister"]
+           "tool_modules", "unregister"]
 
 
 class CommandGroup(NamedTuple):
@@ -53,13 +53,16 @@ class Entry(NamedTuple):
     alone); `roles`, the roles the routing profile gives a default route, its routing
     loop being the family's name (empty: the family is not routed by role);
     `default_routing`, whether it is the loop a role is routed on when none is named (at
-    most one family says so). Named tuples, not dataclasses: the command line reads the
+    most one family says so); `tools`, the dotted path of the module whose ``TOOLS`` are
+    the family's MCP tools (`crewbook.core.toolbox` gathers them; None: it offers none).
+    Named tuples, not dataclasses: the command line reads the
     registry at start-up, and a named tuple's class is made ~8x faster."""
 
     family: str
     command: CommandGroup | None = None
     roles: tuple[str, ...] = ()
     default_routing: bool = False
+    tools: str | None = None
 
 
 #: Family name → its registry line.
@@ -71,11 +74,13 @@ FAMILIES: Final[dict[str, Entry]] = {
     "crew": Entry("crewbook.crew.family:FAMILY", CommandGroup(
         "crew", "the crew loop: analyst, developer, qa (D1-D5)", "crewbook.commands.crew",
         "The crew loop on the project's changes (D1-D5)."),
-        roles=("analyst", "developer", "qa"), default_routing=True),
+        roles=("analyst", "developer", "qa"), default_routing=True,
+        tools="crewbook.crew.tools"),
     "autonomous": Entry("crewbook.autonomous.family:FAMILY", CommandGroup(
         "autonomous", "the autonomous loop: plan → implementation → recette → delivery "
         "(D6); `loop` is its old name", "crewbook.commands.autonomous",
-        "The autonomous build loop (D6).", aliases=("loop",))),
+        "The autonomous build loop (D6).", aliases=("loop",)),
+        tools="crewbook.autonomous.tools"),
 }
 
 _LOADED: dict[str, AnyFamily] = {}
@@ -85,9 +90,9 @@ _ROUTED: dict[str, tuple[str, ...]] = {}
 
 
 def register(name: str, dotted: str, *, command: CommandGroup | None = None,
-             roles: tuple[str, ...] = ()) -> None:
+             roles: tuple[str, ...] = (), tools: str | None = None) -> None:
     """Add family `name` at ``"module:attribute"`` (a plug-in, or a test's toy family),
-    with its own command group and routing roles if it has them (`Entry`); it is
+    with its own command group, routing roles and MCP tool module if it has them (`Entry`); it is
     imported when first asked for. `UsageError` when the name is taken, or when its
     command group takes the name of another family's group."""
     if name in FAMILIES:
@@ -101,7 +106,7 @@ def register(name: str, dotted: str, *, command: CommandGroup | None = None,
         if clash is not None:
             raise UsageError(f"the command group {clash!r} of family {name!r} is family "
                              f"{taken[clash]!r}'s already; give it another name")
-    FAMILIES[name] = Entry(dotted, command, tuple(roles))
+    FAMILIES[name] = Entry(dotted, command, tuple(roles), tools=tools)
     _BY_KIND.clear()  # a kind no family wrote so far may be this family's
     _ROUTED.clear()
 
@@ -155,6 +160,12 @@ def command_groups() -> dict[str, CommandGroup]:
     """Family name → its own command group, for the families that have one, in registry
     order (nothing is imported)."""
     return {name: e.command for name, e in FAMILIES.items() if e.command is not None}
+
+
+def tool_modules() -> list[str]:
+    """The dotted paths of the families' MCP tool modules, in registry order (nothing is
+    imported)."""
+    return [e.tools for e in FAMILIES.values() if e.tools is not None]
 
 
 def routing_roles() -> dict[str, tuple[str, ...]]:

@@ -30,6 +30,44 @@ class FileModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
+#: The config of the models a loop persists (its state, settings): unknown keys
+#: rejected, frozen.
+FROZEN = ConfigDict(extra="forbid", frozen=True)
+
+#: A run id or a change name that becomes part of a path (a prompt file, a change
+#: folder): one file name, no folder separator, no leading dot, at most 128 characters.
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def safe_name(value: str | None, what: str) -> str | None:
+    """`value` when it can name one file under its folder; a pydantic error otherwise, so
+    a hostile ``run: ../../x`` in a state file never becomes a path outside the project."""
+    if value is None or SAFE_NAME.fullmatch(value):
+        return value
+    shown = value if len(value) <= 60 else value[:50] + "…"
+    raise PydanticCustomError(
+        "unsafe_path", "{what} {shown} cannot name a file: use letters, digits, '.', '_' "
+        "and '-' (at most 128, no '/' and no leading '.'); the loop writes and reads "
+        "paths made from it", {"what": what, "shown": repr(shown)})  # no !r in pydantic
+
+
+def model_data(model: BaseModel) -> dict[str, Any]:
+    """JSON-ready data of a model (what its JSON file or an event's payload holds)."""
+    data: dict[str, Any] = model.model_dump(mode="json")
+    return data
+
+
+def pydantic_problems(exc: ValidationError, shown: str | None = None) -> list[Problem]:
+    """One `Problem` per pydantic error of arguments given in code (no file to locate),
+    keyed by its location."""
+    out = []
+    for err in exc.errors(include_url=False):
+        key = ".".join(str(p) for p in err["loc"]) or None
+        out.append(Problem("invalid_value", str(err["msg"]).removeprefix("Value error, "),
+                           shown, key=key))
+    return out
+
+
 #: Longest path accepted in a file (bytes of UTF-8), and longest part of one: what
 #: every common file system allows (PATH_MAX 4096 is far beyond any real path).
 MAX_PATH_BYTES = 1024

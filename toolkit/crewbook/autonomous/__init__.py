@@ -1,10 +1,11 @@
 """The autonomous loop (SPEC D6): Plan → Implementation → Recette → Delivery, one phase
 per step, on the `crewbook.core` Loop protocol (`AutonomousLoop`, `LoopStep`).
 
-Its persisted API (``loop_init``, ``loop_step``, ``open_autonomous``: `api.py`) shares
-the project's `_codev/crew/` folder and lock with the crew loop, and uses the crew's bar
-runner; its state and phases are `model.py`; ``family.py`` describes the family to the
-front ends.
+Its persisted API (``loop_init``, ``loop_step``, ``open_autonomous``: `api.py`) keeps
+its state in the folder, and under the lock, of every persisted loop
+(`crewbook.core.loopfiles`), and runs the recette with `crewbook.core.bar`; its state and
+phases are `model.py`, its MCP tools `tools.py`; ``family.py`` describes the family to
+the front ends. It imports no other family.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The autonomous loop's persisted API (SPEC D6), on a project's `_codev/crew/loop.json`:
-`loop_init(goal)`, `loop_step(test_command=)`, `open_autonomous()`. The state file shares
-the crew loop's folder and lock (`crewbook.crew.api.state_store`, `project_turn`)."""
+`loop_init(goal)`, `loop_step(test_command=)`, `open_autonomous()`. The state file is in
+the folder, and under the lock, of every persisted loop (`crewbook.core.loopfiles`)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,13 @@ from ..artifacts.project import Project, ProjectLike, as_project
 from ..core.bar import DEFAULT_TIMEOUT
 from ..core.commit import StateStore
 from ..core.loop import Act, Status, utc_now
-from ..crew.api import next_run_id, project_turn, state_store
-from ..crew.checks import pydantic_problems
-from ..crew.contracts import loop_prompt, write_prompt
-from ..crew.model import LOOP_LEDGER, LOOP_STATE_FILE
+from ..core.loopfiles import next_run_id, project_turn, state_store
 from ..errors import AlreadyExistsError, CrewError
 from ..ledger.writer import Ledger
+from ..models import pydantic_problems
 from .engine import AutonomousLoop
-from .model import DEFAULT_MAX_RECETTES, LoopState
+from .model import DEFAULT_MAX_RECETTES, LOOP_LEDGER, LOOP_STATE_FILE, LoopState
+from .prompt import write_loop_prompt
 
 __all__ = ["loop_init", "loop_step", "open_autonomous"]
 
@@ -70,9 +69,7 @@ def _loop_init(proj: Project, goal: str, force: bool, max_recettes: int, test_ti
                                "payload": {"goal": state.goal, "max_recettes": max_recettes,
                                            "test_timeout": test_timeout}}], state)
     loop = open_autonomous(proj, clock=clock)
-    act = loop.contract()  # the first phase's prompt, as every step's
-    if act.prompt_path is not None:
-        write_prompt(proj.root, act.prompt_path, loop_prompt(act))
+    write_loop_prompt(proj.root, loop.contract())  # the first phase's, as every step's
     return loop.status()
 
 
@@ -85,6 +82,5 @@ def loop_step(test_command: str | None = None, *, project: ProjectLike = None,
     proj = as_project(project)
     with project_turn(proj):
         following = open_autonomous(proj, clock=clock).step(test_command, summary, act=act)
-        if following.prompt_path is not None:
-            write_prompt(proj.root, following.prompt_path, loop_prompt(following))
+        write_loop_prompt(proj.root, following)
     return following

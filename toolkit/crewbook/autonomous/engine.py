@@ -1,8 +1,9 @@
 """The autonomous loop (SPEC D6), on the `crewbook.Loop` protocol.
 
 `AutonomousLoop.step(test_command)` advances Plan → Implementation → Recette → Delivery,
-one phase per step. The recette runs the test command through the crew's bar runner
-(default: the test cycle of the first stack declared in `_codev/crew.yaml`; refused with
+one phase per step. The recette runs the test command through the bar runner of
+`crewbook.core.bar` (default: the test cycle of the first stack declared in
+`_codev/crew.yaml`, `crewbook.artifacts.crew_file`; refused with
 a clear message, nothing run or logged, when there is none); a failed recette goes back
 to Implementation, at most ``max_recettes`` times (then ``escalate`` and
 ``recette_exhausted``); Delivery finishes with ``delivered``. Each phase's contract
@@ -17,13 +18,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ..artifacts.crew_file import default_test_command
 from ..artifacts.project import Project
 from ..core.bar import bar_event, run_command
 from ..core.loop import Act, Cap, EventSink, Loop, Snapshot, Status, Transition, utc_now
-from ..crew.backlog import Backlog
-from ..crew.cascade import Event, left
-from ..crew.model import MAX_SUMMARY_CHARS, PROMPTS_DIR, plain
+from ..core.loopfiles import MAX_SUMMARY_CHARS, PROMPTS_DIR
 from ..errors import CrewError, LoopRefused
+from ..models import model_data
 from ..routing.router import Router
 from .model import PHASE_ROLES, LoopState
 
@@ -54,7 +55,6 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
         clock: Callable[[], datetime] = utc_now, store: StateStore[LoopState] | None = None,
     ) -> None:
         self.project = project
-        self.backlog = Backlog(project)
         self.routes = Router("crew", project, by_task=True)
         self._store = store
         super().__init__(state, ledger=ledger, run=state.run, clock=clock, acts=state.steps,
@@ -69,7 +69,7 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
         cycle; `LoopRefused` when there is neither."""
         if given is not None and given.strip():
             return given, None
-        found = self.backlog.default_test_command()
+        found = default_test_command(self.project.root)
         if found is None:
             raise LoopRefused(
                 "the recette needs a test command: pass test_command (e.g. 'pytest -q'), or "
@@ -140,8 +140,9 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
         n = s.steps + 1
         ts = self.clock().isoformat()
         attempt = s.recettes + 1
-        base: Event = {"ts": ts, "attempt": attempt, "payload": {"act": n, "phase": s.phase}}
-        events: list[Event] = []
+        base: dict[str, Any] = {"ts": ts, "attempt": attempt,
+                                "payload": {"act": n, "phase": s.phase}}
+        events: list[dict[str, Any]] = []
         up: dict[str, Any] = {"steps": n, "previous": s.phase}
 
         def move(to: str, why: str) -> None:
@@ -205,18 +206,19 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
         default, problem = None, None
         if s.phase == "recette":
             try:
-                default = self.backlog.default_test_command()
+                default = default_test_command(self.project.root)
             except CrewError as exc:  # a broken crew.yaml: said here, refused at the step
                 problem = str(exc)
         return Act(self.kind, s.steps + 1, role, stage=s.phase, expects=expects,
                    attempt=s.recettes + 1, moves=("step",),
                    prompt_path=f"{PROMPTS_DIR}/{s.run}-step-{s.steps + 1:04d}-{s.phase}.json",
-                   budget={"recettes_left": left(s.recettes, s.max_recettes or None)},
+                   budget={"recettes_left": Cap("recettes", s.recettes,
+                                                     s.max_recettes or None).left},
                    route=self.routes.route(role),
                    details={"goal": s.goal, "phase": s.phase,
                             "default_test_command": default[0] if default else None,
                             "crew_file_problem": problem,
-                            "last_test": plain(s.last_test) if s.last_test else None})
+                            "last_test": model_data(s.last_test) if s.last_test else None})
 
     def status(self) -> Status:
         """Phase, steps, recettes and their cap, finished reason."""
@@ -228,7 +230,7 @@ class AutonomousLoop(Loop[LoopState, LoopStep]):
             counters={"steps": s.steps, "recettes": s.recettes},
             caps=(Cap("recettes", s.recettes, s.max_recettes or None),),
             details={"run": s.run, "goal": s.goal, "phase": s.phase,
-                     "last_test": plain(s.last_test) if s.last_test else None},
+                     "last_test": model_data(s.last_test) if s.last_test else None},
         )
 
     def trail_rows(self) -> list[dict[str, Any]]:

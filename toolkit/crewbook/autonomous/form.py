@@ -68,7 +68,7 @@ class AutonomousForm(FormBase):
 
 
 def _write_prompt(loop: Any, act: Act) -> None:
-    if act.prompt_path is not None and getattr(loop, "project", None) is not None:
-        from ..crew.contracts import loop_prompt, write_prompt
+    if getattr(loop, "project", None) is not None:
+        from .prompt import write_loop_prompt
 
-        write_prompt(loop.project.root, act.prompt_path, loop_prompt(act))
+        write_loop_prompt(loop.project.root, act)

@@ -1,5 +1,6 @@
-"""The autonomous loop's state and phases (SPEC D6): `LoopState`, kept in
-``_codev/crew/loop.json``, and the four phases with the crew role acting in each."""
+"""The autonomous loop's files, state and phases (SPEC D6): `LoopState`, kept in
+``_codev/crew/loop.json`` (its ledger ``loop.jsonl``), and the four phases with the
+routing role acting in each."""
 
 from __future__ import annotations
 
@@ -8,10 +9,16 @@ from typing import Final, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from ..core.bar import DEFAULT_TIMEOUT, BarRun
-from ..crew.model import FROZEN, safe_name
+from ..core.loopfiles import LOOPS_DIR
+from ..models import FROZEN, safe_name
 
-__all__ = ["DEFAULT_MAX_RECETTES", "PHASES", "PHASE_ROLES", "LoopState", "Phase",
-           "format_models"]
+__all__ = ["DEFAULT_MAX_RECETTES", "LOOP_LEDGER", "LOOP_STATE_FILE", "PHASES", "PHASE_ROLES",
+           "LoopState", "Phase", "format_models"]
+
+#: The autonomous loop's state file and ledger, relative to the project root (in the
+#: folder and under the lock of every persisted loop, `crewbook.core.loopfiles`).
+LOOP_STATE_FILE: Final = f"{LOOPS_DIR}/loop.json"
+LOOP_LEDGER: Final = f"{LOOPS_DIR}/loop.jsonl"
 
 Phase = Literal["plan", "implementation", "recette", "delivery"]
 PHASES: Final[tuple[Phase, ...]] = ("plan", "implementation", "recette", "delivery")

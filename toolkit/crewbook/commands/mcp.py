@@ -1,6 +1,6 @@
 """`crewbook mcp`: the seed's operations as MCP tools over stdio (seed 003).
 
-Serves `crewbook.crew.tools.TOOLS` (crew_init/report/status/step, loop_init/step,
+Serves `crewbook.core.toolbox.TOOLS` (crew_init/report/status/step, loop_init/step,
 provider_presets_list, provider_profile_init/show, task_classify, task_route_show) with
 the official MCP Python SDK (the `mcp` package, 2.x, low-level `Server`), each tool with
 the JSON Schema of its arguments. A refusal or any crewbook error comes back as a tool
@@ -188,12 +188,13 @@ RUNNING: list[str] = []
 
 
 def _crew_tools() -> Any:
-    """`crewbook.crew.tools`, imported at the first request rather than before the server
-    answers ``initialize``: the crew loop's modules (about 0.1 s) then load while the
-    client reads that answer, not before it (the SDK's own import is most of start-up)."""
-    from ..crew import tools
+    """`crewbook.core.toolbox` (every family's tools, through the registry), imported at
+    the first request rather than before the server answers ``initialize``: the loops'
+    modules (about 0.1 s) then load while the client reads that answer, not before it
+    (the SDK's own import is most of start-up)."""
+    from ..core import toolbox
 
-    return tools
+    return toolbox
 
 
 def _code_of(exc: BaseException) -> str:

@@ -276,6 +276,17 @@ def _route_text(route: Mapping[str, Any] | None) -> str | None:
     return f"{model}{native} — {route.get('tier')} × {route.get('effort')}"
 
 
+def route_line(route: Mapping[str, Any] | None) -> str:
+    """A route as a prompt states it: `claude-sonnet-4 · reasoning effort medium
+    (standard/medium, role default)`."""
+    if not route:
+        return "no route"
+    if route.get("model") is None:
+        return f"no model ({route.get('tier')}/{route.get('effort')}): {route.get('hint')}"
+    return (f"{route['model']} · {route.get('native_text')} ({route['tier']}/{route['effort']}, "
+            f"{route['via']})")
+
+
 def plain(value: Any) -> Any:
     """`value` as JSON-ready data: dataclasses and mappings as dicts, tuples as lists,
     times as ISO text."""
@@ -291,4 +302,5 @@ def plain(value: Any) -> Any:
 
 
 __all__ = ["Act", "Cap", "JournalEntry", "LazyRoute", "RouteSource", "Snapshot", "State",
-           "Status", "Transition", "Verdict", "check_caps", "plain", "require_role"]
+           "Status", "Transition", "Verdict", "check_caps", "plain", "require_role",
+           "route_line"]

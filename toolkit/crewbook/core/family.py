@@ -253,6 +253,10 @@ class LoopFamily(Generic[State, Report]):
     #: Optional: runs on plain data for `crewbook.simulate` (`FastSimulator`).
     fast_simulator: FastSimulator[State, Report] | Declined = Declined(
         "simulate plays it act by act")
+    #: Optional: how long a report says its act took (milliseconds, None: not said);
+    #: `crewbook.simulate.replay_run` moves a replayed loop's clock by it. None: its
+    #: reports carry no duration.
+    duration_of: Callable[[Report], int | None] | None = None
 
     def parts(self) -> dict[str, object]:
         """Each part by name, in the order docs list them (given or `Declined`)."""

@@ -9,36 +9,34 @@ these, so they can take turns on one loop.
 - `crew_report(role, verdict, summary, payload | payload_path)` → the next `Act`
 - `crew_status(full=False)` → `Status`
 - `open_crew()` → the `CrewLoop` itself (stepping it saves the state file)
-- `loop_init(goal)` → `Status`, `loop_step(test_command=None)` → `Act`
 
 Files: see `crewbook.crew.model` (everything under ``_codev/crew/``).
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from datetime import datetime
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from ..artifacts.project import Project, ProjectLike, as_project
 from ..core.bar import DEFAULT_TIMEOUT
-from ..core.commit import StateStore, taking_turn
+from ..core.commit import StateStore
 from ..core.loop import Act, Status, utc_now
+from ..core.loopfiles import next_run_id, project_turn, state_store, write_prompt
 from ..errors import AlreadyExistsError, CrewError, Problem, UnsafePathError
 from ..ledger.writer import Ledger
-from .backlog import Backlog, normalise_bar, slug
+from ..models import model_data, pydantic_problems
+from .backlog import Backlog, slug
+from .barcommands import normalise_bar
 from .cascade import next_axis
-from .checks import load_payload, pydantic_problems
-from .contracts import crew_prompt, write_prompt
+from .checks import load_payload
+from .contracts import crew_prompt
 from .engine import CrewLoop, CrewReport
 from .model import (
-    CREW_DIR,
     CREW_LEDGER,
     PROMPTS_DIR,
     SAFE_NAME,
@@ -47,57 +45,13 @@ from .model import (
     WHOLE_EPIC,
     CrewConfig,
     CrewState,
-    plain,
 )
-
-M = TypeVar("M", bound=BaseModel)
 
 
 # ---------------------------------------------------------------------- state files
-def state_store(proj: Project, model: type[M], state: str, ledger: str, what: str,
-                start: str) -> StateStore[M]:
-    """The store of a loop's state file and ledger in the project's crew folder, under
-    its one lock (the crew loop's and the autonomous loop's)."""
-    return StateStore(proj.root / state, proj.root / ledger, proj.root / CREW_DIR / ".lock",
-                      model, shown=state, problems=pydantic_problems,
-                      missing=f"no {what} in this project ({state} does not exist); start one "
-                              f"with {start}")
-
-
 def _crew_store(proj: Project) -> StateStore[CrewState]:
     return state_store(proj, CrewState, STATE_FILE, CREW_LEDGER, "crew loop",
                   "crew_init (`crewbook crew init GOAL`)")
-
-
-def next_run_id(ledger_path: Path, prefix: str) -> str:
-    """`crew-1`, `crew-2`…: one more than the runs the ledger file already holds (read
-    line by line: memory stays bounded on a big ledger)."""
-    runs: set[str] = set()
-    if ledger_path.is_file():
-        with open(ledger_path, "rb") as handle:
-            for line in handle:
-                if b'"run"' not in line:
-                    continue
-                try:
-                    run = json.loads(line).get("run")
-                except (ValueError, AttributeError):
-                    continue  # a cut or foreign line names no run; the reader reports it
-                if isinstance(run, str):
-                    runs.add(run)
-    n = len(runs) + 1
-    while f"{prefix}-{n}" in runs:
-        n += 1
-    return f"{prefix}-{n}"
-
-
-@contextmanager
-def project_turn(project: Project) -> Iterator[None]:
-    """One caller at a time acts on a project's loops (a lock file in `_codev/crew/`): two
-    agents reporting at once take turns instead of overwriting each other's state."""
-    folder = project.root / CREW_DIR
-    folder.mkdir(parents=True, exist_ok=True)
-    with taking_turn(folder / ".lock"):
-        yield
 
 
 def open_crew(project: ProjectLike = None, *, clock: Callable[[], datetime] = utc_now,
@@ -160,7 +114,7 @@ def _crew_init(proj: Project, goal: str, scope: str, max_rounds: int, max_epics:
     with Ledger(proj.root / CREW_LEDGER, run=run) as ledger:
         store.commit(ledger, [{"kind": "init", "loop": "crew", "ts": clock().isoformat(),
                                "run": run, "summary": f"crew loop: {config.goal}",
-                               "payload": {**plain(config), "epic": first, "story": story,
+                               "payload": {**model_data(config), "epic": first, "story": story,
                                            "axis": axis}}], state)
     return open_crew(proj, clock=clock).status()
 

@@ -16,8 +16,8 @@ The **workshop** (D5) is the list ``workshop:`` of `_codev/crew.yaml`: axes of
 evolution in order. In scope ``all`` the cascade enters it when no epic is left and
 promotes the next axis to an epic: a new change named after the axis (kebab-case),
 created with the project's default schema, its description the axis. Declared
-``stacks:`` in the same file give the bar's and the autonomous loop's default
-commands (`STACK_MODELS` for the built-in models).
+``stacks:`` in the same file give the bar's commands (`crewbook.artifacts.crew_file`,
+which reads that file for every family).
 
 Reading is cached per change on the tasks file's modification time, size and inode, so
 the loop re-reads a change only when someone edited or replaced it; the parse of a text
@@ -32,32 +32,24 @@ from __future__ import annotations
 import os
 import re
 import weakref
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from pathlib import Path
-from typing import Any, Final, cast
-
-from pydantic import ValidationError
+from typing import Any, Final
 
 from ..artifacts.change import Change, new_change, open_change
 from ..artifacts.checklist import TaskItem, parse_tasks
-from ..artifacts.project import Project
-from ..errors import ChangeNotFoundError, CrewError, Problem, UnsafePathError, did_you_mean
-from ..models import parse_model
-from ..sources import read_yaml
-from .checks import check_crew_file, pydantic_problems
-from .model import (
-    BAR_NAMES,
-    CREW_FILE,
-    NO_SECTION,
-    SAFE_NAME,
+from ..artifacts.crew_file import (
     STACK_MODELS,
-    WHOLE_EPIC,
-    BarCommand,
     CrewFile,
+    Remembered,
     StackDecl,
+    find_stack,
+    read_crew_file,
+    stamp_of,
 )
+from ..artifacts.project import Project
+from ..errors import ChangeNotFoundError
+from .model import NO_SECTION, SAFE_NAME, WHOLE_EPIC
 
 #: Per project folder: a change's name → (change.yaml's stamp, its name, its schema), read
 #: once while change.yaml is unchanged (every loop a CLI or MCP call opens reads its
@@ -149,7 +141,7 @@ class Backlog:
     def __init__(self, project: Project) -> None:
         self.project = project
         self._epics: dict[str, tuple[FileWatch, Epic]] = {}
-        self._crew_file: tuple[tuple[int, int, int] | None, CrewFile] | None = None
+        self._crew_file: Remembered = {}
 
     # -- epics -------------------------------------------------------------------------
     def epic_names(self) -> list[str]:
@@ -207,66 +199,19 @@ class Backlog:
                 return name
         return None
 
-    # -- crew file ---------------------------------------------------------------------
+    # -- crew file ----------------------------------------------------------------------
     def crew_file(self) -> CrewFile:
-        """`_codev/crew.yaml` (empty when absent); `CrewError` naming file:line when invalid."""
-        path = self.project.root / CREW_FILE
-        key = _stat(path)
-        if self._crew_file is not None and self._crew_file[0] == key:
-            return self._crew_file[1]
-        if key is None and os.path.lexists(path):  # a link to nothing, a loop of links
-            raise CrewError(f"{CREW_FILE} cannot be read", [Problem(
-                "crew_file_unreadable", "it is a link that leads nowhere (a loop of links or "
-                "a missing target) or cannot be read; fix or remove it. Until then the "
-                "autonomy mode is unknown and gated tools are refused", CREW_FILE)])
-        if key is None:
-            crew = CrewFile()
-        else:
-            doc = read_yaml(path, error_cls=CrewError, display_path=CREW_FILE)
-            model, problems = parse_model(CrewFile, doc)
-            problems = list(doc.problems) + problems
-            if model is not None:
-                problems += check_crew_file(cast(CrewFile, model), doc)
-            if any(p.severity == "error" for p in problems):
-                raise CrewError(f"{CREW_FILE} is invalid", problems)
-            crew = cast(CrewFile, model)
-        self._crew_file = (key, crew)
-        return crew
+        """`_codev/crew.yaml` (empty when absent); `CrewError` naming file:line when invalid
+        (`crewbook.artifacts.crew_file`, which the autonomous loop reads too)."""
+        return read_crew_file(self.project.root, self._crew_file)
 
     def workshop(self) -> tuple[str, ...]:
         """The workshop's axes, in order."""
         return self.crew_file().workshop
 
-    def stacks(self) -> tuple[StackDecl, ...]:
-        """The declared stacks, in order."""
-        return self.crew_file().stacks
-
-    def stack_command(self, stack: StackDecl, cycle: str) -> str | None:
-        """The command of `cycle` (test, lint...) for a declared stack, or None."""
-        own = getattr(stack, cycle, None)
-        if own:
-            return str(own)
-        return STACK_MODELS.get(stack.name, {}).get(cycle)
-
     def stack(self, name: str) -> StackDecl:
         """A declared stack, or a built-in model used as is; `CrewError` otherwise."""
-        for stack in self.stacks():
-            if stack.name == name:
-                return stack
-        if name in STACK_MODELS:
-            return StackDecl(name=name)
-        known = [s.name for s in self.stacks()] + list(STACK_MODELS)
-        raise CrewError("unknown stack", [Problem(
-            "unknown_stack", f"no stack {name!r} is declared in {CREW_FILE} nor built in"
-            f"{did_you_mean(name, known)}; stacks: {', '.join(known)}", key="stack")])
-
-    def default_test_command(self) -> tuple[str, str | None] | None:
-        """(command, cwd) of the test cycle of the first declared stack that has one."""
-        for stack in self.stacks():
-            command = self.stack_command(stack, "test")
-            if command:
-                return command, stack.cwd
-        return None
+        return find_stack(self.crew_file(), name)
 
     # -- workshop promotion ------------------------------------------------------------
     def promote(self, axis: str, name: str) -> Change:
@@ -330,73 +275,7 @@ class FileWatch:
 _HOLD: Final = os.name == "posix" and hasattr(os, "O_NOFOLLOW")
 
 
-def _stat(path: Path | str) -> tuple[int, int, int] | None:
-    """What says a file changed: modification time, size and inode (an editor that saves
-    by renaming a new file in place may keep the time and the size)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
+_stat = stamp_of
 
 
-__all__ = ["STACK_MODELS", "Backlog", "Epic", "Story", "normalise_bar", "slug", "stories_of",
-           "task_text"]
-
-
-def normalise_bar(bar: Mapping[str, Any] | None, project: Project) -> dict[str, BarCommand]:
-    """The bar as `BarCommand`s: each value a shell string or ``{command, cwd?, stack?,
-    timeout?}``; a ``stack`` fills ``cwd`` (and ``command`` when absent) from the stack.
-    `CrewError` listing every problem; at least one command (D1)."""
-    problems: list[Problem] = []
-    out: dict[str, BarCommand] = {}
-    if not bar:
-        raise CrewError("the bar is empty", [Problem(
-            "bar_empty", "give at least one bar command: bar={'test': 'pytest -q'} (names: "
-            f"{', '.join(BAR_NAMES)}); a crew loop without a mechanical bar is refused",
-            key="bar")])
-    if not isinstance(bar, Mapping):
-        raise CrewError("the bar is not an object", [Problem(
-            "bar_not_object", "bar maps a name (test, lint, typecheck, build) to a command",
-            key="bar")])
-    backlog: Backlog = Backlog(project)
-    for name, value in bar.items():
-        if name not in BAR_NAMES:
-            problems.append(Problem("bar_unknown_name", f"{name!r} is not a bar command name"
-                                    f"{did_you_mean(str(name), BAR_NAMES)}; names: "
-                                    f"{', '.join(BAR_NAMES)}", key=f"bar.{name}"))
-            continue
-        data: dict[str, Any] = {"command": value} if isinstance(value, str) else dict(value) \
-            if isinstance(value, Mapping) else {"command": value}
-        if data.get("stack"):
-            try:
-                stack = backlog.stack(str(data["stack"]))
-            except CrewError as exc:
-                problems += [Problem(p.code, p.message, key=f"bar.{name}.stack")
-                             for p in exc.problems]
-                continue
-            data.setdefault("cwd", stack.cwd)
-            if not data.get("command"):
-                data["command"] = backlog.stack_command(stack, name)
-        try:
-            command = BarCommand.model_validate(data)
-        except ValidationError as exc:
-            problems += [Problem(p.code, p.message, key=f"bar.{name}.{p.key}" if p.key
-                                 else f"bar.{name}") for p in pydantic_problems(exc)]
-            continue
-        if command.cwd is not None:
-            from ..core.bar import confined_cwd
-
-            try:
-                confined_cwd(project.root, command.cwd)
-            except (UnsafePathError, CrewError) as exc:
-                problems.append(Problem("bar_cwd", str(exc).splitlines()[0] if isinstance(
-                    exc, UnsafePathError) else exc.problems[0].message, key=f"bar.{name}.cwd"))
-                continue
-        out[name] = command
-    if len(bar) > len(BAR_NAMES):
-        problems.append(Problem("bar_too_many", f"at most {len(BAR_NAMES)} bar commands",
-                                key="bar"))
-    if problems:
-        raise CrewError("the bar is invalid", problems)
-    return out
+__all__ = ["STACK_MODELS", "Backlog", "Epic", "Story", "slug", "stories_of", "task_text"]

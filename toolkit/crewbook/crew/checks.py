@@ -1,8 +1,6 @@
-"""The crew concept's rules (D1, D2, D6), each problem a `Problem` naming its key (and the
-file and line for `_codev/crew.yaml`):
+"""The crew concept's rules (D1, D2), each problem a `Problem` naming its key (the rules
+of `_codev/crew.yaml` are `crewbook.artifacts.crew_file.check_crew_file`):
 
-- `check_crew_file`: `_codev/crew.yaml` beyond its model (a stack declared twice, a
-  custom stack with no command, a blank workshop axis);
 - `load_payload`: a report's payload XOR payload_path (a JSON object, at most 4 MiB,
   inside the project: no `..` escape, no symlink leading out);
 - `CREW_RULES`, the rules of the crew loop on its ledgers (given to
@@ -16,62 +14,14 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
-
-from pydantic import ValidationError
+from typing import Any
 
 from ..artifacts.project import Project
 from ..core.paths import kind_of, path_problem
 from ..errors import CrewError, Problem, UnsafePathError
 from ..ledger.conformance import Event, LoopRules
 from ..sources import parse_json
-from .model import (
-    BAR_NAMES,
-    CREW_FILE,
-    MAX_INLINE_PAYLOAD_BYTES,
-    MAX_PAYLOAD_BYTES,
-    ROLES,
-    STACK_MODELS,
-    VERDICTS,
-    CrewFile,
-)
-
-
-def pydantic_problems(exc: ValidationError, shown: str | None = None) -> list[Problem]:
-    """One `Problem` per pydantic error, keyed by its location."""
-    out = []
-    for err in exc.errors(include_url=False):
-        key = ".".join(str(p) for p in err["loc"]) or None
-        out.append(Problem("invalid_value", str(err["msg"]).removeprefix("Value error, "),
-                           shown, key=key))
-    return out
-
-
-def check_crew_file(crew: CrewFile, doc: object) -> list[Problem]:
-    problems: list[Problem] = []
-    seen: set[str] = set()
-    for index, stack in enumerate(crew.stacks):
-        if stack.name in seen:
-            problems.append(_at(doc, "duplicate_stack", f"stack {stack.name!r} is declared "
-                                "twice; give each stack its own name", ("stacks", index, "name")))
-        seen.add(stack.name)
-        if stack.name not in STACK_MODELS and not any(getattr(stack, c) for c in BAR_NAMES):
-            problems.append(_at(doc, "stack_without_commands", f"stack {stack.name!r} is not a "
-                                f"built-in model ({', '.join(STACK_MODELS)}) and names no command; "
-                                "give at least `test:`", ("stacks", index)))
-    for index, axis in enumerate(crew.workshop):
-        if not axis.strip():
-            problems.append(_at(doc, "blank_axis", "a workshop axis is blank; write what the "
-                                "evolution is about", ("workshop", index)))
-    return problems
-
-
-def _at(doc: object, code: str, message: str, key: tuple[str | int, ...]) -> Problem:
-    problem = getattr(doc, "problem", None)
-    if problem is not None:
-        return cast(Problem, problem(code, message, key))
-    return Problem(code, message, CREW_FILE)
-
+from .model import MAX_INLINE_PAYLOAD_BYTES, MAX_PAYLOAD_BYTES, ROLES, VERDICTS
 
 
 def load_payload(payload: Any, payload_path: str | os.PathLike[str] | None,
@@ -145,7 +95,7 @@ def load_payload(payload: Any, payload_path: str | os.PathLike[str] | None,
 
 
 
-__all__ = ["check_crew_file", "load_payload", "pydantic_problems"]
+__all__ = ["load_payload"]
 
 
 # -- the rules of the crew loop, checked on its ledgers --------------------------------------

@@ -1,5 +1,6 @@
-"""What a crew or autonomous contract carries besides who acts: the prompt text, and the
-route's one-line form (`route_line`).
+"""What a crew contract carries besides who acts: the prompt text (`crew_prompt`, written
+by `crewbook.core.loopfiles.write_prompt`), with the route's one-line form
+(`crewbook.core.acts.route_line`).
 
 Routes (D4, D9) come from the one router, `crewbook.routing.router.Router("crew",
 project, by_task=True)`: a role's default tier and effort, or the current task's class
@@ -8,25 +9,13 @@ when the task was classified.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..core.atomic import write_atomic
-from ..core.paths import inside
+from ..core.acts import route_line
+from ..core.loopfiles import write_prompt
 
 if TYPE_CHECKING:
     from ..core.loop import Act
-
-
-def route_line(route: dict[str, Any] | None) -> str:
-    """`claude-sonnet-4 · reasoning effort medium (standard/medium, role default)`."""
-    if not route:
-        return "no route"
-    if route.get("model") is None:
-        return f"no model ({route.get('tier')}/{route.get('effort')}): {route.get('hint')}"
-    return (f"{route['model']} · {route.get('native_text')} ({route['tier']}/{route['effort']}, "
-            f"{route['via']})")
 
 
 def crew_prompt(act: Act, goal: str) -> str:
@@ -70,36 +59,4 @@ def crew_prompt(act: Act, goal: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def loop_prompt(act: Act) -> str:
-    """The prompt of an autonomous-loop phase: the goal, the phase, what it expects, the
-    route, and the last recette (when there was one)."""
-    d = act.details
-    lines = [f"# Autonomous loop · step {act.act} · {act.stage}", "", f"Goal: {d.get('goal')}",
-             f"Phase: {act.stage} (acting as {act.role}), recette attempt {act.attempt}.",
-             f"Route (a suggestion): {route_line(dict(act.route) if act.route else None)}",
-             "", f"Expected: {act.expects}"]
-    last = d.get("last_test")
-    if last:
-        lines += ["", f"Last recette: {'pass' if last.get('exit_code') == 0 else 'fail'} "
-                      f"(exit {last.get('exit_code')})", "```",
-                  str(last.get("tail") or "").rstrip(), "```"]
-    if act.stage == "recette" and d.get("default_test_command"):
-        lines.append(f"The recette runs: {d['default_test_command']}")
-    lines += ["", "Then call loop_step(summary=...) with one sentence on what you did."]
-    return "\n".join(lines) + "\n"
-
-
-def write_prompt(root: Path, rel: str, text: str) -> bool:
-    """Write `{"prompt": text}` at `root/rel` unless it already holds exactly that.
-
-    Returns True when the file was written (False: it was already there, untouched).
-    """
-    path = inside(root, rel, "prompt path")  # never a file outside the project
-    data = json.dumps({"prompt": text}, ensure_ascii=False, indent=2) + "\n"
-    if path.is_file() and path.read_text("utf-8", errors="replace") == data:
-        return False
-    write_atomic(path, data)
-    return True
-
-
-__all__ = ["crew_prompt", "loop_prompt", "route_line", "write_prompt"]
+__all__ = ["crew_prompt", "route_line", "write_prompt"]

@@ -72,5 +72,5 @@ FAMILY: LoopFamily[CrewState, CrewReport] = LoopFamily(
     engine=Declined("a crew loop lives in a project; simulate it with a factory of your own "
                     "(functools.partial of a function building a CrewLoop)"),
     codec=CrewCodec(), players=CrewPlayers(), form=CrewForm(), rules=_rules, store=_Store(),
-    sample=_sample, formats=_formats,
+    sample=_sample, formats=_formats, duration_of=lambda report: report.duration_ms,
 )

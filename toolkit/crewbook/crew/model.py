@@ -4,10 +4,13 @@ Where things live in a project (all under ``_codev/crew/``, see `docs/crew.md`):
 
     _codev/crew.yaml             optional: declared stacks and the workshop (you write it)
     _codev/crew/state.json       the crew loop's state (crew_init writes it, every act saves it)
-    _codev/crew/loop.json        the autonomous loop's state (loop_init, loop_step)
+    _codev/crew/loop.json        the autonomous loop's state (`crewbook.autonomous.model`)
     _codev/crew/crew.jsonl       the crew loop's ledger (one run per crew_init)
-    _codev/crew/loop.jsonl       the autonomous loop's ledger
+    _codev/crew/loop.jsonl       the autonomous loop's ledger (idem)
     _codev/crew/prompts/*.json   the prompts crew_step writes: {"prompt": "..."}
+
+The crew file's models are `crewbook.artifacts.crew_file`'s (the autonomous loop reads
+it too); the folder, its lock and the prompts are `crewbook.core.loopfiles`'s.
 
 The states are pydantic models written as JSON, so the CLI, the MCP server and a notebook
 can take turns on one loop: each call loads the state, acts, and saves it. They are
@@ -18,23 +21,28 @@ crew engine steps a plain working copy (`crewbook.crew.working`) and makes the
 
 from __future__ import annotations
 
-import re
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 from pydantic_core import PydanticCustomError
 
+from ..artifacts.crew_file import (
+    BAR_NAMES,
+    CREW_FILE,
+    STACK_MODELS,
+    BarName,
+    CrewFile,
+    StackDecl,
+)
 from ..core.bar import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT, BarRun
+from ..core.loopfiles import LOOPS_DIR, MAX_SUMMARY_CHARS, PROMPTS_DIR
+from ..models import FROZEN, SAFE_NAME, safe_name
 
-#: The folder of every crew file, relative to the project root.
-CREW_DIR: Final = "_codev/crew"
-#: The optional file declaring stacks and the workshop, relative to the project root.
-CREW_FILE: Final = "_codev/crew.yaml"
+#: The folder of every crew file, relative to the project root (the folder of every
+#: persisted loop, `crewbook.core.loopfiles`).
+CREW_DIR: Final = LOOPS_DIR
 STATE_FILE: Final = f"{CREW_DIR}/state.json"
-LOOP_STATE_FILE: Final = f"{CREW_DIR}/loop.json"
 CREW_LEDGER: Final = f"{CREW_DIR}/crew.jsonl"
-LOOP_LEDGER: Final = f"{CREW_DIR}/loop.jsonl"
-PROMPTS_DIR: Final = f"{CREW_DIR}/prompts"
 
 Role = Literal["analyst", "developer", "qa"]
 ROLES: Final[tuple[Role, ...]] = ("analyst", "developer", "qa")
@@ -46,16 +54,12 @@ VERDICTS: Final[dict[str, tuple[str, ...]]] = {
 Scope = Literal["story", "epic", "all", "workshop"]
 SCOPES: Final[tuple[Scope, ...]] = ("story", "epic", "all", "workshop")
 FinishedReason = Literal["scope_covered", "epics_exhausted", "rounds_exhausted"]
-BarName = Literal["test", "lint", "typecheck", "build"]
-BAR_NAMES: Final[tuple[BarName, ...]] = ("test", "lint", "typecheck", "build")
 #: Characters of output logged in a `bar` event (the end of the output).
 LEDGER_TAIL: Final = 2000
 #: How many acts `crew_status` shows unless asked for all (`full=True`).
 STATUS_LAST: Final = 10
 #: Largest payload file `crew_report(payload_path=...)` reads (D2).
 MAX_PAYLOAD_BYTES: Final = 4 * 1024 * 1024
-#: Longest `summary` a report may carry (characters): it rides along in later steps.
-MAX_SUMMARY_CHARS: Final = 4000
 #: Largest inline `payload` (its JSON, in bytes), as for `payload_path`.
 MAX_INLINE_PAYLOAD_BYTES: Final = MAX_PAYLOAD_BYTES
 #: Characters of a summary or feedback line that status and journals echo.
@@ -66,39 +70,6 @@ CONTRACT_TAIL: Final = 1500
 WHOLE_EPIC: Final = "(whole epic)"
 #: Story of checkboxes that come before any heading.
 NO_SECTION: Final = "(no section)"
-
-
-#: Built-in stack models: the commands of each cycle (a declared stack may override any).
-STACK_MODELS: Final[dict[str, dict[str, str]]] = {
-    "python": {"test": "python -m pytest -q", "lint": "ruff check .",
-               "typecheck": "mypy .", "build": "python -m build"},
-    "node": {"test": "npm test", "lint": "npm run lint", "typecheck": "npx tsc --noEmit",
-             "build": "npm run build"},
-    "pnpm": {"test": "pnpm test", "lint": "pnpm lint", "typecheck": "pnpm exec tsc --noEmit",
-             "build": "pnpm build"},
-    "rust": {"test": "cargo test", "lint": "cargo clippy", "typecheck": "cargo check",
-             "build": "cargo build"},
-    "go": {"test": "go test ./...", "lint": "go vet ./...", "build": "go build ./..."},
-}
-
-
-FROZEN = ConfigDict(extra="forbid", frozen=True)
-
-#: A run id or a change name that becomes part of a path (a prompt file, a change
-#: folder): one file name, no folder separator, no leading dot, at most 128 characters.
-SAFE_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-
-
-def safe_name(value: str | None, what: str) -> str | None:
-    """`value` when it can name one file under its folder; a pydantic error otherwise, so
-    a hostile ``run: ../../x`` in a state file never becomes a path outside the project."""
-    if value is None or SAFE_NAME.fullmatch(value):
-        return value
-    shown = value if len(value) <= 60 else value[:50] + "…"
-    raise PydanticCustomError(
-        "unsafe_path", "{what} {shown} cannot name a file: use letters, digits, '.', '_' "
-        "and '-' (at most 128, no '/' and no leading '.'); the crew loop writes and reads "
-        "paths made from it", {"what": what, "shown": repr(shown)})  # no !r in pydantic
 
 
 class BarCommand(BaseModel):
@@ -148,35 +119,6 @@ class CrewConfig(BaseModel):
         """The cap as `crewbook.Cap` wants it: None when the setting is 0 (unlimited)."""
         value = self.max_rounds if name == "rounds" else self.max_epics
         return value or None
-
-
-class StackDecl(BaseModel):
-    """A stack declared in `_codev/crew.yaml`: a name (a built-in model such as `python`,
-    or your own), where it lives, and its cycle commands (defaults from the model)."""
-
-    model_config = FROZEN
-
-    name: str = Field(min_length=1)
-    cwd: str | None = None
-    test: str | None = None
-    lint: str | None = None
-    typecheck: str | None = None
-    build: str | None = None
-
-
-class CrewFile(BaseModel):
-    """`_codev/crew.yaml`: the stacks of the project and the workshop's axes (D5, D6)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    stacks: tuple[StackDecl, ...] = ()
-    workshop: tuple[str, ...] = Field(
-        (), description="Axes of evolution, in order; scope all/workshop promotes them to "
-        "epics (a new change each) when no epic is left.")
-    autonomy: Literal["auto", "semi-auto"] = Field(
-        "auto", description="'auto' (default): agents call every tool. 'semi-auto': the "
-        "gated tools (crew_init, crew_report, crew_step, loop_step) act only once the user "
-        "approves (MCP elicitation, else a refusal saying how), and loop_init is disabled.")
 
 
 class BarFacts(BaseModel):
@@ -265,7 +207,11 @@ def format_models() -> dict[str, type[BaseModel]]:
     }
 
 
-def plain(model: BaseModel) -> dict[str, Any]:
-    """JSON-ready data of a model."""
-    data: dict[str, Any] = model.model_dump(mode="json")
-    return data
+__all__ = [
+    "BAR_NAMES", "CONTRACT_TAIL", "CREW_DIR", "CREW_FILE", "CREW_LEDGER", "ECHO_CHARS",
+    "FROZEN", "LEDGER_TAIL", "MAX_INLINE_PAYLOAD_BYTES", "MAX_PAYLOAD_BYTES",
+    "MAX_SUMMARY_CHARS", "NO_SECTION", "PROMPTS_DIR", "ROLES", "SAFE_NAME", "SCOPES",
+    "STACK_MODELS", "STAGES", "STATE_FILE", "STATUS_LAST", "VERDICTS", "WHOLE_EPIC",
+    "ActRecord", "BarCommand", "BarFacts", "BarName", "CrewConfig", "CrewFields", "CrewFile",
+    "CrewState", "FinishedReason", "Role", "Scope", "StackDecl", "format_models", "safe_name",
+]

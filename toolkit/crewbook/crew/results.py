@@ -3,7 +3,8 @@
 A client that reads `structuredContent` (fastmcp, the MCP Inspector, an SDK client
 with validation) checks it against the tool's declared `outputSchema`, so each schema
 says exactly which keys a result has and their JSON types. The loop tools answer a
-`Status` or an `Act` (`crewbook.core.loop`), whose schema is derived from the dataclass;
+`Status` or an `Act` (`crewbook.core.loop`), whose schema is derived from the dataclass
+(`crewbook.core.tools.loop_schema`, as the refusal's `ERROR`);
 the routing tools answer the JSON of their `to_dict()`, described here by hand, each
 object closed (``additionalProperties: false``) so a key added to a result without its
 schema fails `tests/commands/test_mcp_clients.py`.
@@ -11,8 +12,9 @@ schema fails `tests/commands/test_mcp_clients.py`.
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
+
+from ..core.tools import ERROR, loop_schema, record
 
 JSON = dict[str, Any]
 
@@ -27,21 +29,14 @@ _EFFORT: JSON = {"type": "string", "enum": ["low", "medium", "high"]}
 _SOURCE: JSON = {"type": "string", "enum": ["project", "global", "preset", "built-in", "none"]}
 
 
-def _record(properties: JSON, optional: tuple[str, ...] = ()) -> JSON:
-    """A closed object: every key of `properties` required except `optional`."""
-    return {"type": "object", "properties": properties,
-            "required": [k for k in properties if k not in optional],
-            "additionalProperties": False}
-
-
 def _array(items: JSON) -> JSON:
     return {"type": "array", "items": items}
 
 
-_CANDIDATE = _record({"source": _SOURCE, "where": _STR, "value": _STR_OR_NULL,
+_CANDIDATE = record({"source": _SOURCE, "where": _STR, "value": _STR_OR_NULL,
                       "used": _BOOL, "reason": _STR})
 #: One tier × effort cell of a profile; without a model only ``model: null`` is given.
-_CELL = _record({"tier": _TIER, "effort": _EFFORT, "model": _STR_OR_NULL,
+_CELL = record({"tier": _TIER, "effort": _EFFORT, "model": _STR_OR_NULL,
                  "setting": _STR, "native": _NATIVE, "native_text": _STR,
                  "note": _STR_OR_NULL, "source": _SOURCE, "source_path": _STR_OR_NULL,
                  "candidates": _array(_CANDIDATE)},
@@ -49,36 +44,36 @@ _CELL = _record({"tier": _TIER, "effort": _EFFORT, "model": _STR_OR_NULL,
 _MATRIX: JSON = {"type": "object", "propertyNames": _TIER,
                  "additionalProperties": {"type": "object", "propertyNames": _EFFORT,
                                           "additionalProperties": _CELL}}
-_ROUTE = _record({
+_ROUTE = record({
     "task": _STR, "change": _STR_OR_NULL, "text": _STR_OR_NULL,
     "class": {"type": "object", "additionalProperties": _STR},
     "tier": _TIER, "effort": _EFFORT, "family": _STR_OR_NULL, "model": _STR_OR_NULL,
     "setting": _STR_OR_NULL, "native": _NATIVE, "native_text": _STR_OR_NULL,
     "note": _STR_OR_NULL, "source": _SOURCE, "source_path": _STR_OR_NULL,
-    "path": _array(_record({"step": _STR, "value": _STR, "source": _STR,
+    "path": _array(record({"step": _STR, "value": _STR, "source": _STR,
                             "where": _STR_OR_NULL, "used": _BOOL})),
     "suggestion": {"const": True}, "hint": _STR_OR_NULL})
 
 #: The routing tools' results, by tool name.
 ROUTING: dict[str, JSON] = {
-    "provider_presets_list": _record({
-        "presets": _array(_record({
+    "provider_presets_list": record({
+        "presets": _array(record({
             "family": _STR, "source": {"type": "string", "enum": ["built-in", "custom"]},
             "path": _STR, "overrides_builtin": _BOOL, "setting": _STR,
             "description": _STR_OR_NULL, "models": _STRINGS})),
-        "warnings": _array(_record({"code": _STR, "family": _STR, "message": _STR})),
+        "warnings": _array(record({"code": _STR, "family": _STR, "message": _STR})),
         "custom_folder": _STR}),
-    "provider_profile_init": _record({
+    "provider_profile_init": record({
         "family": _STR, "scope": {"type": "string", "enum": ["global", "project"]},
         "path": _STR, "preset": _STR, "overwritten": _BOOL, "advice": _STR}),
-    "provider_profile_show": _record({
+    "provider_profile_show": record({
         "family": _STR_OR_NULL, "exists": _BOOL,
-        "layers": _array(_record({"scope": _STR, "path": _STR, "family": _STR_OR_NULL})),
+        "layers": _array(record({"scope": _STR, "path": _STR, "family": _STR_OR_NULL})),
         "preset": _STR_OR_NULL, "matrix": _MATRIX,
-        "roles": _array(_record({"loop": _STR, "role": _STR, "tier": _TIER,
+        "roles": _array(record({"loop": _STR, "role": _STR, "tier": _TIER,
                                  "effort": _EFFORT, "source": _STR,
                                  "source_path": _STR_OR_NULL, "cell": _CELL})),
-        "task_defaults": {"type": "object", "additionalProperties": _record({
+        "task_defaults": {"type": "object", "additionalProperties": record({
             "tier": _TIER, "effort": _EFFORT, "source": _STR,
             "source_path": _STR_OR_NULL})},
         "hint": _STR_OR_NULL}),
@@ -86,58 +81,17 @@ ROUTING: dict[str, JSON] = {
     "task_route_show": _ROUTE,
 }
 
-#: Which loop tools answer a `Status` and which an `Act`.
-LOOP: dict[str, str] = {"crew_init": "Status", "crew_status": "Status",
-                        "loop_init": "Status", "crew_report": "Act", "crew_step": "Act",
-                        "loop_step": "Act"}
-
-
-@cache
-def loop_schema(kind: str) -> JSON:
-    """The schema of a `Status` or `Act` as `to_dict()` gives it: every field required
-    (``asdict`` writes them all), typed from the dataclass by pydantic; built once (the
-    server lists its tools many times). Not to be mutated."""
-    from dataclasses import fields
-
-    import pydantic
-
-    from ..core import loop
-
-    cls = getattr(loop, kind)
-    schema: JSON = pydantic.TypeAdapter(cls).json_schema(mode="serialization")
-    schema["required"] = [f.name for f in fields(cls)]
-    schema["additionalProperties"] = False
-    return schema
-
-
-_INT_OR_NULL: JSON = {"type": ["integer", "null"]}
-
-#: The structured content of a refusal (`isError`): clients that validate every
-#: structured content against the declared schema (the TypeScript SDK, so the MCP
-#: Inspector) accept it only when the schema allows it too.
-ERROR: JSON = _record({
-    "error": _STR, "code": _STR, "message": _STR,
-    "problems": _array(_record({
-        "code": _STR, "path": _STR_OR_NULL, "line": _INT_OR_NULL, "column": _INT_OR_NULL,
-        "key": _STR_OR_NULL, "message": _STR,
-        "severity": {"type": "string", "enum": ["error", "warning"]}}))})
+#: Which crew tools answer a `Status` and which an `Act`.
+LOOP: dict[str, str] = {"crew_init": "Status", "crew_status": "Status", "crew_report": "Act",
+                        "crew_step": "Act"}
 
 
 def result_schema(name: str) -> JSON:
-    """The JSON Schema of tool `name`'s successful result; KeyError for no such tool."""
+    """The JSON Schema of crew or routing tool `name`'s successful result; KeyError for no
+    such tool."""
     if name in LOOP:
         return loop_schema(LOOP[name])
     return ROUTING[name]
 
 
-def output_schema(name: str) -> JSON:
-    """Tool `name`'s MCP `outputSchema`: its result (first branch of ``anyOf``) or a
-    refusal (`ERROR`, second), the pydantic ``$defs`` of a loop result lifted to the
-    top so their references still resolve."""
-    result = dict(result_schema(name))
-    defs = result.pop("$defs", None)
-    return {"type": "object", **({"$defs": defs} if defs else {}),
-            "anyOf": [result, ERROR]}
-
-
-__all__ = ["ERROR", "LOOP", "ROUTING", "loop_schema", "output_schema", "result_schema"]
+__all__ = ["ERROR", "LOOP", "ROUTING", "loop_schema", "result_schema"]

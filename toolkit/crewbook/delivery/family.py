@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.family import LoopFamily
-from .codec import DeliveryCodec
+from .codec import DeliveryCodec, DeliveryReport, Measured
 from .factory import factory_for
 from .form import DeliveryForm
 from .players import DeliveryPlayers
@@ -41,6 +41,11 @@ def _sample(folder: Path, kind: str = "standard") -> Any:
     return TaskFactory({"id": "csv", "mode": kind, "description": "Export as CSV"})
 
 
+def _duration_of(report: DeliveryReport) -> int | None:
+    """A report's ``duration_ms`` (every delivery report may carry it)."""
+    return report.duration_ms if isinstance(report, Measured) else None
+
+
 def _formats() -> Any:
     from .model import format_models
 
@@ -64,5 +69,5 @@ FAMILY = LoopFamily(
     rules=_rules,
     store=DeliveryStore(),
     sample=_sample, formats=_formats,
-    fast_simulator=_FastSimulator(),
+    fast_simulator=_FastSimulator(), duration_of=_duration_of,
 )

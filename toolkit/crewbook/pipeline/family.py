@@ -14,6 +14,7 @@ from .engine import PipelineReport, PipelineState
 from .factory import factory_for
 from .form import PipelineForm
 from .players import PipelinePlayers
+from .state import StageReport
 from .store import PipelineStore
 
 
@@ -42,6 +43,11 @@ def _sample(folder: Path, kind: str = "pipeline") -> Any:
     return PipelineFactory(root / "role_pipeline.toml", workspace=root / "workspace")
 
 
+def _duration_of(report: PipelineReport) -> int | None:
+    """A stage report's ``duration_ms`` (a steer takes no time)."""
+    return report.duration_ms if isinstance(report, StageReport) else None
+
+
 def _formats() -> Any:
     from .model import format_models
 
@@ -54,5 +60,5 @@ FAMILY: LoopFamily[PipelineState, PipelineReport] = LoopFamily(
     engine=_Engine(), codec=PipelineCodec(), players=PipelinePlayers(), form=PipelineForm(),
     rules=_rules,
     store=PipelineStore(),
-    sample=_sample, formats=_formats,
+    sample=_sample, formats=_formats, duration_of=_duration_of,
 )

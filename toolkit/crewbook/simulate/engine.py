@@ -338,6 +338,8 @@ def replay_run(loop_factory: Any, policy: Any, index: int, *, seed: int,
                settings: Mapping[str, Any] | None = None) -> Loop[Any, Any]:
     """A fresh loop with run `index`'s accepted reports applied (its ledger in memory):
     the simulated run, rebuilt for a notebook to inspect, draw or step on from."""
+    from .lookup import duration_of
+
     factory = as_factory(loop_factory)
     loop_settings = {k: v for k, v in (settings or {}).items() if not k.startswith("policy.")}
     pairs = run_reports(loop_factory, policy, index, seed=seed, settings=settings, times=True)
@@ -345,10 +347,11 @@ def replay_run(loop_factory: Any, policy: Any, index: int, *, seed: int,
     clock = ManualClock()
     loop.clock = clock
     loop.run = run_name("sim", index)
+    duration = duration_of(loop)
     for report, at in pairs:
         clock.catch_up(at)
         loop.report(report)
-        ms = getattr(report, "duration_ms", None)
+        ms = duration(report)
         if ms:
             clock.advance(ms=ms)
     return loop

@@ -5,7 +5,7 @@ objects and scripted, replay-from-reports or callable policies still work."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from ..core.family import Codec, Players
 
-__all__ = ["Fallback", "codec_of", "players_of"]
+__all__ = ["Fallback", "codec_of", "duration_of", "players_of"]
 
 
 class Fallback:
@@ -44,6 +44,12 @@ class Fallback:
     def happy(self, loop: Loop[Any, Any], act: Any) -> Any:
         """None: no happy path is known."""
         return None
+
+    @staticmethod
+    def duration(report: Any) -> int | None:
+        """The report's ``duration_ms`` when it has one (nothing is declared)."""
+        ms = getattr(report, "duration_ms", None)
+        return ms if isinstance(ms, int) else None
 
     def roles(self, loop: Loop[Any, Any]) -> list[str]:
         """None known."""
@@ -80,3 +86,17 @@ def players_of(loop: Loop[Any, Any]) -> Players[Any, Any]:
     if family is None or isinstance(family.players, Declined):
         return _FALLBACK
     return family.players
+
+
+def duration_of(loop: Loop[Any, Any]) -> Callable[[Any], int | None]:
+    """How long a report of `loop` says its act took (ms): as its family declares it
+    (`LoopFamily.duration_of`; none declared: no time), `Fallback.duration` for a loop no
+    family describes."""
+    family = family_of(loop)
+    if family is None:
+        return Fallback.duration
+    return family.duration_of or _no_time
+
+
+def _no_time(report: Any) -> None:
+    return None

@@ -123,6 +123,44 @@ def test_simulate_plays_it_with_a_random_policy() -> None:
     assert list(outcomes["finished_reason"].astype(str)) == ["approved"] * 3
 
 
+def _lenient_of(spec: Any) -> bool:
+    """In a worker process: the toy section of a pickled random policy."""
+    return bool(spec.section("toy", toy.ToyBehaviour).lenient)
+
+
+def test_its_policy_section_is_read_strictly_and_played(tmp_path: Path) -> None:
+    """Its registry line's policy section is a key of the random policy file (strict,
+    with did-you-mean at the file's line), its random player reads it, and a policy
+    holding it pickles into a fresh worker process, where the toy is not registered."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from crewbook.errors import SimulationError
+    from crewbook.simulate import load_policy, simulate
+    from crewbook.simulate.model import RandomPolicyFile
+
+    assert "toy" not in RandomPolicyFile.model_fields  # the shared model names no family
+    policy = {"roles": {"checker": {"fail": 1.0}}, "toy": {"lenient": True}}
+    outcomes = simulate(toy.ToyLoop, policy, n=2, seed=1)
+    assert list(outcomes["finished_reason"].astype(str)) == ["approved"] * 2
+    path = tmp_path / "policy.yaml"
+    path.write_text("roles: {}\ntoy:\n  lenent: true\n", encoding="utf-8")
+    with pytest.raises(SimulationError) as caught:
+        load_policy(path)
+    assert "policy.yaml:3" in str(caught.value)
+    assert "toy.lenent: unknown key 'lenent'; did you mean 'lenient'?" in str(caught.value)
+    path.write_text("toy: {lenient: true}\n", encoding="utf-8")
+    loaded = load_policy(path)
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        assert pool.submit(_lenient_of, loaded.spec).result() is True  # type: ignore[attr-defined]
+    unregister(toy.NAME)
+    try:
+        with pytest.raises(SimulationError, match="unknown key 'toy'"):
+            load_policy(path)  # without its registry line, nothing knows the key
+    finally:
+        register_toy()
+
+
 def test_simulate_asks_its_fast_simulator() -> None:
     """An optional part declared on the family is found through the registry."""
     from crewbook.simulate import simulate

@@ -261,3 +261,34 @@ def test_routing_routes_its_roles(tour: Path) -> None:
     assert toy.NAME in frame["loop"].cat.categories
     with pytest.raises(RoutingError, match="no role 'analyst' in the toy loop"):
         role_route("analyst", toy.NAME, tour)
+
+
+def test_a_profile_gives_its_roles_defaults(tour: Path) -> None:
+    """A profile's ``roles`` has a section for its routing loop, from its registry line
+    alone: accepted and routed; an unknown role there, or its section once it is
+    unregistered, is the profile's located error with a did-you-mean."""
+    from crewbook.errors import RoutingError
+    from crewbook.families import default_routing_loop, routing_roles
+    from crewbook.routing import role_route
+
+    profile = tour / "_codev" / "routing" / "profile.yaml"
+    profile.parent.mkdir(parents=True, exist_ok=True)
+    profile.write_text("roles:\n  toy:\n    checker: {tier: deep, effort: high}\n",
+                       encoding="utf-8")
+    route = role_route("checker", toy.NAME, tour)
+    assert (route.tier, route.effort, route.source) == ("deep", "high", "project")
+    profile.write_text("roles:\n  toy:\n    chekcer: {tier: deep, effort: high}\n",
+                       encoding="utf-8")
+    with pytest.raises(RoutingError) as caught:
+        role_route("checker", toy.NAME, tour)
+    assert "profile.yaml:3" in str(caught.value)
+    assert "unknown key 'chekcer'; did you mean 'checker'?" in str(caught.value)
+    profile.write_text("roles:\n  toy:\n    checker: {tier: deep, effort: high}\n",
+                       encoding="utf-8")
+    unregister(toy.NAME)
+    loop = default_routing_loop()
+    try:
+        with pytest.raises(RoutingError, match="unknown key 'toy'"):
+            role_route(routing_roles()[loop][0], loop, tour)
+    finally:
+        register_toy()

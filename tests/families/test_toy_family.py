@@ -292,3 +292,14 @@ def test_a_profile_gives_its_roles_defaults(tour: Path) -> None:
             role_route(routing_roles()[loop][0], loop, tour)
     finally:
         register_toy()
+
+
+def test_a_generated_profile_leaves_out_its_empty_roles_section() -> None:
+    """crewbook's defaults name none of its roles: a profile generated from a preset
+    has no empty ``toy:`` section, and every default crewbook's defaults do name."""
+    from crewbook.routing.presets import get_preset
+    from crewbook.routing.profiles import profile_data
+
+    roles = profile_data(get_preset("claude"))["roles"]
+    assert toy.NAME not in roles
+    assert roles and all(roles.values())

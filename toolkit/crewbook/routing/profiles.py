@@ -170,7 +170,9 @@ def profile_data(preset: Preset) -> dict[str, Any]:
         "matrix": {
             t: {e: preset.cell(t, e).model_dump(exclude_none=True) for e in EFFORTS} for t in TIERS
         },
-        "roles": defaults.roles.model_dump(by_alias=True, exclude_none=True),
+        "roles": {loop: roles for loop, roles  # a loop with no built-in default: left out
+                  in defaults.roles.model_dump(by_alias=True, exclude_none=True).items()
+                  if roles},
         "task_defaults": defaults.task_defaults.model_dump(exclude_none=True),
     }
 

@@ -302,4 +302,5 @@ def test_a_generated_profile_leaves_out_its_empty_roles_section() -> None:
 
     roles = profile_data(get_preset("claude"))["roles"]
     assert toy.NAME not in roles
-    assert roles and all(roles.values())
+    assert roles
+    assert all(roles.values())

@@ -9,6 +9,9 @@ from pydantic import Field
 from ..models import FileModel
 from ..simulate.model import Probability
 
+#: Its key in the policy file (the family's registry line says the same).
+SECTION = "coordinator"
+
 
 class CoordinatorBehaviour(FileModel):
     """How the simulated coordinator decides (coordinator mode)."""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.loop import Act, Loop
 from ..core.players import Draws, Player, default_rounds
 from ..errors import LoopRefused
-from .behaviour import CoordinatorBehaviour
+from .behaviour import SECTION, CoordinatorBehaviour
 from .codec import Built, Delegate, Fail, Finalise, Judgement, Plan, Result
 
 if TYPE_CHECKING:
@@ -124,7 +124,7 @@ class _DeliveryPlayer(Player):
         self.spec = spec
         self.clock = clock
         self.coordinator = loop.kind == "coordinator"
-        self.decides = spec.section("coordinator", CoordinatorBehaviour)
+        self.decides = spec.section(SECTION, CoordinatorBehaviour)
         self.late: datetime | None = None
         self.asked = False
         self.passed: set[int] = set()

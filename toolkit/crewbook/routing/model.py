@@ -19,6 +19,7 @@ from typing import Annotated, Any, TypeVar
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from ..families import routing_roles
 from ..models import FileModel, KebabId, Text
 from .axes import (
     EFFORTS,
@@ -249,10 +250,14 @@ class RoleDefaults(FileModel):
 
 def _keyed(model: BaseModel, key: str) -> Any:
     """The value of `model`'s field written `key` in files (its alias, else its name)."""
-    for name, info in type(model).model_fields.items():
-        if (info.alias or name) == key:
-            return getattr(model, name)
-    return None
+    name = _names_of(type(model)).get(key)
+    return None if name is None else getattr(model, name)
+
+
+@cache
+def _names_of(model: type[BaseModel]) -> dict[str, str]:
+    """File key (alias, else name) → field name, once per class (routing asks often)."""
+    return {info.alias or name: name for name, info in model.model_fields.items()}
 
 
 def _field(key: str, kind: Any, **default: Any) -> tuple[Any, Any]:
@@ -288,9 +293,16 @@ def role_defaults_model() -> type[RoleDefaults]:
     """`RoleDefaults` with a group per routing loop of the registry
     (`crewbook.families.routing_roles`: each family's registry line names its roles), so
     a family registered later has its section in profiles too."""
-    from ..families import routing_roles
+    roles = routing_roles()
+    if _LAST and _LAST[0][0] == roles:  # a dict compare: routing asks on every route
+        return _LAST[0][1]
+    made = _role_defaults_of(tuple(roles.items()))
+    _LAST[:] = [(dict(roles), made)]
+    return made
 
-    return _role_defaults_of(tuple(routing_roles().items()))
+
+#: The routing roles `role_defaults_model` last saw, and the model made for them.
+_LAST: list[tuple[dict[str, tuple[str, ...]], type[RoleDefaults]]] = []
 
 
 class TaskDefaults(FileModel):

@@ -161,6 +161,23 @@ def test_its_policy_section_is_read_strictly_and_played(tmp_path: Path) -> None:
         register_toy()
 
 
+def test_a_policy_section_taken_by_another_family_or_shared_is_refused() -> None:
+    from crewbook.simulate import RandomPolicy
+
+    with pytest.raises(UsageError, match="the policy section 'toy' of family 'clash' is "
+                       "declared by family 'toy' already"):
+        register("clash", toy.DOTTED, policy=toy.POLICY)
+    with pytest.raises(NotFoundError):
+        family("clash")  # nothing was registered
+    register("clash", toy.DOTTED, policy=(("roles", f"{toy.__name__}:ToyBehaviour"),))
+    try:
+        with pytest.raises(UsageError, match=r"policy section 'roles' \(.*\) takes a key "
+                           "every family shares"):
+            RandomPolicy({})
+    finally:
+        unregister("clash")
+
+
 def test_simulate_asks_its_fast_simulator() -> None:
     """An optional part declared on the family is found through the registry."""
     from crewbook.simulate import simulate

@@ -112,8 +112,8 @@ def register(name: str, dotted: str, *, command: CommandGroup | None = None,
     taken_keys = {key: f for f, e in FAMILIES.items() for key, _ in e.policy}
     for key, _ in policy:
         if key in taken_keys:
-            raise UsageError(f"the policy section {key!r} of family {name!r} is family "
-                             f"{taken_keys[key]!r}'s already; give it another name")
+            raise UsageError(f"the policy section {key!r} of family {name!r} is declared "
+                             f"by family {taken_keys[key]!r} already; give it another name")
     FAMILIES[name] = Entry(dotted, command, tuple(roles), policy=tuple(policy))
     _BY_KIND.clear()  # a kind no family wrote so far may be this family's
     _ROUTED.clear()

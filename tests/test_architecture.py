@@ -25,6 +25,7 @@ for annotations and do not count.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -421,13 +422,22 @@ def _other_vocabulary(tree: ast.AST, names: set[str]) -> set[int]:
     return found
 
 
+def _class_words(tree: ast.AST) -> set[str]:
+    """The words of every class name (``CoordinatorBehaviour``: coordinator, behaviour),
+    lowercase: a class named after a family's concept is that family's."""
+    return {word.lower() for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+            for word in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+", node.name)}
+
+
 def family_names_in(path: Path, names: set[str]) -> set[str]:
     """The strings of `names` that `path` holds as constants outside docstrings (and
-    outside a ``Literal`` of another vocabulary, `_other_vocabulary`)."""
+    outside a ``Literal`` of another vocabulary, `_other_vocabulary`) or as a word of a
+    class name."""
     tree = ast.parse(path.read_text("utf-8"))
     skip = _docstrings(tree) | _other_vocabulary(tree, names)
     return {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
-            and isinstance(n.value, str) and n.value in names and id(n) not in skip}
+            and isinstance(n.value, str) and n.value in names and id(n) not in skip} \
+        | (_class_words(tree) & names)
 
 
 def test_shared_code_names_no_family() -> None:
@@ -451,6 +461,15 @@ def test_the_family_name_finder_finds_a_name(tmp_path: Path) -> None:
     assert family_names_in(source, {"delivery", "crew"}) == {"delivery"}
     source.write_text('"""The delivery family."""\n')
     assert family_names_in(source, {"delivery"}) == set()
+
+
+def test_the_family_name_finder_finds_a_class_named_after_a_family(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text("class CoordinatorBehaviour:\n    pass\n\nclass CrewRoles:\n    pass\n")
+    assert family_names_in(source, {"coordinator", "crew", "delivery"}) == {
+        "coordinator", "crew"}
+    source.write_text("class Standardised:\n    standard: int\n\nclass CREWish:\n    pass\n")
+    assert family_names_in(source, {"standard", "crew"}) == set()
 
 
 def test_the_family_name_finder_tells_another_vocabulary_apart(tmp_path: Path) -> None:

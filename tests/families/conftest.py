@@ -24,8 +24,9 @@ from . import toy
 
 
 def register_toy() -> None:
-    """The toy family's registry line: its family, command group and routing roles."""
-    register(toy.NAME, toy.DOTTED, command=toy.COMMAND, roles=toy.ROLES)
+    """The toy family's registry line: its family, command group, routing roles and
+    random-policy section."""
+    register(toy.NAME, toy.DOTTED, command=toy.COMMAND, roles=toy.ROLES, policy=toy.POLICY)
 
 
 @contextlib.contextmanager

@@ -123,6 +123,61 @@ def test_simulate_plays_it_with_a_random_policy() -> None:
     assert list(outcomes["finished_reason"].astype(str)) == ["approved"] * 3
 
 
+def _lenient_of(spec: Any) -> bool:
+    """In a worker process: the toy section of a pickled random policy."""
+    return bool(spec.section("toy", toy.ToyBehaviour).lenient)
+
+
+def test_its_policy_section_is_read_strictly_and_played(tmp_path: Path) -> None:
+    """Its registry line's policy section is a key of the random policy file (strict,
+    with did-you-mean at the file's line), its random player reads it, and a policy
+    holding it pickles into a fresh worker process, where the toy is not registered."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from crewbook.errors import SimulationError
+    from crewbook.simulate import load_policy, simulate
+    from crewbook.simulate.model import RandomPolicyFile
+
+    assert "toy" not in RandomPolicyFile.model_fields  # the shared model names no family
+    policy = {"roles": {"checker": {"fail": 1.0}}, "toy": {"lenient": True}}
+    outcomes = simulate(toy.ToyLoop, policy, n=2, seed=1)
+    assert list(outcomes["finished_reason"].astype(str)) == ["approved"] * 2
+    path = tmp_path / "policy.yaml"
+    path.write_text("roles: {}\ntoy:\n  lenent: true\n", encoding="utf-8")
+    with pytest.raises(SimulationError) as caught:
+        load_policy(path)
+    assert "policy.yaml:3" in str(caught.value)
+    assert "toy.lenent: unknown key 'lenent'; did you mean 'lenient'?" in str(caught.value)
+    path.write_text("toy: {lenient: true}\n", encoding="utf-8")
+    loaded = load_policy(path)
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        assert pool.submit(_lenient_of, loaded.spec).result() is True  # type: ignore[attr-defined]
+    unregister(toy.NAME)
+    try:
+        with pytest.raises(SimulationError, match="unknown key 'toy'"):
+            load_policy(path)  # without its registry line, nothing knows the key
+    finally:
+        register_toy()
+
+
+def test_a_policy_section_taken_by_another_family_or_shared_is_refused() -> None:
+    from crewbook.simulate import RandomPolicy
+
+    with pytest.raises(UsageError, match="the policy section 'toy' of family 'clash' is "
+                       "declared by family 'toy' already"):
+        register("clash", toy.DOTTED, policy=toy.POLICY)
+    with pytest.raises(NotFoundError):
+        family("clash")  # nothing was registered
+    register("clash", toy.DOTTED, policy=(("roles", f"{toy.__name__}:ToyBehaviour"),))
+    try:
+        with pytest.raises(UsageError, match=r"policy section 'roles' \(.*\) takes a key "
+                           "every family shares"):
+            RandomPolicy({})
+    finally:
+        unregister("clash")
+
+
 def test_simulate_asks_its_fast_simulator() -> None:
     """An optional part declared on the family is found through the registry."""
     from crewbook.simulate import simulate
@@ -223,3 +278,46 @@ def test_routing_routes_its_roles(tour: Path) -> None:
     assert toy.NAME in frame["loop"].cat.categories
     with pytest.raises(RoutingError, match="no role 'analyst' in the toy loop"):
         role_route("analyst", toy.NAME, tour)
+
+
+def test_a_profile_gives_its_roles_defaults(tour: Path) -> None:
+    """A profile's ``roles`` has a section for its routing loop, from its registry line
+    alone: accepted and routed; an unknown role there, or its section once it is
+    unregistered, is the profile's located error with a did-you-mean."""
+    from crewbook.errors import RoutingError
+    from crewbook.families import default_routing_loop, routing_roles
+    from crewbook.routing import role_route
+
+    profile = tour / "_codev" / "routing" / "profile.yaml"
+    profile.parent.mkdir(parents=True, exist_ok=True)
+    profile.write_text("roles:\n  toy:\n    checker: {tier: deep, effort: high}\n",
+                       encoding="utf-8")
+    route = role_route("checker", toy.NAME, tour)
+    assert (route.tier, route.effort, route.source) == ("deep", "high", "project")
+    profile.write_text("roles:\n  toy:\n    chekcer: {tier: deep, effort: high}\n",
+                       encoding="utf-8")
+    with pytest.raises(RoutingError) as caught:
+        role_route("checker", toy.NAME, tour)
+    assert "profile.yaml:3" in str(caught.value)
+    assert "unknown key 'chekcer'; did you mean 'checker'?" in str(caught.value)
+    profile.write_text("roles:\n  toy:\n    checker: {tier: deep, effort: high}\n",
+                       encoding="utf-8")
+    unregister(toy.NAME)
+    loop = default_routing_loop()
+    try:
+        with pytest.raises(RoutingError, match="unknown key 'toy'"):
+            role_route(routing_roles()[loop][0], loop, tour)
+    finally:
+        register_toy()
+
+
+def test_a_generated_profile_leaves_out_its_empty_roles_section() -> None:
+    """crewbook's defaults name none of its roles: a profile generated from a preset
+    has no empty ``toy:`` section, and every default crewbook's defaults do name."""
+    from crewbook.routing.presets import get_preset
+    from crewbook.routing.profiles import profile_data
+
+    roles = profile_data(get_preset("claude"))["roles"]
+    assert toy.NAME not in roles
+    assert roles
+    assert all(roles.values())

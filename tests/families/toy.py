@@ -4,8 +4,8 @@ back, at most `MAX_ROUNDS` times. It gives every part a `LoopFamily` names, so t
 protocol suite, ``crewbook step``, the Stepper, simulate and conformance can be run
 over a family crewbook's own code never heard of (`test_toy_family.py`), registered
 through `crewbook.families.register` alone. Its registry line also declares its own
-command group (``crewbook toy show --run DIR``, built by `build` below) and its roles,
-which the routing profile routes.
+command group (``crewbook toy show --run DIR``, built by `build` below), its roles,
+which the routing profile routes, and its section of a random policy (``toy:``).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from crewbook.core.players import Draws, Player, default_rounds
 from crewbook.errors import LoopRefused
 from crewbook.families import CommandGroup
 from crewbook.ledger.conformance import LoopRules
+from crewbook.models import FileModel
 
 if TYPE_CHECKING:
     import numpy as np
@@ -47,6 +48,16 @@ COMMAND = CommandGroup(NAME, "the toy loop: write, then check (tests only)", __n
                        "The toy loop's own commands.", aliases=("toy-loop",))
 #: The roles the routing profile routes (crewbook's defaults name none of them).
 ROLES = tuple(role for role, _ in STATES.values())
+
+
+class ToyBehaviour(FileModel):
+    """The toy family's own section of a random ``policy.yaml`` (``toy:``)."""
+
+    lenient: bool = False  # the checker passes whatever its ``fail`` chance says
+
+
+#: Its sections of a random policy: ``toy:`` (`ToyBehaviour`).
+POLICY = (("toy", f"{__name__}:ToyBehaviour"),)
 
 
 @dataclass(frozen=True)
@@ -161,13 +172,14 @@ class ToyCodec(CodecBase[ToyState, ToyReport]):
 
 
 class _RandomToy(Player):
-    def __init__(self, draws: Draws) -> None:
+    def __init__(self, draws: Draws, lenient: bool) -> None:
         self.draws = draws
+        self.lenient = lenient
 
     def act(self, contract: Act) -> Any:
         if contract.stage == "write":
             return ToyReport("submit")
-        failed = self.draws.chance(self.draws.behaviour(contract.role).fail)
+        failed = not self.lenient and self.draws.chance(self.draws.behaviour(contract.role).fail)
         return ToyReport("fail" if failed else "pass")
 
 
@@ -187,7 +199,7 @@ class ToyPlayers:
 
     def random_player(self, spec: Any, loop: Loop[Any, Any], rng: np.random.Generator,
                       clock: Any) -> Player:
-        return _RandomToy(Draws(spec, rng))
+        return _RandomToy(Draws(spec, rng), spec.section("toy", ToyBehaviour).lenient)
 
     def rounds(self, loop: Loop[Any, Any]) -> int:
         return default_rounds(loop)

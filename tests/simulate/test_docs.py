@@ -7,6 +7,7 @@ from pathlib import Path
 
 import yaml
 
+from crewbook.delivery.behaviour import CoordinatorBehaviour
 from crewbook.simulate.engine import MAX_ACTS, MAX_REFUSALS
 from crewbook.simulate.executors import INLINE_RUNS
 from crewbook.simulate.model import RandomPolicyFile, parse_policy
@@ -21,7 +22,7 @@ def test_the_policy_file_example_parses() -> None:
     spec = parse_policy(SourceDoc(Path("policy.yaml"), yaml.safe_load(block.group(1))))
     assert isinstance(spec, RandomPolicyFile)
     assert spec.roles["qa"].fail == 0.3
-    assert spec.coordinator.finalise_early == 0.05
+    assert spec.section("coordinator", CoordinatorBehaviour).finalise_early == 0.05
 
 
 def test_the_stated_defaults_are_the_codes() -> None:

@@ -30,8 +30,9 @@ if TYPE_CHECKING:
     AnyFamily: TypeAlias = LoopFamily[Any, Any]
 
 __all__ = ["FAMILIES", "CommandGroup", "Entry", "command_groups", "default_routing_loop",
-           "families", "family", "family_of", "family_of_kind", "register", "routing_roles",
-           "tool_modules", "unregister"]
+__all__ = ["FAMILIES", "CommandGroup", "Entry", "command_groups", "default_routing_loop",
+           "families", "family", "family_of", "family_of_kind", "policy_sections", "register",
+           "routing_roles", "tool_modules", "unregister"]
 
 
 class CommandGroup(NamedTuple):
@@ -54,8 +55,11 @@ class Entry(NamedTuple):
     loop being the family's name (empty: the family is not routed by role);
     `default_routing`, whether it is the loop a role is routed on when none is named (at
     most one family says so); `tools`, the dotted path of the module whose ``TOOLS`` are
-    the family's MCP tools (`crewbook.core.toolbox` gathers them; None: it offers none).
-    Named tuples, not dataclasses: the command line reads the
+    the family's MCP tools (`crewbook.core.toolbox` gathers them; None: it offers none);
+    `policy`, the sections of a random ``policy.yaml`` the family's simulated players
+    read, as (top-level key, ``"module:Model"`` of a `crewbook.models.FileModel`) pairs
+    (`crewbook.simulate.model.policy_model`). Named tuples, not dataclasses: the command
+    line reads the
     registry at start-up, and a named tuple's class is made ~8x faster."""
 
     family: str
@@ -63,6 +67,7 @@ class Entry(NamedTuple):
     roles: tuple[str, ...] = ()
     default_routing: bool = False
     tools: str | None = None
+    policy: tuple[tuple[str, str], ...] = ()
 
 
 #: Family name → its registry line.
@@ -70,7 +75,8 @@ FAMILIES: Final[dict[str, Entry]] = {
     "pipeline": Entry("crewbook.pipeline.family:FAMILY"),
     "delivery": Entry("crewbook.delivery.family:FAMILY", roles=(
         "architect", "developer", "qa", "reviewer", "web-tester", "explorer",
-        "dependency-analyser")),
+        "dependency-analyser"), policy=(
+        ("coordinator", "crewbook.delivery.behaviour:CoordinatorBehaviour"),)),
     "crew": Entry("crewbook.crew.family:FAMILY", CommandGroup(
         "crew", "the crew loop: analyst, developer, qa (D1-D5)", "crewbook.commands.crew",
         "The crew loop on the project's changes (D1-D5)."),
@@ -90,11 +96,14 @@ _ROUTED: dict[str, tuple[str, ...]] = {}
 
 
 def register(name: str, dotted: str, *, command: CommandGroup | None = None,
-             roles: tuple[str, ...] = (), tools: str | None = None) -> None:
+             roles: tuple[str, ...] = (), tools: str | None = None,
+             policy: tuple[tuple[str, str], ...] = ()) -> None:
     """Add family `name` at ``"module:attribute"`` (a plug-in, or a test's toy family),
-    with its own command group, routing roles and MCP tool module if it has them (`Entry`); it is
-    imported when first asked for. `UsageError` when the name is taken, or when its
-    command group takes the name of another family's group."""
+    with its own command group, routing roles, MCP tool module and policy sections if it
+    has them (`Entry`); it is imported when first asked for. `UsageError` when the name
+    is taken, when its command group takes the name of another family's group, or when a
+    policy section takes another family's section (one taking a key every family shares
+    is refused when a policy is read)."""
     if name in FAMILIES:
         raise UsageError(f"a loop family {name!r} is registered already "
                          f"({FAMILIES[name].family}); pick another name, or unregister it "
@@ -106,7 +115,12 @@ def register(name: str, dotted: str, *, command: CommandGroup | None = None,
         if clash is not None:
             raise UsageError(f"the command group {clash!r} of family {name!r} is family "
                              f"{taken[clash]!r}'s already; give it another name")
-    FAMILIES[name] = Entry(dotted, command, tuple(roles), tools=tools)
+    taken_keys = {key: f for f, e in FAMILIES.items() for key, _ in e.policy}
+    for key, _ in policy:
+        if key in taken_keys:
+            raise UsageError(f"the policy section {key!r} of family {name!r} is declared "
+                             f"by family {taken_keys[key]!r} already; give it another name")
+    FAMILIES[name] = Entry(dotted, command, tuple(roles), tools=tools, policy=tuple(policy))
     _BY_KIND.clear()  # a kind no family wrote so far may be this family's
     _ROUTED.clear()
 
@@ -178,6 +192,12 @@ def routing_roles() -> dict[str, tuple[str, ...]]:
                         key=lambda name: not FAMILIES[name].default_routing)
         _ROUTED.update((name, FAMILIES[name].roles) for name in routed)
     return _ROUTED
+
+
+def policy_sections() -> tuple[tuple[str, str], ...]:
+    """Every family's random-policy sections, (key, ``"module:Model"``), in registry
+    order (nothing is imported)."""
+    return tuple(section for e in FAMILIES.values() for section in e.policy)
 
 
 def default_routing_loop() -> str:

@@ -23,6 +23,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .behaviour import SECTION, CoordinatorBehaviour
 from .diffstat import ChangeSummary, summary_of
 from .model import ARCHITECT, DEVELOPER, QA, REVIEWER
 from .review import ReviewDecision, review_required
@@ -149,8 +150,8 @@ class _Kernel:
                 return True
             return bool(random() < p)
 
-        finalise_early = spec.coordinator.finalise_early
-        fail_at_cap = spec.coordinator.fail_at_cap
+        decides = spec.section(SECTION, CoordinatorBehaviour)
+        finalise_early, fail_at_cap = decides.finalise_early, decides.fail_at_cap
         steps_limit, time_limit = self.steps_limit, self.time_limit
         wait_ms, agent_steps, limit = self.wait_ms, self.agent_steps, self.limit
         roles = self.roles

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.loop import Act, Loop
 from ..core.players import Draws, Player, default_rounds
 from ..errors import LoopRefused
+from .behaviour import SECTION, CoordinatorBehaviour
 from .codec import Built, Delegate, Fail, Finalise, Judgement, Plan, Result
 
 if TYPE_CHECKING:
@@ -123,6 +124,7 @@ class _DeliveryPlayer(Player):
         self.spec = spec
         self.clock = clock
         self.coordinator = loop.kind == "coordinator"
+        self.decides = spec.section(SECTION, CoordinatorBehaviour)
         self.late: datetime | None = None
         self.asked = False
         self.passed: set[int] = set()
@@ -184,7 +186,7 @@ class _DeliveryPlayer(Player):
         if "plan" in moves:
             return Plan(("the change does what the task asks", "the tests pass"), **m)
         version = int(d.get("version", 0))
-        if self.draws.chance(self.spec.coordinator.finalise_early):
+        if self.draws.chance(self.decides.finalise_early):
             return Finalise(**m)  # refused by the gates; the refusal is counted
         fixes: tuple[str, ...] = ()
         if version == 0 or version in self.negative:
@@ -197,7 +199,7 @@ class _DeliveryPlayer(Player):
             want = ""
         if want and f"delegate:{want}" in moves:
             return Delegate(want, f"simulated: {want} on version {version}", fixes=fixes, **m)
-        if not self.spec.coordinator.fail_at_cap and want:
+        if not self.decides.fail_at_cap and want:
             return Delegate(want, f"simulated: {want} on version {version}", fixes=fixes, **m)
         caps = ", ".join(d.get("caps_reached") or ()) or f"{want or 'nobody'} cannot be launched"
         return Fail(f"simulated coordinator gives up: {caps}", **m)

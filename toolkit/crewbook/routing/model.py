@@ -13,11 +13,13 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from functools import cache
+from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from ..families import routing_roles
 from ..models import FileModel, KebabId, Text
 from .axes import (
     EFFORTS,
@@ -31,6 +33,7 @@ from .axes import (
 
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _MODEL_NAME = r"^\S+$"
+F = TypeVar("F", bound=FileModel)
 
 
 def _task_id(value: str) -> str:
@@ -232,44 +235,74 @@ class AxisPair(FileModel):
         return f"{self.tier}/{self.effort}"
 
 
-class CrewRoles(FileModel):
-    """Default tier/effort of the crew-loop roles (SPEC D1)."""
-
-    analyst: AxisPair | None = None
-    developer: AxisPair | None = None
-    qa: AxisPair | None = None
-
-
-class DeliveryRoles(FileModel):
-    """Default tier/effort of the delivery roles (SPEC C1)."""
-
-    architect: AxisPair | None = None
-    developer: AxisPair | None = None
-    qa: AxisPair | None = None
-    reviewer: AxisPair | None = None
-    web_tester: AxisPair | None = Field(default=None, alias="web-tester")
-    explorer: AxisPair | None = None
-    dependency_analyser: AxisPair | None = Field(default=None, alias="dependency-analyser")
-
-
 class RoleDefaults(FileModel):
-    """The tier and effort each role gets by default, by loop."""
-
-    crew: CrewRoles = Field(default_factory=CrewRoles)
-    delivery: DeliveryRoles = Field(default_factory=DeliveryRoles)
+    """The tier and effort each role gets by default, by routing loop: one optional
+    mapping per family routed by role, of its roles (`role_defaults_model` makes the
+    fields from the registry; this base has none)."""
 
     def get(self, loop: str, role: str) -> AxisPair | None:
-        """The entry for `role` of `loop` (role ids as written in files), or None (also
-        for a loop these defaults have no group for)."""
-        group: BaseModel | None = getattr(self, loop, None) if loop in type(self).model_fields \
-            else None
-        if group is None:
-            return None
-        for name, info in type(group).model_fields.items():
-            if (info.alias or name) == role:
-                value: AxisPair | None = getattr(group, name)
-                return value
-        return None
+        """The entry for `role` of `loop` (loop and role ids as written in files), or
+        None (also for a loop these defaults have no group for)."""
+        group = _keyed(self, loop)
+        value = None if group is None else _keyed(group, role)
+        return value if isinstance(value, AxisPair) else None
+
+
+def _keyed(model: BaseModel, key: str) -> Any:
+    """The value of `model`'s field written `key` in files (its alias, else its name)."""
+    name = _names_of(type(model)).get(key)
+    return None if name is None else getattr(model, name)
+
+
+@cache
+def _names_of(model: type[BaseModel]) -> dict[str, str]:
+    """File key (alias, else name) → field name, once per class (routing asks often)."""
+    return {info.alias or name: name for name, info in model.model_fields.items()}
+
+
+def _field(key: str, kind: Any, **default: Any) -> tuple[Any, Any]:
+    """A field for file key `key` (an alias when it is no Python name, as 'web-tester')."""
+    alias = None if key.isidentifier() else key
+    return (kind, Field(alias=alias, **default))
+
+
+def _name(key: str) -> str:
+    return key if key.isidentifier() else re.sub(r"\W", "_", key)
+
+
+@cache
+def _role_defaults_of(loops: tuple[tuple[str, tuple[str, ...]], ...]) -> type[RoleDefaults]:
+    from pydantic import create_model
+
+    groups: dict[str, Any] = {}
+    for loop, roles in loops:
+        title = "".join(part.title() for part in re.split(r"\W|_", loop))
+        group = create_model(  # type: ignore[call-overload]
+            f"{title}Roles",
+            __base__=FileModel, __module__=__name__,
+            __doc__=f"Default tier/effort of the {loop} loop's roles.",
+            **{_name(r): _field(r, AxisPair | None, default=None) for r in roles})
+        groups[_name(loop)] = _field(loop, group, default_factory=group)
+    made: type[RoleDefaults] = create_model("RoleDefaults", __base__=RoleDefaults,
+                                            __module__=__name__, **groups)
+    made.__doc__ = "The tier and effort each role gets by default, by loop."
+    return made
+
+
+def role_defaults_model() -> type[RoleDefaults]:
+    """`RoleDefaults` with a group per routing loop of the registry
+    (`crewbook.families.routing_roles`: each family's registry line names its roles), so
+    a family registered later has its section in profiles too."""
+    roles = routing_roles()
+    if _LAST and _LAST[0][0] == roles:  # a dict compare: routing asks on every route
+        return _LAST[0][1]
+    made = _role_defaults_of(tuple(roles.items()))
+    _LAST[:] = [(dict(roles), made)]
+    return made
+
+
+#: The routing roles `role_defaults_model` last saw, and the model made for them.
+_LAST: list[tuple[dict[str, tuple[str, ...]], type[RoleDefaults]]] = []
 
 
 class TaskDefaults(FileModel):
@@ -296,6 +329,27 @@ class DefaultsFile(FileModel):
 
     roles: RoleDefaults
     task_defaults: TaskDefaults
+
+
+@cache
+def _with_roles(base: type[F], roles: type[RoleDefaults]) -> type[F]:
+    from pydantic import create_model
+
+    field = Field() if base is DefaultsFile else Field(default_factory=roles)
+    made: type[F] = create_model(base.__name__, __base__=base, __module__=__name__,
+                                 roles=(roles, field))
+    made.__doc__ = base.__doc__
+    return made
+
+
+def profile_model() -> type[ProfileFile]:
+    """`ProfileFile` with the role groups of the families registered now."""
+    return _with_roles(ProfileFile, role_defaults_model())
+
+
+def defaults_model() -> type[DefaultsFile]:
+    """`DefaultsFile` with the role groups of the families registered now."""
+    return _with_roles(DefaultsFile, role_defaults_model())
 
 
 class TaskClass(FileModel):
@@ -339,6 +393,6 @@ def format_models() -> dict[str, type[BaseModel]]:
     """File name in `schemas/` → the model it describes (for `crewbook.formats`)."""
     return {
         "routing-preset.json": PresetFile,
-        "routing-profile.json": ProfileFile,
+        "routing-profile.json": profile_model(),
         "routing-tasks.json": TaskClassesFile,
     }

@@ -34,20 +34,27 @@ from .axes import (
 )
 from .files import dump_yaml, load_model
 from .home import display_home_path, global_profile_path
-from .model import DefaultsFile, ProfileFile, RoleDefaults
+from .model import DefaultsFile, ProfileFile, defaults_model, profile_model
 from .presets import Preset, get_preset
 
 PROJECT_PROFILE = "_codev/routing/profile.yaml"
 DEFAULTS_DISPLAY = "<built-in>/routing/defaults.yaml"
 
 
-@cache
 def builtin_defaults() -> DefaultsFile:
-    """crewbook's role and task defaults, every entry set."""
+    """crewbook's role and task defaults, every entry set (read again when the
+    registry's routing roles change)."""
+    return _builtin_defaults(defaults_model())
+
+
+@cache
+def _builtin_defaults(model: type[DefaultsFile]) -> DefaultsFile:
     path = Path(str(resources.files(__package__).joinpath("defaults.yaml")))
-    defaults = load_model(path, DefaultsFile, DEFAULTS_DISPLAY, "routing defaults")
+    defaults = load_model(path, model, DEFAULTS_DISPLAY, "routing defaults")
+    written = {info.alias or name for name, info in type(defaults.roles).model_fields.items()
+               if name in defaults.roles.model_fields_set}
     for loop, roles in LOOP_ROLES.items():
-        if loop not in RoleDefaults.model_fields:
+        if loop not in written:
             continue  # a family registered outside crewbook: routed as an unclassified task
         for role in roles:
             if defaults.roles.get(loop, role) is None:  # pragma: no cover - data guard
@@ -76,7 +83,7 @@ class ProfileLayer:
 def load_profile(path: Path | str, display_path: str | None = None) -> ProfileFile:
     """One profile file, strictly (every problem, with file:line)."""
     path = Path(path)
-    return load_model(path, ProfileFile, display_path or str(path), "profile")
+    return load_model(path, profile_model(), display_path or str(path), "profile")
 
 
 def profile_layers(project: Project | None) -> list[ProfileLayer]:
@@ -163,7 +170,9 @@ def profile_data(preset: Preset) -> dict[str, Any]:
         "matrix": {
             t: {e: preset.cell(t, e).model_dump(exclude_none=True) for e in EFFORTS} for t in TIERS
         },
-        "roles": defaults.roles.model_dump(by_alias=True, exclude_none=True),
+        "roles": {loop: roles for loop, roles  # a loop with no built-in default: left out
+                  in defaults.roles.model_dump(by_alias=True, exclude_none=True).items()
+                  if roles},
         "task_defaults": defaults.task_defaults.model_dump(exclude_none=True),
     }
 

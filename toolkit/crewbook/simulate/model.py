@@ -16,29 +16,34 @@ lists the reports to play, in the JSON shape the loop's ``parse_report`` reads::
       qa: {fail: 0.3}
       reviewer: {fail: 0.2}
       developer: {question: 0.05, duration_ms: {dist: exponential, mean: 900000}}
-    coordinator: {finalise_early: 0.1}
+    coordinator: {finalise_early: 0.1}   # the delivery family's section
 
 A distribution is a number (always that value) or a mapping whose ``dist`` is
 ``fixed`` (``value``), ``uniform`` (``low``, ``high``), ``lognormal`` (``median``,
 ``sigma``), ``normal`` (``mean``, ``sd``; clipped at 0) or ``exponential`` (``mean``).
-Every problem is reported at its file, line and key (`load_policy`).
+A family's own section (``coordinator:``, the delivery family's) is declared on its
+registry line (`crewbook.families.Entry.policy`); `policy_model` adds each registered
+family's sections to the shared keys. Every problem is reported at its file, line and
+key (`load_policy`).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
-from ..errors import Problem, SimulationError, did_you_mean
+from ..errors import Problem, SimulationError, UsageError, did_you_mean
 from ..models import FileModel, parse_model
 from ..sources import SourceDoc, read_yaml
 
 Probability = Annotated[float, Field(ge=0, le=1)]
 NonNegative = Annotated[float, Field(ge=0)]
 Positive = Annotated[float, Field(gt=0)]
+S = TypeVar("S", bound=FileModel)
 
 
 class Fixed(FileModel):
@@ -116,16 +121,6 @@ class RoleBehaviour(FileModel):
         return self
 
 
-class CoordinatorBehaviour(FileModel):
-    """How the simulated coordinator decides (coordinator mode)."""
-
-    finalise_early: Probability = Field(0.0, description="Chance of trying to finalise "
-                                        "before the gates are met (the engine refuses it; "
-                                        "the refusal is counted).")
-    fail_at_cap: bool = Field(True, description="Fail the task when the role it needs "
-                              "next cannot be launched any more.")
-
-
 def _lognormal(median: float, sigma: float) -> LogNormal:
     return LogNormal(dist="lognormal", median=median, sigma=sigma)
 
@@ -143,11 +138,72 @@ class RandomPolicyFile(FileModel):
     price_per_mtok: NonNegative = Field(3.0, description="Price per million tokens.")
     roles: dict[str, RoleBehaviour] = Field(default_factory=dict,
                                             description="Role or stage id → its behaviour.")
-    coordinator: CoordinatorBehaviour = Field(default_factory=CoordinatorBehaviour)
 
     def default_behaviour(self) -> RoleBehaviour:
         """How a role this policy does not name behaves (the defaults)."""
         return RoleBehaviour()
+
+    def section(self, key: str, model: type[S]) -> S:
+        """The family section under `key` (a `model` the family's registry line declares,
+        `policy_model`), or `model`'s defaults when this policy's class has no such
+        section (a policy made before the family was registered)."""
+        found = getattr(self, key) if key in type(self).model_fields else None
+        return found if isinstance(found, model) else model()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by its sections (key, ``"module:Model"``) and state, so a worker
+        process rebuilds the class `policy_model` made (it has no importable name)."""
+        shared = RandomPolicyFile.model_fields
+        sections = tuple((key, _dotted(info.annotation)) for key, info
+                         in type(self).model_fields.items() if key not in shared)
+        return (_rebuilt, (sections, self.__getstate__()))
+
+
+def _dotted(model: Any) -> str:
+    return f"{model.__module__}:{model.__qualname__}"
+
+
+def _rebuilt(sections: tuple[tuple[str, str], ...], state: dict[str, Any]
+             ) -> RandomPolicyFile:
+    cls = policy_model_of(sections)
+    made = cls.__new__(cls)
+    made.__setstate__(state)
+    return made
+
+
+@cache
+def policy_model_of(sections: tuple[tuple[str, str], ...]) -> type[RandomPolicyFile]:
+    """`RandomPolicyFile` with these family sections (key, ``"module:Model"``) as
+    optional fields (each defaulting to its model's defaults): as strict as the shared
+    keys. `UsageError` when a section is not a `FileModel` or takes a shared key."""
+    if not sections:
+        return RandomPolicyFile
+    from pydantic import create_model
+
+    from ..core.family import resolve
+
+    fields: dict[str, Any] = {}
+    for key, dotted in sections:
+        model = resolve(dotted)
+        if not (isinstance(model, type) and issubclass(model, FileModel)):
+            raise UsageError(f"policy section {key!r}: {dotted} is not a FileModel; a "
+                             "family's registry line names a model for each section")
+        if key in RandomPolicyFile.model_fields:
+            raise UsageError(f"policy section {key!r} ({dotted}) takes a key every family "
+                             "shares; give the section another name")
+        fields[key] = (model, Field(default_factory=model))
+    made: type[RandomPolicyFile] = create_model(
+        "RandomPolicyFile", __base__=RandomPolicyFile, __module__=__name__, **fields)
+    made.__doc__ = RandomPolicyFile.__doc__
+    return made
+
+
+def policy_model() -> type[RandomPolicyFile]:
+    """The random policy's model for the families registered now: the shared keys and
+    each family's sections (`crewbook.families.Entry.policy`)."""
+    from ..families import policy_sections
+
+    return policy_model_of(policy_sections())
 
 
 class ScriptedPolicyFile(FileModel):
@@ -158,56 +214,47 @@ class ScriptedPolicyFile(FileModel):
 
 
 PolicyFile = RandomPolicyFile | ScriptedPolicyFile
-_MODELS: dict[str, type[RandomPolicyFile] | type[ScriptedPolicyFile]] = {
-    "random": RandomPolicyFile, "scripted": ScriptedPolicyFile}
+_KINDS = ("random", "scripted")
 
 
 def parse_policy(doc: SourceDoc) -> PolicyFile:
     """The policy a document describes; `SimulationError` with every located problem."""
     data = doc.data if isinstance(doc.data, dict) else {}
     kind = data.get("policy", "random")
-    model = _MODELS.get(kind) if isinstance(kind, str) else None
-    if model is None:
+    if kind not in _KINDS:
         problem = doc.problem("invalid_value", f"unknown policy {kind!r}"
-                              f"{did_you_mean(str(kind), _MODELS)}; policies: "
-                              f"{', '.join(_MODELS)}", ("policy",))
+                              f"{did_you_mean(str(kind), _KINDS)}; policies: "
+                              f"{', '.join(_KINDS)}", ("policy",))
         raise SimulationError(f"the policy file {doc.name} is not valid", [problem])
+    model = policy_model() if kind == "random" else ScriptedPolicyFile
     parsed, problems = parse_model(model, doc)
-    problems = [_hinted(p) for p in problems]
+    problems = [_hinted(p, model) for p in problems]
     if parsed is None:
         raise SimulationError(f"the policy file {doc.name} is not valid", problems)
     assert isinstance(parsed, RandomPolicyFile | ScriptedPolicyFile)
     return parsed
 
 
-def _nested_models() -> dict[str, type[FileModel]]:
-    """Key → the model of the mapping nested under it, read from `RandomPolicyFile`'s
-    fields (``roles``: role id → `RoleBehaviour`; each behaviour section a loop takes,
-    such as the coordinator's): the policy file's keys are written once, as fields."""
-    found: dict[str, type[FileModel]] = {}
-    for name, info in RandomPolicyFile.model_fields.items():
-        kind = info.annotation
-        if name == "roles":
-            found[name] = RoleBehaviour
-        elif isinstance(kind, type) and issubclass(kind, FileModel):
-            found[name] = kind
-    return found
+def _nested(model: type[BaseModel], key: str) -> type[BaseModel] | None:
+    """The model of the mapping nested under top-level `key` of a policy `model`
+    (``roles``: role id → `RoleBehaviour`; a family's section: its model)."""
+    if key == "roles":
+        return RoleBehaviour
+    info = model.model_fields.get(key)
+    kind = None if info is None else info.annotation
+    return kind if isinstance(kind, type) and issubclass(kind, FileModel) else None
 
 
-#: Models of the mappings nested under a key (for did-you-mean on unknown keys).
-_NESTED: dict[str, type[FileModel]] = _nested_models()
-
-
-def _hinted(problem: Problem) -> Problem:
-    """Add a did-you-mean to an unknown key of a role's or the coordinator's mapping."""
+def _hinted(problem: Problem, model: type[BaseModel]) -> Problem:
+    """Add a did-you-mean to an unknown key of a role's mapping or a family section."""
     if problem.code != "unknown_key" or problem.key is None or "did you mean" in \
             problem.message or ";" in problem.message:
         return problem
     parts = problem.key.split(".")
-    model = _NESTED.get(parts[0])
-    if model is None or len(parts) != (3 if parts[0] == "roles" else 2):
+    nested = _nested(model, parts[0])
+    if nested is None or len(parts) != (3 if parts[0] == "roles" else 2):
         return problem
-    fields = list(model.model_fields)
+    fields = list(nested.model_fields)
     hint = did_you_mean(parts[-1], fields) or f"; keys: {', '.join(fields)}"
     return replace(problem, message=problem.message + hint)
 

@@ -34,7 +34,13 @@ from ..core.loop import Act, Loop
 from ..core.players import Player
 from ..errors import LoopRefused, SimulationError, did_you_mean
 from .lookup import codec_of, players_of
-from .model import RandomPolicyFile, ScriptedPolicyFile, parse_policy, read_policy_file
+from .model import (
+    RandomPolicyFile,
+    ScriptedPolicyFile,
+    parse_policy,
+    policy_model,
+    read_policy_file,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -265,7 +271,7 @@ class RandomPolicy(Policy):
                  source: SourceDoc | None = None, **fields: Any) -> None:
         if isinstance(spec, RandomPolicyFile):
             if fields:
-                spec = RandomPolicyFile.model_validate({**spec.model_dump(), **fields})
+                spec = policy_model().model_validate({**spec.model_dump(), **fields})
             self.spec = spec
         else:
             data = {**dict(spec or {}), **fields}
@@ -330,7 +336,7 @@ def _validated(data: Mapping[str, Any], what: str = "the random policy") -> Rand
     from pydantic import ValidationError
 
     try:
-        return RandomPolicyFile.model_validate(dict(data))
+        return policy_model().model_validate(dict(data))
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"])

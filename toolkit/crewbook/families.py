@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     AnyFamily: TypeAlias = LoopFamily[Any, Any]
 
 __all__ = ["FAMILIES", "CommandGroup", "Entry", "command_groups", "default_routing_loop",
-__all__ = ["FAMILIES", "CommandGroup", "Entry", "command_groups", "default_routing_loop",
            "families", "family", "family_of", "family_of_kind", "policy_sections", "register",
            "routing_roles", "tool_modules", "unregister"]
 
@@ -59,8 +58,7 @@ class Entry(NamedTuple):
     `policy`, the sections of a random ``policy.yaml`` the family's simulated players
     read, as (top-level key, ``"module:Model"`` of a `crewbook.models.FileModel`) pairs
     (`crewbook.simulate.model.policy_model`). Named tuples, not dataclasses: the command
-    line reads the
-    registry at start-up, and a named tuple's class is made ~8x faster."""
+    line reads the registry at start-up, and a named tuple's class is made ~8x faster."""
 
     family: str
     command: CommandGroup | None = None

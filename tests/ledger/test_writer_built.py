@@ -146,11 +146,16 @@ def test_usual_act_syncs_with_fsync_always_and_counts_what_it_wrote(
     """The usual act (nobody else wrote) is written inline in `AppendFile.land`: it still
     syncs each act with ``fsync="always"`` (not with ``"close"``), and the writer's count
     (events, each run's next seq) follows what it wrote."""
-    import crewbook.ledger.appendfile as appendfile
+    import os
 
     synced: list[int] = []
-    real = appendfile.os.fsync
-    monkeypatch.setattr(appendfile.os, "fsync", lambda fd: (synced.append(fd), real(fd)))
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
     one = {k: v for k, v in ACT[0].items() if k != "run"}
     for policy, acts in (("close", 0), ("always", 3)):
         synced.clear()

@@ -39,7 +39,7 @@ if fcntl is not None:
     #: Looked up once: `AppendFile.land` calls them on every act.
     flock: Final = fcntl.flock
 #: Looked up once: `AppendFile.land` calls them on every act.
-lseek, SEEK_END, os_write = os.lseek, os.SEEK_END, os.write
+lseek, SEEK_END = os.lseek, os.SEEK_END
 
 FsyncPolicy = Literal["close", "always"]
 
@@ -136,18 +136,10 @@ class AppendFile:
                 seqs = self.seqs
                 if lseek(fd, 0, SEEK_END) == self.scanned and seqs.get(run, 0) == first \
                         and (not self.head or run in seqs):
-                    # nobody else wrote since the lines were numbered: the usual act, with
-                    # `write`'s steps inline (one run's lines numbered in a row)
-                    written = os_write(fd, data)
-                    if written != len(data):  # rare (a full disk, a signal): the rest
-                        write_all(fd, data[written:])
-                    if self.fsync == "always":
-                        os.fsync(fd)
-                    self.scanned += len(data)
-                    count = len(bodies)
-                    seqs[run] = first + count
-                    self.events += count
-                    self.last_run = run
+                    # nobody else wrote since the lines were numbered: the usual act (its
+                    # lines still reach the file through `write`, the one place they do)
+                    self.write(data, [(run, first)] if len(bodies) == 1 else
+                               [(run, seq) for seq in range(first, first + len(bodies))])
                 else:
                     self._land_locked(fd, run, bodies, first, data)
             finally:

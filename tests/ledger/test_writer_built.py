@@ -139,3 +139,35 @@ def test_each_known_key_set_gets_straight_line_code_once(tmp_path: Path) -> None
             ledger.append_built([{**event, "role'] = 1 #": "x"}])
     assert (tuple({**event, "role'] = 1 #": "x"}) not in shapes.BUILDERS
             or shapes.BUILDERS[tuple({**event, "role'] = 1 #": "x"})] is None)
+
+
+def test_usual_act_syncs_with_fsync_always_and_counts_what_it_wrote(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The usual act (nobody else wrote) is written inline in `AppendFile.land`: it still
+    syncs each act with ``fsync="always"`` (not with ``"close"``), and the writer's count
+    (events, each run's next seq) follows what it wrote."""
+    import os
+
+    synced: list[int] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    one = {k: v for k, v in ACT[0].items() if k != "run"}
+    for policy, acts in (("close", 0), ("always", 3)):
+        synced.clear()
+        path = tmp_path / f"{policy}.jsonl"
+        ledger = Ledger(path, run="r", loop="L", fsync=policy)  # type: ignore[arg-type]
+        for _ in range(3):
+            assert ledger.append_built([dict(one)]) == 1
+        assert len(synced) == acts  # before close
+        assert (ledger.events, ledger.next_seq) == (3, 3)
+        with Ledger(path, run="r") as other:  # another writer of the same run
+            other.append_built([dict(one)])
+        assert ledger.append_built([dict(one)]) == 1  # caught up: numbered after it
+        ledger.close()
+        seqs = [json.loads(line)["seq"] for line in path.read_text("utf-8").splitlines()]
+        assert seqs == [0, 1, 2, 3, 4]

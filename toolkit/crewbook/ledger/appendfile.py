@@ -36,7 +36,9 @@ from .linebuild import Built, numbered
 if fcntl is not None:
     _LOCK_EX: Final = fcntl.LOCK_EX
     _LOCK_UN: Final = fcntl.LOCK_UN
-#: Looked up once: `AppendFile.land` calls it on every act.
+    #: Looked up once: `AppendFile.land` calls them on every act.
+    flock: Final = fcntl.flock
+#: Looked up once: `AppendFile.land` calls them on every act.
 lseek, SEEK_END = os.lseek, os.SEEK_END
 
 FsyncPolicy = Literal["close", "always"]
@@ -129,17 +131,19 @@ class AppendFile:
                 with self.lock:
                     self._land_locked(fd, run, bodies, first, data)
                 return
-            fcntl.flock(fd, _LOCK_EX)
+            flock(fd, _LOCK_EX)
             try:
-                if lseek(fd, 0, SEEK_END) == self.scanned and self.seqs.get(run, 0) == first \
-                        and (not self.head or run in self.seqs):
-                    # nobody else wrote since the lines were numbered: the usual act
+                seqs = self.seqs
+                if lseek(fd, 0, SEEK_END) == self.scanned and seqs.get(run, 0) == first \
+                        and (not self.head or run in seqs):
+                    # nobody else wrote since the lines were numbered: the usual act (its
+                    # lines still reach the file through `write`, the one place they do)
                     self.write(data, [(run, first)] if len(bodies) == 1 else
                                [(run, seq) for seq in range(first, first + len(bodies))])
                 else:
                     self._land_locked(fd, run, bodies, first, data)
             finally:
-                fcntl.flock(fd, _LOCK_UN)
+                flock(fd, _LOCK_UN)
 
     def _land_locked(self, fd: int, run: str, bodies: list[dict[str, Any]], first: int,
                      data: bytes) -> None:

@@ -111,6 +111,22 @@ class LineBuilder:
         model, a value that is not JSON, no event at all. `run` and `loop` fill the events
         that name none."""
         builders = BUILDERS
+        if len(items) == 1:  # the usual act, one event of a known key set: the loop below
+            event = items[0]  # written out for it (no list of bodies, no ts to remember)
+            build = builders.get(tuple(event)) if type(event) is dict else None
+            body = None if build is None else build(event, run, loop)
+            if body is not None:
+                ts = body["ts"]
+                if ts is not None and ts[-6:] == "+00:00" and "1678" <= ts <= "2262" and (
+                        len(ts) == 25 or (len(ts) == 32 and ts[20:26] != "000000")):
+                    body["ts"] = ts[:-6] + "Z"
+                    its_run = body["run"]
+                    first = body["seq"] = seqs.get(its_run, 0)
+                    try:
+                        line = to_json(body, inf_nan_mode="null") + b"\n"
+                    except (PydanticSerializationError, ValueError, RecursionError):
+                        return None
+                    return (its_run, [body], first, line)
         found: Any = None
         text: Any = None
         last_ts: Any = None

@@ -311,6 +311,38 @@ def test_a_profile_gives_its_roles_defaults(tour: Path) -> None:
         register_toy()
 
 
+def test_a_family_ships_its_roles_defaults_in_its_folder(tour: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """A family's own ``roles.yaml``, beside its modules, is the last layer of its roles'
+    routes (shared code names no family's roles); a wrong key there is a located error."""
+    from crewbook.errors import RoutingError
+    from crewbook.routing import role_route
+
+    for name, text in (("goodroles", "checker: {tier: light, effort: low}\n"),
+                       ("badroles", "checker: {tier: light, effort: low}\n"
+                                    "chekcer: {tier: deep, effort: low}\n")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text("", encoding="utf-8")
+        (tmp_path / name / "roles.yaml").write_text(text, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    register("goodroles", "goodroles.family:FAMILY", roles=("checker",))
+    try:
+        route = role_route("checker", "goodroles", tour)
+        assert (route.tier, route.effort, route.source) == ("light", "low", "built-in")
+        assert route.where == "<built-in>/goodroles/roles.yaml"
+    finally:
+        unregister("goodroles")
+    register("badroles", "badroles.family:FAMILY", roles=("checker",))
+    try:
+        with pytest.raises(RoutingError) as caught:
+            role_route("checker", "badroles", tour)
+        assert "<built-in>/badroles/roles.yaml:2" in str(caught.value)
+        assert "did you mean 'checker'?" in str(caught.value)
+    finally:
+        unregister("badroles")
+
+
 def test_a_generated_profile_leaves_out_its_empty_roles_section() -> None:
     """crewbook's defaults name none of its roles: a profile generated from a preset
     has no empty ``toy:`` section, and every default crewbook's defaults do name."""

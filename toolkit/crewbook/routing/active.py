@@ -22,6 +22,7 @@ from .profiles import (
     DEFAULTS_DISPLAY,
     ProfileLayer,
     builtin_defaults,
+    family_roles_file,
     profile_layers,
     project_profile_path,
 )
@@ -95,16 +96,18 @@ class ActiveProfile:
         """Every cell, deep to light, low to high."""
         return {(t, e): self.cell(t, e) for t in TIERS for e in EFFORTS}
 
-    def _pair(self, getter: Any, what: str | None) -> AxisResolution | None:
-        """The first layer's pair `getter` finds, then the built-in defaults'; None when
-        none has one (`what`: the key always in the defaults, checked when given)."""
+    def _pair(self, getter: Any, what: str | None,
+              builtin: str = DEFAULTS_DISPLAY) -> AxisResolution | None:
+        """The first layer's pair `getter` finds, then the built-in defaults' (shown as
+        `builtin`); None when none has one (`what`: the key always in the defaults,
+        checked when given)."""
         for layer in self.layers:
             pair = getter(layer.file)
             if pair is not None:
                 return AxisResolution(pair, layer.scope, layer.display_path)
         pair = getter(builtin_defaults())
         assert pair is not None or what is None, what
-        return None if pair is None else AxisResolution(pair, "built-in", DEFAULTS_DISPLAY)
+        return None if pair is None else AxisResolution(pair, "built-in", builtin)
 
     def task_default(self, kind: TaskDefaultKind) -> AxisResolution:
         """The tier/effort implied by complexity `simple`/`complex`, or for `unclassified`."""
@@ -133,7 +136,9 @@ class ActiveProfile:
                     or f"; roles: {', '.join(LOOP_ROLES[loop])}"
                 )
             )
-        found = self._pair(lambda f: f.roles.get(loop, role), None) \
+        shipped = family_roles_file(loop)
+        found = self._pair(lambda f: f.roles.get(loop, role), None,
+                           DEFAULTS_DISPLAY if shipped is None else shipped[1]) \
             or self.task_default("unclassified")
         return RoleRoute(
             loop,

@@ -247,6 +247,13 @@ class RoleDefaults(FileModel):
         value = None if group is None else _keyed(group, role)
         return value if isinstance(value, AxisPair) else None
 
+    @classmethod
+    def group_model(cls, loop: str) -> type[BaseModel] | None:
+        """The model of `loop`'s group of roles (as written in files), or None."""
+        name = _names_of(cls).get(loop)
+        kind = None if name is None else cls.model_fields[name].annotation
+        return kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
+
 
 def _keyed(model: BaseModel, key: str) -> Any:
     """The value of `model`'s field written `key` in files (its alias, else its name)."""
@@ -325,9 +332,10 @@ class ProfileFile(FileModel):
 
 
 class DefaultsFile(FileModel):
-    """crewbook's own role and task defaults (`routing/defaults.yaml`)."""
+    """crewbook's own role and task defaults: `routing/defaults.yaml` (the task
+    defaults) with each routed family's ``roles.yaml`` (its roles')."""
 
-    roles: RoleDefaults
+    roles: RoleDefaults = Field(default_factory=RoleDefaults)
     task_defaults: TaskDefaults
 
 
@@ -335,7 +343,7 @@ class DefaultsFile(FileModel):
 def _with_roles(base: type[F], roles: type[RoleDefaults]) -> type[F]:
     from pydantic import create_model
 
-    field = Field() if base is DefaultsFile else Field(default_factory=roles)
+    field = Field(default_factory=roles)
     made: type[F] = create_model(base.__name__, __base__=base, __module__=__name__,
                                  roles=(roles, field))
     made.__doc__ = base.__doc__

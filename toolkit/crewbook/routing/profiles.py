@@ -34,7 +34,7 @@ from .axes import (
 )
 from .files import dump_yaml, load_model
 from .home import display_home_path, global_profile_path
-from .model import DefaultsFile, ProfileFile, defaults_model, profile_model
+from .model import DefaultsFile, ProfileFile, RoleDefaults, defaults_model, profile_model
 from .presets import Preset, get_preset
 
 PROJECT_PROFILE = "_codev/routing/profile.yaml"
@@ -43,23 +43,57 @@ DEFAULTS_DISPLAY = "<built-in>/routing/defaults.yaml"
 
 def builtin_defaults() -> DefaultsFile:
     """crewbook's role and task defaults, every entry set (read again when the
-    registry's routing roles change)."""
+    registry's routing roles change): the task defaults from `routing/defaults.yaml`,
+    each routed family's role defaults from the ``roles.yaml`` of its folder."""
     return _builtin_defaults(defaults_model())
+
+
+def family_roles_file(loop: str) -> tuple[Path, str] | None:
+    """The ``roles.yaml`` of routing loop `loop`'s family folder and how messages show
+    it, or None when the family ships none (its roles then route as an unclassified
+    task). Found from the family's registry line without importing the family."""
+    from ..families import FAMILIES
+
+    entry = FAMILIES.get(loop)
+    return None if entry is None else _roles_file_of(entry.family)
+
+
+@cache
+def _roles_file_of(dotted: str) -> tuple[Path, str] | None:
+    """`family_roles_file` of the family at ``"module:attribute"`` `dotted` (once:
+    routing asks on every route)."""
+    from importlib.util import find_spec
+
+    package = dotted.partition(":")[0].rpartition(".")[0]
+    spec = find_spec(package) if package else None
+    folders = list(spec.submodule_search_locations or ()) if spec is not None else []
+    for folder in folders:
+        path = Path(folder) / "roles.yaml"
+        if path.is_file():
+            return path, f"<built-in>/{package.rpartition('.')[2]}/roles.yaml"
+    return None
 
 
 @cache
 def _builtin_defaults(model: type[DefaultsFile]) -> DefaultsFile:
     path = Path(str(resources.files(__package__).joinpath("defaults.yaml")))
     defaults = load_model(path, model, DEFAULTS_DISPLAY, "routing defaults")
-    written = {info.alias or name for name, info in type(defaults.roles).model_fields.items()
-               if name in defaults.roles.model_fields_set}
-    for loop, roles in LOOP_ROLES.items():
-        if loop not in written:
-            continue  # a family registered outside crewbook: routed as an unclassified task
-        for role in roles:
-            if defaults.roles.get(loop, role) is None:  # pragma: no cover - data guard
-                raise AssertionError(f"{DEFAULTS_DISPLAY}: no default for {loop}.{role}")
-    return defaults
+    roles_model = model.model_fields["roles"].annotation
+    assert isinstance(roles_model, type)
+    assert issubclass(roles_model, RoleDefaults)
+    groups: dict[str, Any] = {}
+    for loop in LOOP_ROLES:
+        found = family_roles_file(loop)
+        group = roles_model.group_model(loop)
+        if found is None or group is None:
+            continue  # a family that ships no defaults: routed as an unclassified task
+        groups[loop] = load_model(found[0], group, found[1], f"{loop} role defaults")
+    roles = roles_model.model_validate(groups)
+    for loop in groups:
+        for role in LOOP_ROLES[loop]:
+            if roles.get(loop, role) is None:  # pragma: no cover - data guard
+                raise AssertionError(f"{loop} role defaults: no default for {role}")
+    return defaults.model_copy(update={"roles": roles})
 
 
 def project_profile_path(project: Project) -> Path:

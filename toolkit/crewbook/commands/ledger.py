@@ -5,7 +5,9 @@
 
 `register` adds the command to the main parser's subparsers; each subcommand sets
 ``func(args) -> int``: 0 when every line was a valid event, 1 when invalid input was
-found (the summary still covers what could be read).
+found (the summary still covers what could be read). The summary's figures live in
+`_ledger_figures`, the export command in `_ledger_export`, the error report of a
+ledger that cannot be read in `_ledger_problems`.
 """
 
 from __future__ import annotations
@@ -14,15 +16,14 @@ import argparse
 import sys
 import warnings
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import LedgerError, Problem, plural
+from ._ledger_export import export_command
+from ._ledger_figures import na, summarise, summarise_folder, summary_text
+from ._ledger_problems import fail
 from ._shared import emit_json
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 __all__ = ["by_change_command", "convert_command", "export_command", "import_command",
            "register", "summary_command"]
@@ -167,7 +168,7 @@ def summary_command(args: argparse.Namespace) -> int:
             warnings.simplefilter("ignore")
             df = read_ledger(args.paths, errors="skip", payload="none")
     except LedgerError as exc:
-        return _fail(exc.problems, getattr(args, "json", False))
+        return fail(exc.problems, getattr(args, "json", False))
     problems: list[Problem] = df.attrs.get(PROBLEMS_ATTR, [])
     data = summarise(df)
     data["files"] = len(df.attrs.get("crewbook_sources", []))
@@ -175,7 +176,7 @@ def summary_command(args: argparse.Namespace) -> int:
     if getattr(args, "json", False):
         emit_json(data)
     else:
-        print(_summary_text(data))
+        print(summary_text(data))
         for problem in problems:
             print(problem, file=sys.stderr)
     return 1 if any(p.severity == "error" for p in problems) else 0
@@ -189,14 +190,14 @@ def _summary_parquet(args: argparse.Namespace) -> int:
     try:
         folder = LedgerFolder(args.parquet)
     except LedgerError as exc:
-        return _fail(exc.problems, as_json)
+        return fail(exc.problems, as_json)
     data = summarise_folder(folder)
     data["files"] = len(folder.files)
     data["problems"] = []
     if as_json:
         emit_json(data)
     else:
-        print(_summary_text(data))
+        print(summary_text(data))
     return 0
 
 
@@ -206,14 +207,14 @@ def _convert_folder(args: argparse.Namespace) -> int:
 
     as_json = getattr(args, "json", False)
     if args.output is None:
-        return _fail([Problem("no_output", "--to parquet-folder needs -o FOLDER (the "
+        return fail([Problem("no_output", "--to parquet-folder needs -o FOLDER (the "
                               "folder to write)", str(args.path))], as_json)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             files = write_parquet(args.path, args.output)
     except LedgerError as exc:
-        return _fail(exc.problems, as_json)
+        return fail(exc.problems, as_json)
     if as_json:
         emit_json({"output": str(args.output), "files": [str(f) for f in files]})
     else:
@@ -232,9 +233,9 @@ def convert_command(args: argparse.Namespace) -> int:
     try:
         files = find_ledgers(root)
     except LedgerError as exc:
-        return _fail(exc.problems, getattr(args, "json", False))
+        return fail(exc.problems, getattr(args, "json", False))
     if not files:
-        return _fail([Problem("no_ledger", "no ledger here: no *.jsonl file and no spec-kit "
+        return fail([Problem("no_ledger", "no ledger here: no *.jsonl file and no spec-kit "
                               "run folder below this path", str(root))],
                      getattr(args, "json", False))
     written: list[dict[str, Any]] = []
@@ -270,14 +271,6 @@ def convert_command(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _counts(values: pd.Series) -> dict[str, int]:
-    """Counts of each value, most frequent first and ties by name: the same order on any
-    machine (`value_counts` leaves ties to the CPU's sort kernel)."""
-    counts = values.dropna().astype(str).value_counts(sort=False)
-    ranked = sorted(counts.items(), key=lambda kv: (-int(kv[1]), kv[0]))
-    return {str(name): int(n) for name, n in ranked}
-
-
 def import_command(args: argparse.Namespace) -> int:
     """``crewbook ledger import``: one ledger from other tools' logs. Every file that can
     be imported is written; 1 when any was skipped (each is listed with its reason) or
@@ -292,7 +285,7 @@ def import_command(args: argparse.Namespace) -> int:
         output_kind(args.output, inputs=paths)  # refused before any work
         result = gather(paths, args.source)
     except LedgerError as exc:
-        return _fail(exc.problems, as_json)
+        return fail(exc.problems, as_json)
     lines = [event.to_line() for event in result.events]
     write_output(args.output, "".join(line + "\n" for line in lines), inputs=paths)
     read: list[dict[str, Any]] = [
@@ -328,7 +321,7 @@ def by_change_command(args: argparse.Namespace) -> int:
     try:
         runs = import_runs(args.sources, source=args.source)
     except LedgerError as exc:
-        return _fail(exc.problems, as_json)
+        return fail(exc.problems, as_json)
     table = runs_by_change(project, runs)
     rows = [{k: _plain(v) for k, v in row.items()} for row in table.to_dict("records")]
     if as_json:
@@ -351,226 +344,12 @@ def _plain(value: Any) -> Any:
     """A frame value as JSON: NA → None, numpy numbers → int/float, timedelta → text."""
     import pandas as pd
 
-    if _na(value):
+    if na(value):
         return None
     if isinstance(value, pd.Timedelta):
         seconds = int(value.total_seconds())
         return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
     return value.item() if hasattr(value, "item") else value
-
-
-def export_command(args: argparse.Namespace) -> int:
-    """``crewbook ledger export``: the ledger's runs as OTLP spans, written or sent."""
-    from ..errors import SendError, UsageError
-    from ..ledger.reader import read_ledger
-
-    as_json = getattr(args, "json", False)
-    if args.output is None and args.otlp_endpoint is None:
-        print("give the file to write (-o OUT) or the endpoint to send to "
-              "(--otlp-endpoint URL)", file=sys.stderr)
-        return 2
-    if args.output is not None:
-        from ..core.atomic import output_kind
-
-        output_kind(args.output, inputs=[args.ledger])  # refused before any work
-    try:
-        clockless_at = _clockless_at(args.clockless_at)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            df = read_ledger(args.ledger)
-        sent = _send(args, df, clockless_at) if args.otlp_endpoint else None
-        export = sent.export if sent is not None else None
-        if args.output is not None:
-            export = _write_export(args, df, clockless_at)
-    except LedgerError as exc:
-        return _fail(exc.problems, as_json)
-    except UsageError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    except SendError as exc:
-        if as_json:
-            emit_json({"error": {"type": "SendError", "message": str(exc)}})
-        else:
-            print(exc, file=sys.stderr)
-        return 1
-    assert export is not None
-    doc: dict[str, Any] = {"traces": export.traces, "spans": export.spans,
-                           "placed": export.placed, "left_out": export.left_out}
-    if args.output is not None:
-        doc["output"] = str(args.output)
-    if sent is not None:
-        doc.update(endpoint=sent.endpoint, requests=sent.requests, retries=sent.retries,
-                   rejected=sent.rejected)
-    if as_json:
-        emit_json(doc)
-        return 1 if sent is not None and sent.rejected else 0
-    what = f"{plural(export.traces, 'trace')}, {plural(export.spans, 'span')}"
-    if args.output is not None:
-        print(f"wrote {args.output} ({what})")
-    if sent is not None:
-        print(f"sent {what} to {sent.endpoint} in {plural(sent.requests, 'request')}"
-              + (f"; it rejected {plural(sent.rejected, 'span')}: "
-                 + "; ".join(sent.messages) if sent.rejected else ""))
-    if export.placed:
-        print(f"{plural(export.placed, 'event')} without a clock placed after the run's "
-              "previous span (flagged crewbook.time_placed)")
-    if export.left_out:
-        print(f"left out {plural(len(export.left_out), 'run')} with no clock at all "
-              f"({', '.join(export.left_out[:3])}{'…' if len(export.left_out) > 3 else ''}):"
-              " --clockless-at TIME (or now) places them")
-    return 1 if sent is not None and sent.rejected else 0
-
-
-def _clockless_at(text: str | None) -> datetime | None:
-    """``--clockless-at``: None, ``now`` (to the second), or an ISO-8601 time (UTC when
-    it names no offset)."""
-    from ..errors import UsageError
-
-    if text is None:
-        return None
-    if text == "now":
-        return datetime.now(UTC).replace(microsecond=0)
-    try:
-        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(f"--clockless-at takes an ISO-8601 time such as "
-                         f"2026-01-05T12:00:00Z, or 'now'; not {text!r}") from None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
-
-
-def _send(args: argparse.Namespace, df: pd.DataFrame,
-          clockless_at: datetime | None) -> Any:
-    from ..ledger.otlp_send import parse_headers, send_otlp
-
-    return send_otlp(df, args.otlp_endpoint, parse_headers(args.header),
-                     clockless_at=clockless_at, project=args.trace_project)
-
-
-def _write_export(args: argparse.Namespace, df: pd.DataFrame,
-                  clockless_at: datetime | None) -> Any:
-    import json
-
-    from ..core.atomic import write_output
-    from ..ledger.otlp_export import otlp_export
-
-    export = otlp_export(df, clockless_at=clockless_at, project=args.trace_project)
-    if args.format == "protobuf":
-        from ..ledger.otlp_send import to_protobuf
-
-        data: str | bytes = to_protobuf(export.document)
-    else:
-        data = json.dumps(export.document, indent=1, sort_keys=True,
-                          ensure_ascii=False) + "\n"
-    write_output(args.output, data, inputs=[args.ledger])
-    return export
-
-
-def summarise(df: pd.DataFrame) -> dict[str, Any]:
-    """The figures `summary` prints, as plain JSON-ready values."""
-    from ..ledger.analyses import run_outcomes
-
-    outcomes = run_outcomes(df)
-    reasons = _counts(outcomes["finished_reason"].astype(object).dropna())
-    rounds = outcomes["rounds"].dropna()
-    return {
-        "events": len(df),
-        "runs": len(outcomes),
-        "loops": _counts(outcomes["loop"].astype(object)),
-        "kinds": {k: v for k, v in _counts(df["kind"].astype(object)).items() if v},
-        "first": _iso(df["ts"].min()),
-        "last": _iso(df["ts"].max()),
-        "finished": reasons,
-        "unfinished": int((~outcomes["finished"]).sum()),
-        "escalated": int(outcomes["escalated"].sum()),
-        "rounds_median": float(rounds.median()) if len(rounds) else None,
-        "rounds_max": int(rounds.max()) if len(rounds) else None,
-        # None when no event records it (spec-kit logs carry no tokens): unknown, not 0
-        "tokens_in": _total(df["tokens_in"]),
-        "tokens_out": _total(df["tokens_out"]),
-        "cost": None if df["cost"].isna().all() else round(float(df["cost"].sum()), 6),
-    }
-
-
-def summarise_folder(folder: Any) -> dict[str, Any]:
-    """`summarise` of a `LedgerFolder`: the same figures, from DuckDB aggregates."""
-    from ..ledger.analyses import run_outcomes
-
-    outcomes = run_outcomes(folder)
-    reasons = _counts(outcomes["finished_reason"].astype(object).dropna())
-    rounds = outcomes["rounds"].dropna()
-    kinds = folder.sql("SELECT kind, count(*) AS n FROM events GROUP BY kind")
-    totals = folder.sql("""SELECT count(*) AS events, min(ts) AS first, max(ts) AS last,
-                                  sum(tokens_in)::BIGINT AS tokens_in,
-                                  sum(tokens_out)::BIGINT AS tokens_out,
-                                  sum(cost) AS cost FROM events""").iloc[0]
-    ranked = sorted(((str(k), int(n)) for k, n in zip(kinds["kind"], kinds["n"], strict=True)),
-                    key=lambda kv: (-kv[1], kv[0]))
-    return {
-        "events": int(totals["events"]),
-        "runs": len(outcomes),
-        "loops": _counts(outcomes["loop"].astype(object)),
-        "kinds": dict(ranked),
-        "first": _iso(_utc(totals["first"])),
-        "last": _iso(_utc(totals["last"])),
-        "finished": reasons,
-        "unfinished": int((~outcomes["finished"]).sum()),
-        "escalated": int(outcomes["escalated"].sum()),
-        "rounds_median": float(rounds.median()) if len(rounds) else None,
-        "rounds_max": int(rounds.max()) if len(rounds) else None,
-        "tokens_in": None if _na(totals["tokens_in"]) else int(totals["tokens_in"]),
-        "tokens_out": None if _na(totals["tokens_out"]) else int(totals["tokens_out"]),
-        "cost": None if _na(totals["cost"]) else round(float(totals["cost"]), 6),
-    }
-
-
-def _utc(value: Any) -> Any:
-    """A DuckDB timestamp (UTC, maybe without its zone) as a UTC pandas Timestamp."""
-    import pandas as pd
-
-    if _na(value):
-        return None
-    stamp = pd.Timestamp(value)
-    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
-
-
-def _na(value: Any) -> bool:
-    import pandas as pd
-
-    return value is None or bool(pd.isna(value))
-
-
-def _total(counts: pd.Series) -> int | None:
-    return None if counts.isna().all() else int(counts.sum())
-
-
-def _summary_text(d: dict[str, Any]) -> str:
-    loops = ", ".join(f"{k} {v:,}" for k, v in d["loops"].items()) or "none"
-    finished = ", ".join(f"{k} {v:,}" for k, v in d["finished"].items()) or "none"
-    lines = [
-        f"{plural(d['files'], 'file')}, {plural(d['events'], 'event')}, "
-        f"{plural(d['runs'], 'run')} ({loops})",
-        f"from {d['first'] or '-'} to {d['last'] or '-'}",
-        f"finished: {finished}; not finished: {d['unfinished']:,}; "
-        f"escalated: {d['escalated']:,}",
-    ]
-    if d["rounds_max"] is not None:
-        lines.append(f"rounds: median {d['rounds_median']:g}, max {d['rounds_max']}")
-    tokens = [f"{d[k]:,} {k[7:]}" for k in ("tokens_in", "tokens_out") if d[k] is not None]
-    lines.append(f"tokens: {', '.join(tokens) or 'not recorded'}; cost "
-                 + (f"{d['cost']:,.2f}" if d["cost"] is not None else "not recorded"))
-    if d["problems"]:
-        errors = sum(p["severity"] == "error" for p in d["problems"])
-        lines.append(f"problems: {plural(errors, 'bad line')} skipped, "
-                     f"{plural(len(d['problems']) - errors, 'warning')} (listed on stderr)")
-    return "\n".join(lines)
-
-
-def _iso(value: Any) -> str | None:
-    import pandas as pd
-
-    if value is None or value is pd.NaT or pd.isna(value):
-        return None
-    return str(pd.Timestamp(value).isoformat()).replace("+00:00", "Z")
 
 
 def _target(root: Path, path: Path, output: Path | None, *, single: bool) -> Path:
@@ -579,15 +358,3 @@ def _target(root: Path, path: Path, output: Path | None, *, single: bool) -> Pat
     relative = path.relative_to(root) if root.is_dir() else Path(path.name)
     base = output if output is not None else root if root.is_dir() else path.parent
     return (base / relative).with_suffix(".parquet")
-
-
-def _fail(problems: tuple[Problem, ...] | list[Problem], as_json: bool) -> int:
-    """Print the problems; 2 when they are only paths that do not exist (a usage error,
-    as in every command), else 1."""
-    if as_json:  # the error document of every command (docs/hardening.md)
-        emit_json({"error": {"type": "LedgerError", "message": "cannot read the ledger",
-                             "problems": [p.to_dict() for p in problems]}})
-    else:
-        for problem in problems:
-            print(problem, file=sys.stderr)
-    return 2 if problems and all(p.code == "file_not_found" for p in problems) else 1

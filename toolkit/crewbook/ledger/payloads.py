@@ -31,6 +31,8 @@ from pandas.api.extensions import (
     register_extension_dtype,
 )
 
+from ._bytes import equal as equal
+from ._bytes import gather
 from .events import FIELDS
 
 if TYPE_CHECKING:
@@ -106,10 +108,10 @@ def line_payloads(buf: pa.Buffer, starts: np.ndarray[Any, np.dtype[np.int64]],
         return LinePayloads(pa.array([], type=TEXT))
     raw = np.frombuffer(buf, dtype=np.uint8)
     found = scan(raw, starts, ends)
-    texts = _gather(buf, found.payload_first, found.payload_stop, pool)
+    texts = gather(buf, found.payload_first, found.payload_stop, pool)
     odd = _unknown_keys(raw, found, count, present)
     odd = odd[~found.doubtful[found.key_line[odd]]]  # those lines are parsed below
-    keys = _gather(buf, found.key_first[odd], found.key_stop[odd], pool)
+    keys = gather(buf, found.key_first[odd], found.key_stop[odd], pool)
     if check_utf8:
         try:
             texts.validate(full=True)
@@ -155,49 +157,6 @@ def _unknown_keys(raw: np.ndarray[Any, np.dtype[np.uint8]], found: Scan, count: 
     if check is None:
         return np.flatnonzero(~named(raw, found.key_first, found.key_stop, _FIELD_NAMES))
     return check[~named(raw, found.key_first[check], found.key_stop[check], _FIELD_NAMES)]
-
-
-def equal(raw: np.ndarray[Any, np.dtype[np.uint8]], byte: int,
-          scratch: np.ndarray[Any, np.dtype[np.bool_]] | None = None, *, extra: int = 0,
-          ) -> np.ndarray[Any, np.dtype[np.bool_]]:
-    """``raw == byte`` (then `extra` False values), in `scratch` when it is long enough:
-    valid until the next use of `scratch`. Reading a file reuses one buffer for these
-    per-byte masks: new ones cost a page fault per 4 KiB and leave heap garbage."""
-    size = len(raw) + extra
-    if scratch is None or len(scratch) < size:
-        out = np.zeros(size, dtype=bool)
-    else:
-        out = scratch[:size]
-        out[len(raw):] = False
-    np.equal(raw, byte, out=out[:len(raw)])
-    return out
-
-
-def _gather(buf: pa.Buffer, first: np.ndarray[Any, np.dtype[np.int64]],
-            stop: np.ndarray[Any, np.dtype[np.int64]],
-            pool: pa.MemoryPool | None = None) -> pa.Array:
-    """The strings buf[first[i]:stop[i]] as one compact array (empty where stop <=
-    first); the ranges are increasing and do not overlap (one per line), and an empty
-    range sits between its neighbours (e.g. at its line's start).
-
-    The bytes of `buf` are seen, without a copy, as an array of 2n strings: each range,
-    then the gap up to the next one; Arrow's ``take`` of the even ones copies the ranges
-    out in C++. (A numpy mask of the ranges needed a running sum over every byte: a
-    quarter of the reading time; an index of the bytes picked, 8 bytes per byte.)"""
-    count = len(first)
-    stop = np.maximum(stop, first)
-    offsets = np.empty(2 * count + 1, dtype=np.int64)
-    offsets[0:2 * count:2] = first
-    offsets[1::2] = stop
-    offsets[-1] = stop[-1] if count else 0
-    if len(buf) < 1 << 31:
-        pieces = pa.StringArray.from_buffers(2 * count, pa.py_buffer(offsets.astype(np.int32)),
-                                             buf)
-    else:  # pragma: no cover - a block of 2 GiB
-        pieces = pa.LargeStringArray.from_buffers(2 * count, pa.py_buffer(offsets), buf)
-    even = pa.array(np.arange(0, 2 * count, 2, dtype=np.int64))
-    texts = pc.take(pieces, even, boundscheck=False, memory_pool=pool)
-    return texts if texts.type == TEXT else texts.cast(TEXT)
 
 
 def _parsed(lines: pa.Array) -> tuple[pa.Array, list[tuple[int, str]]] | None:

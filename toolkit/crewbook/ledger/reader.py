@@ -35,16 +35,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import ValidationError
 
-from ..core.paths import kind_of
 from ..errors import LedgerError, Problem, UsageError, plural
 from ..report import ValidationReport
+from ._find import Source as Source
+from ._find import find_ledgers as find_ledgers
 from .events import FIELDS, KINDS, LedgerEvent, validation_problems
 from .parse import ARROW_SCHEMA, Parsed, compact, concat, parse_bytes, parse_file, reader_pool
 from .payloads import TEXT, PayloadArray, parse_payload, payload_text
 
 Errors = Literal["raise", "skip"]
 PayloadMode = Literal["dict", "flat", "none"]
-Source = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 #: The frame's columns, in order (payload last; absent with payload="none").
 COLUMNS: Final[tuple[str, ...]] = (
@@ -132,47 +132,6 @@ def validate_ledger(path: Path | str) -> ValidationReport:
     for file, shown in files:
         problems.extend(read_one(file, shown, with_payload=True).problems)
     return ValidationReport(tuple(problems), subject=str(path))
-
-
-# -- finding files -----------------------------------------------------------------------
-
-
-def find_ledgers(source: Source) -> list[tuple[Path, str]]:
-    """(path, name shown in messages) for every ledger that `source` designates."""
-    items: Sequence[str | os.PathLike[str]] = (
-        [source] if isinstance(source, str | os.PathLike) else list(source))
-    found: list[tuple[Path, str]] = []
-    missing: list[Problem] = []
-    for item in items:
-        path = Path(item)
-        if path.is_dir():
-            found.extend(_in_folder(path))
-        elif path.is_file() and path.name == "log.jsonl" and (
-                path.parent / "state.json").is_file():
-            found.append((path.parent, str(item)))  # a spec-kit run's log
-        elif path.is_file():
-            found.append((path, str(item)))
-        elif (kind := kind_of(path)) in ("missing", "unreadable"):
-            missing.append(Problem("file_not_found", "no such file or folder; check the path",
-                                   str(item)))
-        else:
-            missing.append(Problem("not_a_file", f"it is a {kind}, not a ledger file or a "
-                                   "folder of ledgers", str(item)))
-    if missing:
-        raise LedgerError("cannot read the ledger", missing)
-    return found
-
-
-def _in_folder(folder: Path) -> list[tuple[Path, str]]:
-    if (folder / "log.jsonl").is_file() and (folder / "state.json").is_file():
-        return [(folder, str(folder))]
-    out: list[tuple[Path, str]] = []
-    for path in sorted(folder.rglob("*.jsonl")):
-        if path.name == "log.jsonl" and (path.parent / "state.json").is_file():
-            out.append((path.parent, str(path.parent)))
-        elif path.is_file():
-            out.append((path, str(path)))
-    return out
 
 
 # -- reading one ---------------------------------------------------------------------------

@@ -6,7 +6,8 @@ onto ledger events (docs/importers.md has every mapping). An event with tokens b
 cost gets an estimate from the price table (`crewbook.ledger.prices`), marked in
 ``payload.cost_estimate``. Adding a source is one module
 (a ``looks_like(sniff)`` detector and an ``import_file(path, shown)`` importer) and one
-`Source` line in `REGISTRY`.
+`Source` line in `REGISTRY`. What detection sees is `_sniff`; the built-in sources'
+detectors and importers are `_builtin`; the record of what an import read is `_imported`.
 
 The import is never all-or-nothing: every file that can be read is imported; each file
 skipped is listed with its reason (`skipped_files`, ``--json``), and only when nothing at
@@ -17,19 +18,28 @@ all could be imported does `import_runs` raise. This module loads no pandas or p
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ...core.paths import kind_of
 from ...errors import LedgerError, Problem, UsageError
 from ..calls import model_calls, tool_calls
+from ._imported import (
+    SKIPPED_ATTR,
+    UNKNOWN_ATTR,
+    UNKNOWN_KEY,
+    Imported,
+    skipped_files,
+    unknown_types,
+)
+from ._sniff import SNIFF_BYTES as SNIFF_BYTES
+from ._sniff import SNIFF_JSON_BYTES as SNIFF_JSON_BYTES
+from ._sniff import Sniff, json_error
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,21 +50,10 @@ Importer = Callable[[Path, str], "list[LedgerEvent]"]
 
 #: The column added to the ledger's columns.
 SOURCE_COLUMN: Final = "source"
-#: ``frame.attrs`` key of the files an import skipped (see `skipped_files`).
-SKIPPED_ATTR: Final = "crewbook_skipped"
-#: ``frame.attrs`` key of the counts of events of unknown types kept as notes.
-UNKNOWN_ATTR: Final = "crewbook_unknown"
-#: The payload key an importer sets on a ``note`` that keeps an event of a type it does
-#: not know (its value: the type's name); such events are counted and reported.
-UNKNOWN_KEY: Final = "unknown_type"
 #: Bytes of imported ledger lines parsed at a time into the frame.
 _CHUNK: Final = 16 << 20
 #: File names looked at inside a folder (other files are not run logs).
 SUFFIXES: Final = (".json", ".jsonl", ".traj", ".md")
-#: How much of a file detection reads.
-SNIFF_BYTES: Final = 1 << 20
-#: Largest whole-JSON file parsed to detect its source (JSON Lines are read by line).
-SNIFF_JSON_BYTES: Final = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -103,12 +102,12 @@ _LEDGER: Final = "crewbook.ledger"
 
 #: Every source, in the order detection tries them.
 REGISTRY: Final[tuple[Source, ...]] = (
-    Source("crewbook", f"{__name__}:_looks_like_ledger", f"{__name__}:_crewbook",
+    Source("crewbook", "_builtin:looks_like_ledger", "_builtin:crewbook",
            "a crewbook ledger (JSON Lines with \"v\": 1)"),
-    Source("speckit", f"{__name__}:_looks_like_speckit", f"{__name__}:_speckit",
+    Source("speckit", "_builtin:looks_like_speckit", "_builtin:speckit",
            "a spec-kit workflow run folder (log.jsonl + state.json)",
            find_runs=f"{_LEDGER}.speckit:find_speckit_runs"),
-    Source("otlp", f"{__name__}:_looks_like_otlp", f"{__name__}:_otlp",
+    Source("otlp", "_builtin:looks_like_otlp", "_builtin:otlp",
            "OTLP JSON trace data (\"resourceSpans\")"),
     Source("openhands", "openhands:detects", "openhands:import_file",
            "an OpenHands event list or event stream (V0 events with action/observation; "
@@ -126,10 +125,10 @@ REGISTRY: Final[tuple[Source, ...]] = (
     Source("gemini-cli", "gemini:detects", "gemini:import_file",
            "a Gemini CLI session (session-*.json with sessionId, projectHash and messages, "
            "or its JSON Lines form: a header line, then one line per message)"),
-    Source("claude-code", f"{__name__}:_looks_like_claude_code", "claude_code:import_file",
+    Source("claude-code", "_builtin:looks_like_claude_code", "claude_code:import_file",
            "a Claude Code session transcript (JSON Lines with sessionId, type "
            "user/assistant, message)"),
-    Source("codex", f"{__name__}:_looks_like_codex", "codex:import_file",
+    Source("codex", "_builtin:looks_like_codex", "codex:import_file",
            "a Codex CLI rollout (JSON Lines: session_meta, response_item, event_msg)"),
 )
 #: The names of the sources, in `REGISTRY` order.
@@ -137,97 +136,6 @@ SOURCES: Final[tuple[str, ...]] = tuple(s.name for s in REGISTRY)
 #: What each source is, for messages and ``--help``.
 DESCRIPTIONS: Final[dict[str, str]] = {s.name: s.description for s in REGISTRY}
 _BY_NAME: Final[dict[str, Source]] = {s.name: s for s in REGISTRY}
-
-
-@dataclass
-class Sniff:
-    """What detection sees of a file or folder: the first `SNIFF_BYTES` as text, the
-    first line as JSON, and (for a whole-JSON file up to `SNIFF_JSON_BYTES`) its value.
-    Each is computed once, on first use, for every detector to share."""
-
-    path: Path
-    head: str = ""
-    size: int = 0
-    is_dir: bool = False
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
-
-    @classmethod
-    def of(cls, path: Path) -> Sniff:
-        """The sniff of `path`; `LedgerError` when the file cannot be read."""
-        if path.is_dir():
-            return cls(path, is_dir=True)
-        try:
-            size = path.stat().st_size
-            with path.open("rb") as handle:
-                head = handle.read(SNIFF_BYTES).decode("utf-8-sig", errors="replace")
-        except OSError as exc:
-            raise LedgerError(f"cannot import {path}", [Problem(
-                "file_not_found" if isinstance(exc, FileNotFoundError) else "unreadable",
-                f"cannot read it: {exc.strerror}", str(path))]) from None
-        return cls(path, head=head, size=size)
-
-    @cached_property
-    def text(self) -> str:
-        """The head without leading white space."""
-        return self.head.lstrip()
-
-    @cached_property
-    def first(self) -> Any:
-        """The first line parsed as JSON (None when it is not JSON)."""
-        line = self.text.split("\n", 1)[0]
-        try:
-            return json.loads(line)
-        except ValueError:
-            return None
-
-    @cached_property
-    def value(self) -> Any:
-        """The whole file parsed as JSON, or None (not JSON, JSON Lines, too big)."""
-        if self.is_dir or not self.text.startswith(("[", "{")) \
-                or self.size > SNIFF_JSON_BYTES:
-            return None
-        if self.size <= SNIFF_BYTES:
-            text = self.head
-        else:
-            try:
-                text = self.path.read_text(encoding="utf-8-sig")
-            except (OSError, UnicodeDecodeError):
-                return None
-        try:
-            return json.loads(text)
-        except ValueError:
-            return None
-
-
-def _looks_like_ledger(sniff: Sniff) -> bool:
-    first = sniff.first
-    return isinstance(first, dict) and {"run", "seq", "kind"} <= first.keys()
-
-
-def _looks_like_speckit(sniff: Sniff) -> bool:
-    if not sniff.is_dir:
-        return False
-    from ..speckit import find_speckit_runs
-
-    return bool(find_speckit_runs(sniff.path))
-
-
-def _looks_like_otlp(sniff: Sniff) -> bool:
-    from ..otlp import looks_like, looks_like_protobuf
-
-    return not sniff.is_dir and (looks_like(sniff.text) or looks_like_protobuf(sniff.path))
-
-
-def _looks_like_claude_code(sniff: Sniff) -> bool:
-    from .claude_code import looks_like
-
-    return not sniff.is_dir and looks_like(sniff.text)
-
-
-def _looks_like_codex(sniff: Sniff) -> bool:
-    from .codex import looks_like
-
-    return not sniff.is_dir and looks_like(sniff.text)
 
 
 def source_named(name: str) -> Source:
@@ -253,7 +161,7 @@ def _unknown(sniff: Sniff) -> LedgerError:
     tried = "; ".join(f"{name}: {text}" for name, text in DESCRIPTIONS.items())
     what = "a folder that holds no run of a known source" if sniff.is_dir else "its content"
     line = column = None
-    broken = _json_error(sniff)
+    broken = json_error(sniff)
     if broken is not None:  # say where it breaks: the likely cause
         what = f"its content (not valid JSON: {broken.msg})"
         line, column = broken.lineno, broken.colno
@@ -261,21 +169,6 @@ def _unknown(sniff: Sniff) -> LedgerError:
         "import_unknown_source", f"from {what}, it is none of the sources crewbook imports "
         f"(tried {tried}); check the path, or name the source with source=/--from",
         str(sniff.path), line, column)])
-
-
-def _json_error(sniff: Sniff) -> json.JSONDecodeError | None:
-    """Why a file that starts like JSON is not JSON (None when it is, or is not JSON at
-    all, or JSON Lines)."""
-    if sniff.is_dir or not sniff.text.startswith(("[", "{")) or sniff.first is not None \
-            or sniff.size > SNIFF_JSON_BYTES or sniff.value is not None:
-        return None
-    try:
-        json.loads(sniff.path.read_text(encoding="utf-8-sig", errors="replace"))
-    except json.JSONDecodeError as exc:
-        return exc
-    except OSError:
-        return None
-    return None
 
 
 def find_sources(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
@@ -364,7 +257,7 @@ def _forced(sniff: Sniff, name: str) -> Source:
             "unreadable", f"cannot read it: it is a folder, where {entry.description} "
             "is a file; name the file, or import the folder without --from",
             str(sniff.path))])
-    broken = _json_error(sniff)
+    broken = json_error(sniff)
     if broken is not None:
         raise LedgerError(f"cannot import {sniff.path} as {entry.name}", [Problem(
             f"import_bad_{entry.name.replace('-', '_')}", f"not JSON: {broken.msg}",
@@ -375,38 +268,6 @@ def _forced(sniff: Sniff, name: str) -> Source:
     raise LedgerError(f"cannot import {sniff.path} as {entry.name}", [Problem(
         f"import_not_{entry.name.replace('-', '_')}",
         f"not {entry.description}: {looks}", str(sniff.path))])
-
-
-@dataclass(frozen=True)
-class Imported:
-    """What an import read: per file or run folder, its source and events, and the
-    files it skipped with the problems that made it skip them."""
-
-    read: list[tuple[Path, str, list[LedgerEvent]]]
-    skipped: list[tuple[Path, list[Problem]]]
-
-    @property
-    def events(self) -> list[LedgerEvent]:
-        """Every event read, file after file."""
-        return [e for _, _, events in self.read for e in events]
-
-    def unknown(self) -> dict[str, int]:
-        """How many events of each unknown type were kept as notes (``source:type``)."""
-        counts: Counter[str] = Counter()
-        for _, name, events in self.read:
-            for event in events:
-                kept = event.payload.get(UNKNOWN_KEY)
-                if event.kind == "note" and isinstance(kept, str):
-                    counts[f"{name}:{kept}"] += 1
-        return dict(sorted(counts.items()))
-
-    def skipped_records(self) -> list[dict[str, Any]]:
-        """One plain record per skipped file: file, code, reason (first problem) and
-        every problem."""
-        return [{"file": str(path), "code": problems[0].code if problems else "unknown",
-                 "reason": problems[0].message if problems else "",
-                 "problems": [p.to_dict() for p in problems]}
-                for path, problems in self.skipped]
 
 
 def each_import(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
@@ -518,24 +379,6 @@ def import_runs(src: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     return frame
 
 
-def skipped_files(frame: pd.DataFrame) -> pd.DataFrame:
-    """The files `import_runs` skipped: one row per file with ``file``, ``code`` and
-    ``reason`` (empty when it skipped none)."""
-    import pandas as pd
-
-    records = frame.attrs.get(SKIPPED_ATTR, [])
-    return pd.DataFrame({"file": [r["file"] for r in records],
-                         "code": [r["code"] for r in records],
-                         "reason": [r["reason"] for r in records]}, dtype="string")
-
-
-def unknown_types(frame: pd.DataFrame) -> dict[str, int]:
-    """How many events of each unknown type (``source:type``) `import_runs` kept as
-    ``note`` events."""
-    counts: dict[str, int] = dict(frame.attrs.get(UNKNOWN_ATTR, {}))
-    return counts
-
-
 def _source_of(event: LedgerEvent, found: str) -> str:
     """An event's source: what its origin says (a ledger written by an import keeps
     it), else the source of the file it was read from."""
@@ -543,41 +386,6 @@ def _source_of(event: LedgerEvent, found: str) -> str:
     if isinstance(origin, dict) and isinstance(origin.get("source"), str):
         return str(origin["source"])
     return found
-
-
-def _crewbook(path: Path, shown: str) -> list[LedgerEvent]:
-    """A crewbook ledger, read line by line (memory bounded by the events, not the file)."""
-    from ..lines import parse_line
-    from ..reader import find_ledgers
-
-    problems: list[Problem] = []
-    events: list[LedgerEvent] = []
-    for file, name in find_ledgers(path):
-        with file.open("rb") as handle:
-            for number, raw in enumerate(handle, 1):
-                if raw.strip():
-                    event = parse_line(raw.rstrip(b"\n"), name, number, problems,
-                                       first=number == 1)
-                    if event is not None:
-                        events.append(event)
-                if len(problems) > 20:
-                    break
-    errors = [p for p in problems if p.severity == "error"]
-    if errors:
-        raise LedgerError(f"cannot import {shown}", errors)
-    return events
-
-
-def _speckit(path: Path, shown: str) -> list[LedgerEvent]:
-    from ..speckit import find_speckit_runs, speckit_events
-
-    return [e for run in find_speckit_runs(path) for e in speckit_events(run)]
-
-
-def _otlp(path: Path, shown: str) -> list[LedgerEvent]:
-    from ..otlp import otlp_events
-
-    return otlp_events(path, shown)
 
 
 __all__ = ["DESCRIPTIONS", "REGISTRY", "SOURCES", "Imported", "Sniff", "Source", "detect",

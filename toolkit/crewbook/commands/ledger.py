@@ -34,7 +34,7 @@ PROBLEMS_ATTR = "crewbook_problems"
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
              common: argparse.ArgumentParser | None = None) -> None:
-    """Add ``ledger`` with its ``summary`` and ``convert`` subcommands.
+    """Add ``ledger`` with its subcommands (summary, convert, import, by-change, export).
 
     `common` is the main parser's shared-options parent (``--json``...); without it,
     each subcommand gets its own ``--json``.
@@ -42,9 +42,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
     parents = [common] if common is not None else []
     parser = subparsers.add_parser(
         "ledger", parents=parents,
-        help="summarise, convert and check run ledgers (JSON Lines)",
+        help="run ledgers: summary, convert, import, export, by-change",
         description="Work with run ledgers: JSON Lines files of loop events, folders of "
-        "them, and spec-kit run folders (.specify/workflows/runs/<id>/).",
+        "them, and spec-kit run folders (.specify/workflows/runs/<id>/); import agent "
+        "logs, export OTLP spans, tie runs to the changes they served.",
     )
     commands = parser.add_subparsers(dest="ledger_command", metavar="COMMAND", required=True)
 

@@ -117,10 +117,22 @@ def eval_facts(path: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
+def v0_history(path: Path) -> list[dict[str, Any]]:
+    """The events of an OpenHands V0 trajectory file, or of a V0 session folder (one event
+    per file, ``events/<id>.json``), in id order."""
+    if path.is_file():
+        events: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+        return events
+    files = sorted((path / "events").glob("*.json"), key=lambda p: int(p.stem))
+    return [json.loads(p.read_text(encoding="utf-8")) for p in files]
+
+
 def v0_facts(history: list[dict[str, Any]]) -> dict[str, Any]:
     """The same facts of an OpenHands V0 event list (a trajectory, or the ``history`` of an
     evaluation line): a model call is a ``model_response`` id, its usage counted once however
-    many events repeat it; a tool call is an observation answering an action (``cause``)."""
+    many events repeat it; a tool call is an observation answering an action (``cause``);
+    the cost is the last ``llm_metrics.accumulated_cost`` (a running total), None when no
+    event has one or its block priced nothing (a zero total and no ``costs``)."""
     responses: dict[str, dict[str, Any]] = {}
     for e in history:
         response = (e.get("tool_call_metadata") or {}).get("model_response")
@@ -130,8 +142,11 @@ def v0_facts(history: list[dict[str, Any]]) -> dict[str, Any]:
     answered = [actions[e["cause"]] for e in history
                 if "observation" in e and e.get("cause") in actions]
     stamps = [pd.Timestamp(e["timestamp"], tz="UTC") for e in history]
+    blocks = [e["llm_metrics"] for e in history if e.get("llm_metrics")]
+    priced = [b for b in blocks if b["accumulated_cost"] or b.get("costs")]
     return {
         "calls": len(responses),
+        "cost": priced[-1]["accumulated_cost"] if priced else None,
         "tokens_in": sum(r["usage"]["prompt_tokens"] for r in responses.values())
         if responses else None,
         "tokens_out": sum(r["usage"]["completion_tokens"] for r in responses.values())

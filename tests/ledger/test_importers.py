@@ -143,10 +143,12 @@ def test_openhands_observation_durations_and_failures() -> None:
 def test_openhands_exit_status_is_the_finished_reason() -> None:
     df = import_runs([LOGS / "openhands"])
     reasons = run_outcomes(df)["finished_reason"].astype(str).to_dict()
-    # wrong_initial_state and basic_interactions end with a finish action;
-    # basic_gui_mode rests waiting for the user (its last agent_state_changed)
+    # wrong_initial_state, basic_interactions and the session folder (found by the walk,
+    # named after its conversation) end with a finish action; basic_gui_mode rests
+    # waiting for the user (its last agent_state_changed)
     assert reasons == {"basic_gui_mode": "awaiting_user_input",
-                       "basic_interactions": "finished", "wrong_initial_state": "finished"}
+                       "basic_interactions": "finished", "wrong_initial_state": "finished",
+                       "63b4315947a049e2b7a51249b3d4fcc3": "finished"}
 
 
 @pytest.mark.parametrize("path", OPENHANDS, ids=lambda p: p.stem)

@@ -15,7 +15,7 @@ from crewbook.ledger.analyses import run_outcomes
 from crewbook.ledger.importers import detect, model_calls, tool_calls
 from crewbook.ledger.reader import LedgerWarning
 
-from .real_facts import eval_facts, mini_facts, sdk_facts, v0_facts
+from .real_facts import eval_facts, mini_facts, sdk_facts, v0_facts, v0_history
 from .test_importers import LOGS
 
 MINI = sorted((LOGS / "mini-swe-agent").glob("*.traj.json"))
@@ -89,16 +89,43 @@ def _assert_v0_facts(df: pd.DataFrame, run: str, facts: dict[str, Any]) -> None:
     assert (out["started"], out["ended"]) == (facts["first"], facts["last"])
     assert out["finished_reason"] == facts["outcome"]
     assert sorted({p["model"] for p in df["payload"] if "model" in p}) == facts["model"]
+    if facts["cost"] is not None:  # else unknown, or the price table's estimate
+        assert out["cost"] == pytest.approx(facts["cost"], abs=1e-12)
 
 
-@pytest.mark.parametrize("path", sorted((LOGS / "openhands").glob("*.json")),
+#: V0 session folders (OpenHands' file store: ``events/<id>.json`` and ``metadata.json``).
+SESSIONS = sorted(p for p in (LOGS / "openhands").iterdir() if p.is_dir())
+
+
+@pytest.mark.parametrize("path", sorted((LOGS / "openhands").glob("*.json")) + SESSIONS,
                          ids=lambda p: p.stem)
 def test_openhands_v0_facts(path: Path) -> None:
-    import json
-
-    facts = v0_facts(json.loads(path.read_text(encoding="utf-8")))
+    facts = v0_facts(v0_history(path))
     assert detect(path) == "openhands"
     _assert_v0_facts(import_runs(path), path.stem, facts)
+
+
+@pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.name)
+def test_openhands_v0_session_folder_agrees_with_its_metadata(path: Path) -> None:
+    """A V0 session folder (OpenHands 0.48.0's file store, claude-3-7-sonnet) is one run
+    named after its conversation: its totals are the ones OpenHands wrote in
+    ``metadata.json``, each call's cost is the rise of the running ``accumulated_cost``
+    (its ``costs`` lists are empty), and each event points at its own file."""
+    import json
+
+    meta = json.loads((path / "metadata.json").read_text(encoding="utf-8"))
+    df = import_runs(path)
+    assert set(df["run"]) == {meta["conversation_id"]}
+    out = run_outcomes(df).loc[meta["conversation_id"]]
+    assert (out["tokens_in"], out["tokens_out"]) == (meta["prompt_tokens"],
+                                                     meta["completion_tokens"])
+    assert out["cost"] == pytest.approx(meta["accumulated_cost"], abs=1e-12)
+    totals = [e["llm_metrics"]["accumulated_cost"] for e in v0_history(path)
+              if e.get("llm_metrics")]
+    rises = [b - a for a, b in zip([0.0, *totals], totals, strict=False)]
+    assert list(_calls(df)["cost"]) == pytest.approx(rises, abs=1e-12)
+    records = {p["origin"]["record"] for p in df["payload"]} - {"(end of list)"}
+    assert records == {f"events/{f.name}" for f in (path / "events").glob("*.json")}
 
 
 def test_openhands_v0_evaluation_output_jsonl_with_unpriced_metrics() -> None:

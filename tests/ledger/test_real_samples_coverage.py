@@ -27,7 +27,8 @@ MIN_FILES, MIN_ORIGINS = 5, 3
 #: Sources with fewer real files or origins than required, and why (the searches tried
 #: are in the PROVENANCE.md that lists their files).
 SHORT = {
-    "openhands-v0": "only OpenHands' own test trajectories, all recorded for 0.23.0",
+    "openhands-v0": "two origins: OpenHands' own test trajectories (0.23.0) and a "
+                    "session folder committed from a 0.48.0 checkout",
     "openhands-eval": "three real evaluation output.jsonl files from three origins "
                       "(OpenHands/benchmarks, OpenHands 0.35.0, OpenDevin 0.6.0); five "
                       "files needed",

@@ -112,8 +112,8 @@ REGISTRY: Final[tuple[Source, ...]] = (
     Source("openhands", "openhands:detects", "openhands:import_file",
            "an OpenHands event list or event stream (V0 events with action/observation; "
            "agent-SDK events with kind, tool_name, action_id; a conversation folder with "
-           "base_state.json and events/), or an evaluation output.jsonl (one instance "
-           "per line with its history)",
+           "base_state.json and events/; a V0 session folder with events/<id>.json), or "
+           "an evaluation output.jsonl (one instance per line with its history)",
            find_runs="openhands:find_conversations"),
     Source("swe-agent", "sweagent:detects", "sweagent:import_file",
            "a SWE-agent trajectory (.traj: JSON with 'trajectory' or 'history' and 'info')"),

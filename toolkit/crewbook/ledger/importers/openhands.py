@@ -3,7 +3,8 @@ conversation folders, and the evaluation ``output.jsonl``. docs/importers.md has
 whole mapping; in short:
 
 V0 (a JSON list of events with ``id``, ``timestamp``, ``source`` and ``action`` or
-``observation``): an action is an ``act`` (stage: the action), an observation with a
+``observation``, or a session folder of the file store, one event per file
+``events/<id>.json``): an action is an ``act`` (stage: the action), an observation with a
 ``cause`` the tool call of its action (duration: its time minus the action's), an
 observation without one a ``transition`` (stage: the agent state). Each model response
 not seen before (``tool_call_metadata.model_response``, its usage counted once per
@@ -112,18 +113,44 @@ def _flat_history(history: list[Any]) -> list[Any]:
 
 
 def is_conversation(folder: Path) -> bool:
-    """Whether a folder is an SDK conversation (``base_state.json`` and ``events/``)."""
-    return (folder / "base_state.json").is_file() and (folder / "events").is_dir()
+    """Whether a folder is an SDK conversation (``base_state.json`` and ``events/``) or
+    a V0 session (`is_session`)."""
+    return ((folder / "base_state.json").is_file() and (folder / "events").is_dir()) \
+        or is_session(folder)
+
+
+def _session_events(folder: Path) -> list[Path]:
+    """The event files of a V0 session folder (``events/<id>.json``), by id."""
+    events = folder / "events"
+    if (folder / "base_state.json").exists() or not events.is_dir():
+        return []
+    return sorted((p for p in events.glob("*.json") if p.stem.isdigit()),
+                  key=lambda p: int(p.stem))
+
+
+def is_session(folder: Path) -> bool:
+    """Whether a folder is a V0 session as OpenHands' file store keeps it
+    (``sessions/<id>/``: one event per file, ``events/<id>.json``, beside
+    ``metadata.json``): its first event file holds one V0 event."""
+    files = _session_events(folder)
+    if not files:
+        return False
+    try:
+        first = json.loads(files[0].read_bytes()[:MAX_BYTES])
+    except (OSError, ValueError):
+        return False
+    return _v0_event(first)
 
 
 def find_conversations(root: Path) -> list[Path]:
-    """The SDK conversation folders at or under `root`, sorted (the ``events/`` folder of
-    a conversation designates its conversation)."""
+    """The SDK conversation and V0 session folders at or under `root`, sorted (the
+    ``events/`` folder of a conversation designates its conversation)."""
     if is_conversation(root):
         return [root]
     if root.name == "events" and is_conversation(root.parent):
         return [root.parent]
-    return sorted(p.parent for p in root.rglob("base_state.json") if is_conversation(p.parent))
+    return sorted(p.parent for p in root.rglob("events")
+                  if p.is_dir() and is_conversation(p.parent))
 
 
 def detects(sniff: Sniff) -> bool:
@@ -143,7 +170,7 @@ def detects(sniff: Sniff) -> bool:
 def import_file(path: Path, shown: str) -> list[LedgerEvent]:
     """The events of one OpenHands log (one run per file, conversation or instance)."""
     if path.is_dir():
-        return _conversation(path, shown)
+        return _session(path, shown) if is_session(path) else _conversation(path, shown)
     if _is_lines(path):
         return _lines(path, shown)
     value = read_json(path, CODE)
@@ -215,6 +242,19 @@ def _conversation(folder: Path, shown: str) -> list[LedgerEvent]:
     run = RunBuilder(SOURCE, SOURCE, str(state.get("id") or folder.name), shown)
     records = [f"events/{f.name}" for f in files]
     return read_sdk(events, run, state, records=records)
+
+
+def _session(folder: Path, shown: str) -> list[LedgerEvent]:
+    """A V0 session folder: its events, one per file, read as one V0 event list; the run
+    is named after ``metadata.json``'s ``conversation_id`` (else the folder). Each event's
+    origin names its file."""
+    meta_path = folder / "metadata.json"
+    meta = read_json(meta_path, CODE) if meta_path.is_file() else {}
+    name = meta.get("conversation_id") if isinstance(meta, dict) else None
+    run = RunBuilder(SOURCE, SOURCE, str(name or folder.name), shown)
+    files = _session_events(folder)
+    events = [read_json(f, CODE) for f in files]
+    return read_v0(events, run, records=[f"events/{f.name}" for f in files])
 
 
 def _eval(value: dict[str, Any], shown: str, line: int | None) -> list[LedgerEvent]:

@@ -14,9 +14,10 @@ RESTING: Final = frozenset({"awaiting_user_input", "stopped", "error", "paused",
                             "rejected", "finished"})
 
 
-def read_v0(items: list[dict[str, Any]], run: RunBuilder, line: int | None = None
-            ) -> list[LedgerEvent]:
-    """The events of one V0 event list."""
+def read_v0(items: list[dict[str, Any]], run: RunBuilder, line: int | None = None,
+            records: list[str] | None = None) -> list[LedgerEvent]:
+    """The events of one V0 event list; each event's origin is its `records` entry (a
+    session's event file) or its id."""
     actions: dict[str, dict[str, Any]] = {}
     seen_responses: set[str] = set()
     last_cost = 0.0
@@ -24,7 +25,8 @@ def read_v0(items: list[dict[str, Any]], run: RunBuilder, line: int | None = Non
     state: tuple[str, str] | None = None
     ts = None
     for index, item in enumerate(items):
-        record = f"id {item.get('id')}" if item.get("id") is not None else f"[{index}]"
+        record = records[index] if records else (
+            f"id {item.get('id')}" if item.get("id") is not None else f"[{index}]")
         ts = utc(item.get("timestamp"))
         payload: dict[str, Any] = {"id": item.get("id")}
         usage: dict[str, Any] = {}

@@ -235,27 +235,35 @@ def test_openhands_real_evaluation_output_jsonl() -> None:
     assert {p["origin"]["line"] for p in df["payload"]} == {1, 2}
 
 
-def test_opendevin_evaluation_output_jsonl_of_action_observation_pairs() -> None:
-    """A real evaluation output.jsonl written by OpenDevin (OpenHands before its rename,
-    released in 0.6.0; CodeActAgent 1.5, ProntoQA, gpt-4o): ``id`` rather than
-    ``instance_id``, and a history of ``[action, observation]`` pairs whose observation is
-    a placeholder (no id) when the action had none. Each line is a run with the facts
-    counted from its raw pairs."""
+@pytest.mark.parametrize(("name", "key"), [
+    ("opendevin-prontoqa-gpt-4o-output.jsonl", "id"),
+    ("opendevin-gorilla-torch-gpt-4o-output.jsonl", "question_id"),
+    ("opendevin-gorilla-hf-gpt-4o-output.jsonl", "question_id")])
+def test_opendevin_evaluation_output_jsonl_of_action_observation_pairs(name: str,
+                                                                        key: str) -> None:
+    """Real evaluation output.jsonl files written by OpenDevin (OpenHands before its
+    rename, released in 0.6.0; CodeActAgent 1.5, gpt-4o; ProntoQA, and Gorilla's APIBench
+    for torch and Hugging Face hubs): each names its instance by the benchmark's own key
+    (``id``, ``question_id``) rather than ``instance_id``, and has a history of ``[action,
+    observation]`` pairs whose observation is a placeholder (no id) when the action had
+    none. Each line is a run named after its instance, with the facts counted from its
+    raw pairs."""
     import json
 
-    path = LOGS / "openhands-eval" / "opendevin-prontoqa-gpt-4o-output.jsonl"
+    path = LOGS / "openhands-eval" / name
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert detect(path) == "openhands"
     df = import_runs(path)
-    assert sorted(df["run"].unique()) == sorted(r["id"] for r in rows)
+    assert sorted(df["run"].unique()) == sorted(str(r[key]) for r in rows)
     for row in rows:
+        assert "instance_id" not in row
         assert all(isinstance(pair, list) and len(pair) == 2 for pair in row["history"])
         events = [e for pair in row["history"] for e in pair if "id" in e]
         placeholders = sum(1 for pair in row["history"] if "id" not in pair[1])
         assert placeholders > 0
         facts = v0_facts(events)
-        run = df[df["run"] == row["id"]]
-        _assert_v0_facts(run, row["id"], facts)
+        run = df[df["run"] == str(row[key])]
+        _assert_v0_facts(run, str(row[key]), facts)
         records = [p["origin"]["record"] for p in run["payload"]]
         assert sum(r.startswith("id ") for r in records) == len(events)  # each one kept
         assert {p["origin"]["line"] for p in run["payload"]} == {rows.index(row) + 1}

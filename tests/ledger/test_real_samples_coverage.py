@@ -29,9 +29,6 @@ MIN_FILES, MIN_ORIGINS = 5, 3
 SHORT = {
     "openhands-v0": "two origins: OpenHands' own test trajectories (0.23.0) and a "
                     "session folder committed from a 0.48.0 checkout",
-    "openhands-eval": "three real evaluation output.jsonl files from three origins "
-                      "(OpenHands/benchmarks, OpenHands 0.35.0, OpenDevin 0.6.0); five "
-                      "files needed",
     "otlp": "no captured GenAI OTLP export found; the files are the conventions' examples",
     "openinference": "no captured OpenInference export found",
 }

@@ -25,8 +25,8 @@ The V0 reader is `openhands_v0`, the SDK reader `openhands_sdk`, the usage they 
 `openhands_usage`; this module detects the forms and reads files, folders and lines.
 
 An evaluation ``output.jsonl`` holds one instance per line (``instance_id``, ``history``,
-``metrics``; OpenDevin's: ``id`` and ``[action, observation]`` pairs): each is a run named
-after its instance, its history read as above.
+``metrics``; OpenDevin's: the benchmark's key, ``id`` or ``question_id``, and ``[action,
+observation]`` pairs): each is a run named after its instance, its history read as above.
 
 Events of a kind not listed are kept as ``note`` with ``payload.unknown_type``. Times
 have no offset: read as UTC. ``stage`` is always a short name (`STAGE_CHARS` at most).
@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ...errors import LedgerError, Problem
 from ..events import LedgerEvent
@@ -91,11 +91,28 @@ def _sdk_events(value: Any) -> list[Any] | None:
     return None
 
 
+#: The keys an evaluation line names its instance by: ``instance_id``, or (OpenDevin's
+#: evaluations, 2024) the benchmark's own key (ProntoQA's ``id``, Gorilla's
+#: ``question_id``).
+_INSTANCE_KEYS: Final = ("instance_id", "id", "question_id")
+
+
 def _instance(value: Any) -> bool:
     """Whether a value is one evaluation instance: ``instance_id`` and ``history``, or (as
-    OpenDevin's evaluations wrote them, 2024) ``id``, ``instruction`` and ``history``."""
-    return (isinstance(value, dict) and isinstance(value.get("history"), list)
-            and ("instance_id" in value or ("id" in value and "instruction" in value)))
+    OpenDevin's evaluations wrote them, 2024) another of `_INSTANCE_KEYS` and
+    ``history`` beside an ``instruction`` or the run's ``metadata.agent_class``."""
+    if not (isinstance(value, dict) and isinstance(value.get("history"), list)):
+        return False
+    if "instance_id" in value:
+        return True
+    metadata = value.get("metadata")
+    return any(k in value for k in _INSTANCE_KEYS) and (
+        "instruction" in value or (isinstance(metadata, dict) and "agent_class" in metadata))
+
+
+def _instance_name(value: dict[str, Any]) -> str:
+    """The name of an evaluation instance: its first `_INSTANCE_KEYS` value."""
+    return str(next(value[k] for k in _INSTANCE_KEYS if k in value))
 
 
 def _flat_history(history: list[Any]) -> list[Any]:
@@ -185,7 +202,8 @@ def import_file(path: Path, shown: str) -> list[LedgerEvent]:
     raise LedgerError(f"cannot import {shown}", [Problem(
         CODE, "not an OpenHands log: expected a JSON list of events (id, timestamp, "
         "source, action/observation; or agent-SDK events with kind), an evaluation "
-        "instance with instance_id and history, or a conversation folder", shown)])
+        "instance with instance_id (or OpenDevin's id, question_id) and history, or a "
+        "conversation or session folder", shown)])
 
 
 def _is_lines(path: Path) -> bool:
@@ -260,7 +278,7 @@ def _session(folder: Path, shown: str) -> list[LedgerEvent]:
 def _eval(value: dict[str, Any], shown: str, line: int | None) -> list[LedgerEvent]:
     """One evaluation instance: its history as a run named after the instance."""
     history = _flat_history(value["history"])
-    instance = value["instance_id"] if "instance_id" in value else value["id"]
+    instance = _instance_name(value)
     run = RunBuilder(SOURCE, SOURCE, str(instance), shown)
     metrics = value["metrics"] if isinstance(value.get("metrics"), dict) else None
     if history and all(_sdk_event(e) for e in history[:20]):

@@ -118,10 +118,12 @@ def eval_facts(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def v0_history(path: Path) -> list[dict[str, Any]]:
-    """The events of an OpenHands V0 trajectory file, or of a V0 session folder (one event
+    """The events of an OpenHands V0 trajectory file (a list, or ``{"trajectory": [...]}``
+    as OpenHands' trajectory download writes it), or of a V0 session folder (one event
     per file, ``events/<id>.json``), in id order."""
-    if path.is_file():
-        events: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+    if path.is_file():  # a list, or OpenHands' download: {"trajectory": [...]}
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        events: list[dict[str, Any]] = raw["trajectory"] if isinstance(raw, dict) else raw
         return events
     files = sorted((path / "events").glob("*.json"), key=lambda p: int(p.stem))
     return [json.loads(p.read_text(encoding="utf-8")) for p in files]
@@ -132,7 +134,8 @@ def v0_facts(history: list[dict[str, Any]]) -> dict[str, Any]:
     evaluation line): a model call is a ``model_response`` id, its usage counted once however
     many events repeat it; a tool call is an observation answering an action (``cause``);
     the cost is the last ``llm_metrics.accumulated_cost`` (a running total), None when no
-    event has one or its block priced nothing (a zero total and no ``costs``)."""
+    event has one or its block priced nothing (a zero total and no ``costs``); the tokens
+    the last ``llm_metrics.accumulated_token_usage`` when there is one."""
     responses: dict[str, dict[str, Any]] = {}
     for e in history:
         response = (e.get("tool_call_metadata") or {}).get("model_response")
@@ -143,19 +146,25 @@ def v0_facts(history: list[dict[str, Any]]) -> dict[str, Any]:
                 if "observation" in e and e.get("cause") in actions]
     stamps = [pd.Timestamp(e["timestamp"], tz="UTC") for e in history]
     blocks = [e["llm_metrics"] for e in history if e.get("llm_metrics")]
+    states = [e["extras"]["agent_state"] for e in history
+              if e.get("observation") == "agent_state_changed"]
     priced = [b for b in blocks if b["accumulated_cost"] or b.get("costs")]
+    counted = [b["accumulated_token_usage"] for b in blocks if "accumulated_token_usage" in b]
     return {
         "calls": len(responses),
         "cost": priced[-1]["accumulated_cost"] if priced else None,
-        "tokens_in": sum(r["usage"]["prompt_tokens"] for r in responses.values())
-        if responses else None,
-        "tokens_out": sum(r["usage"]["completion_tokens"] for r in responses.values())
-        if responses else None,
+        # OpenHands' own running token total where its events carry one (it counts calls
+        # a downloaded list may hold no event of), else the responses' usage
+        "tokens_in": counted[-1]["prompt_tokens"] if counted else
+        sum(r["usage"]["prompt_tokens"] for r in responses.values()) if responses else None,
+        "tokens_out": counted[-1]["completion_tokens"] if counted else
+        sum(r["usage"]["completion_tokens"] for r in responses.values()) if responses
+        else None,
         "tool_names": answered,
         "first": min(stamps), "last": max(stamps),
         "model": sorted({r["model"] for r in responses.values()}),
-        # a finish action, else the state the agent rests in at the end of the log
+        # a finish action, else the state the agent rests in at the end of the log (one
+        # still at work there, loading or running, has no outcome)
         "outcome": "finished" if "finish" in actions.values() else next(
-            (e["extras"]["agent_state"] for e in reversed(history)
-             if e.get("observation") == "agent_state_changed"), None),
+            (state for state in states[-1:] if state not in ("loading", "running")), None),
     }

@@ -78,7 +78,8 @@ def test_openhands_sdk_facts(path: Path) -> None:
 def _assert_v0_facts(df: pd.DataFrame, run: str, facts: dict[str, Any]) -> None:
     """An imported V0 history agrees with the facts counted from its raw events."""
     out = run_outcomes(df).loc[run]
-    assert df["tokens_in"].notna().sum() == facts["calls"]  # each response counted once
+    calls = df[model_calls(df)]
+    assert calls["tokens_in"].notna().sum() == facts["calls"]  # each response counted once
     if facts["tokens_in"] is None:  # no usage in the log: unknown, never 0
         assert pd.isna(out["tokens_in"])
         assert pd.isna(out["cost"])
@@ -87,7 +88,8 @@ def _assert_v0_facts(df: pd.DataFrame, run: str, facts: dict[str, Any]) -> None:
                                                          facts["tokens_out"])
     assert list(df[tool_calls(df)]["stage"]) == facts["tool_names"]
     assert (out["started"], out["ended"]) == (facts["first"], facts["last"])
-    assert out["finished_reason"] == facts["outcome"]
+    assert out["finished_reason"] == facts["outcome"] or (
+        facts["outcome"] is None and pd.isna(out["finished_reason"]))
     assert sorted({p["model"] for p in df["payload"] if "model" in p}) == facts["model"]
     if facts["cost"] is not None:  # else unknown, or the price table's estimate
         assert out["cost"] == pytest.approx(facts["cost"], abs=1e-12)
@@ -103,6 +105,35 @@ def test_openhands_v0_facts(path: Path) -> None:
     facts = v0_facts(v0_history(path))
     assert detect(path) == "openhands"
     _assert_v0_facts(import_runs(path), path.stem, facts)
+
+
+def test_openhands_trajectory_download_keeps_the_usage_of_calls_it_has_no_event_of() -> None:
+    """OpenHands' trajectory download (``{"trajectory": [...]}``, a Cloud run of
+    gpt-5, cut to its first 13 events) leaves some events out (ids 1 and 2), and its
+    running token total counts a call none of the kept events carries: the run keeps
+    OpenHands' totals, the difference on one ``usage`` note that is no model call."""
+    import json
+
+    path = LOGS / "openhands" / "issue-10730-trajectory.json"
+    raw = json.loads(path.read_text(encoding="utf-8"))["trajectory"]
+    responses = {e["tool_call_metadata"]["model_response"]["id"]:
+                 e["tool_call_metadata"]["model_response"]["usage"]
+                 for e in raw if "tool_call_metadata" in e}
+    last = [e["llm_metrics"] for e in raw if e.get("llm_metrics")][-1]
+    gap = (last["accumulated_token_usage"]["prompt_tokens"]
+           - sum(u["prompt_tokens"] for u in responses.values()),
+           last["accumulated_token_usage"]["completion_tokens"]
+           - sum(u["completion_tokens"] for u in responses.values()))
+    assert [e["id"] for e in raw[:3]] == [0, 3, 4]
+    assert gap[0] > 0
+    assert gap[1] > 0
+    df = import_runs(path)
+    assert len(_calls(df)) == len(responses)
+    notes = df[(df["kind"] == "note") & (df["stage"] == "usage")]
+    assert [(n.tokens_in, n.tokens_out) for n in notes.itertuples()] == [gap]
+    assert notes["payload"].iloc[0]["totals"] is True
+    out = run_outcomes(df).loc[path.stem]
+    assert out["cost"] == pytest.approx(last["accumulated_cost"], abs=1e-12)
 
 
 @pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.name)
@@ -185,17 +216,19 @@ def test_swe_agent_history_only_trajectory() -> None:
 def test_openhands_evaluation_output_jsonl(tmp_path: Path) -> None:
     """An evaluation ``output.jsonl``: one instance per line, its ``history`` a V0 event
     list. These lines wrap the real V0 histories (tests/data/agent_logs/openhands/) in
-    the evaluation fields OpenHands writes, with a run total cost in ``metrics``."""
+    the evaluation fields OpenHands writes, with a run total cost in ``metrics`` (the
+    run's cost unless its history prices its own calls)."""
     import json
 
     lines, expected = [], {}
     for n, src in enumerate(sorted((LOGS / "openhands").glob("*.json"))):
-        history = json.loads(src.read_text(encoding="utf-8"))
+        history = v0_history(src)
         instance = f"repo__repo-{n}"
         lines.append(json.dumps({"instance_id": instance, "instruction": "fix it",
                                  "history": history, "test_result": {"git_patch": ""},
                                  "metrics": {"accumulated_cost": 0.25 * (n + 1)}}))
-        expected[instance] = (len(history), 0.25 * (n + 1))
+        own = v0_facts(history)["cost"]
+        expected[instance] = (len(history), 0.25 * (n + 1) if own is None else own)
     path = tmp_path / "output.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert detect(path) == "openhands"

@@ -27,8 +27,6 @@ MIN_FILES, MIN_ORIGINS = 5, 3
 #: Sources with fewer real files or origins than required, and why (the searches tried
 #: are in the PROVENANCE.md that lists their files).
 SHORT = {
-    "openhands-v0": "two origins: OpenHands' own test trajectories (0.23.0) and a "
-                    "session folder committed from a 0.48.0 checkout",
     "otlp": "no captured GenAI OTLP export found; the files are the conventions' examples",
     "openinference": "no captured OpenInference export found",
 }

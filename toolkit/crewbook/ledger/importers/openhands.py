@@ -3,13 +3,15 @@ conversation folders, and the evaluation ``output.jsonl``. docs/importers.md has
 whole mapping; in short:
 
 V0 (a JSON list of events with ``id``, ``timestamp``, ``source`` and ``action`` or
-``observation``, or a session folder of the file store, one event per file
-``events/<id>.json``): an action is an ``act`` (stage: the action), an observation with a
-``cause`` the tool call of its action (duration: its time minus the action's), an
-observation without one a ``transition`` (stage: the agent state). Each model response
-not seen before (``tool_call_metadata.model_response``, its usage counted once per
-response id) is a model call; cost from ``llm_metrics.accumulated_cost`` (a running
-total: a model call's cost is its rise), unless no call was priced (`priced`).
+``observation``, bare or as ``{"trajectory": [...]}``, or a session folder of the file
+store, one event per file ``events/<id>.json``): an action is an ``act`` (stage: the
+action), an observation with a ``cause`` the tool call of its action (duration: its time
+minus the action's), an observation without one a ``transition`` (stage: the agent
+state). Each model response not seen before (``tool_call_metadata.model_response``, its
+usage counted once per response id) is a model call; cost from
+``llm_metrics.accumulated_cost`` (a running total: a model call's cost is its rise),
+unless no call was priced (`priced`); tokens the running token total holds beyond the
+responses go on a ``usage`` note.
 
 SDK / V1 (events with ``kind``: ``ActionEvent``, ``ObservationEvent``, ``MessageEvent``…,
 as a JSON list, ``{"items": [...]}``, JSON Lines, one event per file, or a conversation
@@ -56,10 +58,19 @@ __all__ = ["CODE", "NOTES", "RESTING", "RESTING_V1", "SOURCE", "detects", "find_
 # -- detection -------------------------------------------------------------------------
 
 
+def _v0_items(value: Any) -> Any:
+    """The event list a V0 log holds: the value itself, or its ``events``, or its
+    ``trajectory`` (the form OpenHands' trajectory download writes)."""
+    if isinstance(value, dict):
+        for key in ("events", "trajectory"):
+            if isinstance(value.get(key), list):
+                return value[key]
+    return value
+
+
 def looks_like(value: Any) -> bool:
     """Whether a parsed JSON value is a V0 OpenHands event list."""
-    if isinstance(value, dict) and isinstance(value.get("events"), list):
-        value = value["events"]
+    value = _v0_items(value)
     head = value[:20] if isinstance(value, list) else []
     return (bool(head) and all(_v0_event(e) for e in head)
             and any("action" in e or "observation" in e for e in head))
@@ -192,8 +203,7 @@ def import_file(path: Path, shown: str) -> list[LedgerEvent]:
         return _lines(path, shown)
     value = read_json(path, CODE)
     if looks_like(value):
-        items = value["events"] if isinstance(value, dict) else value
-        return read_v0(items, RunBuilder(SOURCE, SOURCE, path.stem, shown))
+        return read_v0(_v0_items(value), RunBuilder(SOURCE, SOURCE, path.stem, shown))
     events = _sdk_events(value)
     if events is not None:
         return read_sdk(events, RunBuilder(SOURCE, SOURCE, path.stem, shown), None)

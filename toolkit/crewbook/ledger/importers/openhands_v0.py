@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from ..calls import TOTALS_KEY
 from ..events import LedgerEvent
 from ._common import RunBuilder, count, model_call, short, stage_name, tool_call, utc
 from .openhands_usage import ms, priced
@@ -20,6 +21,8 @@ def read_v0(items: list[dict[str, Any]], run: RunBuilder, line: int | None = Non
     session's event file) or its id."""
     actions: dict[str, dict[str, Any]] = {}
     seen_responses: set[str] = set()
+    itemised = [0, 0]  # prompt and completion tokens of the responses read so far
+    counted: dict[str, Any] | None = None  # OpenHands' running token total, the latest
     last_cost = 0.0
     finished: str | None = None
     state: tuple[str, str] | None = None
@@ -40,9 +43,14 @@ def read_v0(items: list[dict[str, Any]], run: RunBuilder, line: int | None = Non
                 raw = response["usage"] if isinstance(response.get("usage"), dict) else {}
                 usage = {"tokens_in": count(raw.get("prompt_tokens")),
                          "tokens_out": count(raw.get("completion_tokens"))}
+                itemised = [itemised[0] + (usage["tokens_in"] or 0),
+                            itemised[1] + (usage["tokens_out"] or 0)]
                 if response.get("model"):
                     payload["model"] = response["model"]
         metrics = item.get("llm_metrics")
+        if isinstance(metrics, dict) and isinstance(metrics.get("accumulated_token_usage"),
+                                                    dict):
+            counted = metrics["accumulated_token_usage"]
         if isinstance(metrics, dict) and priced(metrics):
             total = float(metrics["accumulated_cost"])
             usage["cost"] = max(total - last_cost, 0.0)
@@ -87,8 +95,29 @@ def read_v0(items: list[dict[str, Any]], run: RunBuilder, line: int | None = Non
                   tool=act.get("stage", observation), verdict="failed" if failed else "done",
                   summary=short(item.get("message")), duration_ms=ms(begun, ts),
                   payload={**payload, "observation": observation, "cause": cause})
+    _unlogged(run, itemised, counted, line)
     if finished is None and state is not None and state[0] in RESTING:
         finished = state[0]
     if finished is not None:
         run.add("finish", ts, line=line, record="(end of list)", verdict=finished)
     return run.events
+
+
+def _unlogged(run: RunBuilder, itemised: list[int], counted: dict[str, Any] | None,
+              line: int | None) -> None:
+    """A ``usage`` note (flagged ``payload.totals``: no call of its own) with the tokens
+    OpenHands' running total (`counted`, the last ``llm_metrics.accumulated_token_usage``)
+    holds beyond the responses the list itemises: calls it made without an event in the
+    list (a download leaves some events out), so the run's tokens equal OpenHands' own.
+    Their cost is already in the running cost's rises."""
+    if counted is None:
+        return
+    extra = [max((count(counted.get(key)) or 0) - seen, 0)
+             for key, seen in zip(("prompt_tokens", "completion_tokens"), itemised,
+                                  strict=True)]
+    if not any(extra):
+        return
+    last = run.events[-1].ts if run.events else None
+    run.add("note", last, line=line, record="(end of list)", stage="usage",
+            summary="tokens OpenHands counted for calls the list holds no event of",
+            tokens_in=extra[0], tokens_out=extra[1], payload={TOTALS_KEY: True})

@@ -136,6 +136,21 @@ def test_openhands_trajectory_download_keeps_the_usage_of_calls_it_has_no_event_
     assert out["cost"] == pytest.approx(last["accumulated_cost"], abs=1e-12)
 
 
+def test_a_session_event_file_that_is_no_event_is_an_error_naming_it(tmp_path: Path) -> None:
+    import shutil
+
+    from crewbook.errors import LedgerError
+
+    folder = tmp_path / "session"
+    shutil.copytree(SESSIONS[0], folder)
+    (folder / "events" / "5.json").write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(LedgerError) as caught:
+        import_runs(folder)
+    (problem,) = caught.value.problems
+    assert problem.path == str(folder / "events" / "5.json")
+    assert "one JSON object" in problem.message
+
+
 @pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.name)
 def test_openhands_v0_session_folder_agrees_with_its_metadata(path: Path) -> None:
     """A V0 session folder (OpenHands 0.48.0's file store, claude-3-7-sonnet) is one run

@@ -282,6 +282,12 @@ def _session(folder: Path, shown: str) -> list[LedgerEvent]:
     run = RunBuilder(SOURCE, SOURCE, str(name or folder.name), shown)
     files = _session_events(folder)
     events = [read_json(f, CODE) for f in files]
+    odd = [f for f, e in zip(files, events, strict=True) if not isinstance(e, dict)]
+    if odd:
+        raise LedgerError(f"cannot import {shown}", [Problem(
+            CODE, "not an OpenHands event: a session's event file holds one JSON object "
+            "(id, timestamp, source, action or observation); check the file", str(f))
+            for f in odd])
     return read_v0(events, run, records=[f"events/{f.name}" for f in files])
 
 

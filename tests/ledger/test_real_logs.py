@@ -365,7 +365,9 @@ def test_a_folder_of_sdk_conversations_and_streams_imports_each_as_one_run(
     assert not [w for w in recwarn if issubclass(w.category, LedgerWarning)]
 
 
-def test_pointing_at_a_conversation_events_folder_imports_the_conversation() -> None:
-    folder = LOGS / "openhands-sdk" / "cd94562403b9487ebdd4018e3f531dfd"
+@pytest.mark.parametrize("folder", [LOGS / "openhands-sdk" / "cd94562403b9487ebdd4018e3f531dfd",
+                                    *SESSIONS], ids=lambda p: p.name)
+def test_pointing_at_a_conversation_events_folder_imports_the_conversation(
+        folder: Path) -> None:
     pd.testing.assert_frame_equal(import_runs(folder / "events"), import_runs(folder),
                                   check_like=False, obj="frame")

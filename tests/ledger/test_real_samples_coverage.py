@@ -12,6 +12,7 @@ import json
 import re
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -154,3 +155,32 @@ def test_each_sdk_conversation_has_the_fields_of_the_version_its_origin_names() 
         newer = _version(row["origin"], "OpenHands/software-agent-sdk") >= (1, 11, 5)
         assert ("agent_state" in state) == newer, row["where"]
         assert ("last_user_message_id" in state) == newer, row["where"]
+
+
+def _v0_events(path: Path) -> list[dict[str, Any]]:
+    """The events of a V0 sample: a list, ``{"trajectory": [...]}``, or a session folder
+    (``events/<id>.json``)."""
+    if path.is_dir():
+        return [json.loads(p.read_text(encoding="utf-8"))
+                for p in sorted((path / "events").glob("*.json"), key=lambda p: int(p.stem))]
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    events: list[dict[str, Any]] = raw["trajectory"] if isinstance(raw, dict) else raw
+    return events
+
+
+def test_each_openhands_v0_file_states_the_version_its_origin_names() -> None:
+    """From 0.34.0 OpenHands writes a ``system`` action whose ``args.openhands_version``
+    names the release that ran: a V0 file's origin must name that release; an older
+    file (no such action) an older release."""
+    rows = [r for r in ROWS if r["source"] == "openhands-v0"]
+    assert len({r["origin"] for r in rows}) >= 3
+    for row in rows:
+        found = re.search(r" (\d+)\.(\d+)\.(\d+)$", row["origin"])
+        assert found, f"{row['where']}: the origin names no release"
+        release = tuple(int(part) for part in found.groups())
+        stated = {str(e["args"]["openhands_version"])
+                  for e in _v0_events(Path(row["path"])) if e.get("action") == "system"}
+        if release >= (0, 34, 0):
+            assert stated == {".".join(found.groups())}, row["where"]
+        else:
+            assert stated == set(), row["where"]

@@ -156,7 +156,8 @@ def test_openhands_v0_session_folder_agrees_with_its_metadata(path: Path) -> Non
     """A V0 session folder (OpenHands 0.48.0's file store, claude-3-7-sonnet) is one run
     named after its conversation: its totals are the ones OpenHands wrote in
     ``metadata.json``, each call's cost is the rise of the running ``accumulated_cost``
-    (its ``costs`` lists are empty), and each event points at its own file."""
+    (its ``costs`` lists are empty), its cache tokens add up to OpenHands' own, and each
+    event points at its own file."""
     import json
 
     meta = json.loads((path / "metadata.json").read_text(encoding="utf-8"))
@@ -166,10 +167,15 @@ def test_openhands_v0_session_folder_agrees_with_its_metadata(path: Path) -> Non
     assert (out["tokens_in"], out["tokens_out"]) == (meta["prompt_tokens"],
                                                      meta["completion_tokens"])
     assert out["cost"] == pytest.approx(meta["accumulated_cost"], abs=1e-12)
-    totals = [e["llm_metrics"]["accumulated_cost"] for e in v0_history(path)
-              if e.get("llm_metrics")]
+    blocks = [e["llm_metrics"] for e in v0_history(path) if e.get("llm_metrics")]
+    totals = [b["accumulated_cost"] for b in blocks]
     rises = [b - a for a, b in zip([0.0, *totals], totals, strict=False)]
     assert list(_calls(df)["cost"]) == pytest.approx(rises, abs=1e-12)
+    # cache tokens per call, as OpenHands totals them (cache_read/write_tokens)
+    counted = blocks[-1]["accumulated_token_usage"]
+    calls = list(_calls(df)["payload"])
+    assert sum(p["cache_read_tokens"] for p in calls) == counted["cache_read_tokens"]
+    assert sum(p["cache_write_tokens"] for p in calls) == counted["cache_write_tokens"]
     records = {p["origin"]["record"] for p in df["payload"]} - {"(end of list)"}
     assert records == {f"events/{f.name}" for f in (path / "events").glob("*.json")}
 

@@ -42,7 +42,8 @@ def read_v0(items: list[dict[str, Any]], run: RunBuilder, line: int | None = Non
                 seen_responses.add(rid)
                 raw = response["usage"] if isinstance(response.get("usage"), dict) else {}
                 usage = {"tokens_in": count(raw.get("prompt_tokens")),
-                         "tokens_out": count(raw.get("completion_tokens"))}
+                         "tokens_out": count(raw.get("completion_tokens")),
+                         **_cache(raw)}
                 itemised = [itemised[0] + (usage["tokens_in"] or 0),
                             itemised[1] + (usage["tokens_out"] or 0)]
                 if response.get("model"):
@@ -101,6 +102,18 @@ def read_v0(items: list[dict[str, Any]], run: RunBuilder, line: int | None = Non
     if finished is not None:
         run.add("finish", ts, line=line, record="(end of list)", verdict=finished)
     return run.events
+
+
+def _cache(usage: dict[str, Any]) -> dict[str, int | None]:
+    """The cache tokens of a response's usage as LiteLLM reports them (and OpenHands
+    totals them): read = ``prompt_tokens_details.cached_tokens`` (or Anthropic's
+    ``cache_read_input_tokens``), written = ``cache_creation_input_tokens``."""
+    details = usage.get("prompt_tokens_details")
+    read = details.get("cached_tokens") if isinstance(details, dict) else None
+    if read is None:
+        read = usage.get("cache_read_input_tokens")
+    return {"cache_read": count(read),
+            "cache_write": count(usage.get("cache_creation_input_tokens"))}
 
 
 def _unlogged(run: RunBuilder, itemised: list[int], counted: dict[str, Any] | None,

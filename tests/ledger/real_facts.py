@@ -168,3 +168,57 @@ def v0_facts(history: list[dict[str, Any]]) -> dict[str, Any]:
         "outcome": "finished" if "finish" in actions.values() else next(
             (state for state in states[-1:] if state not in ("loading", "running")), None),
     }
+
+
+#: Where a captured span counts its tokens (the GenAI conventions, their names before 1.27,
+#: OpenInference) and records a cost, a model, a tool.
+SPAN_IN = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")
+SPAN_OUT = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
+            "llm.token_count.completion")
+SPAN_COST = ("gen_ai.usage.cost", "llm.cost.total")
+SPAN_MODEL = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
+SPAN_TOOL = ("gen_ai.tool.name", "tool.name", "ai.toolCall.name")
+
+
+def otlp_facts(path: Path) -> dict[str, Any]:
+    """The facts of a captured OTLP JSON file (one trace): a model call is a span counting
+    tokens of its own (none of its descendants counts any) or an OpenInference LLM span;
+    a tool call a span naming a tool with no tokens; times the spans' start and end."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    spans = [s for rs in doc["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
+    attrs = {s["spanId"]: {a["key"]: next(iter(a["value"].values()))
+                           for a in s.get("attributes", [])} for s in spans}
+    parent = {s["spanId"]: s.get("parentSpanId") for s in spans}
+
+    def first(a: dict[str, Any], keys: tuple[str, ...]) -> Any:
+        return next((a[k] for k in keys if k in a), None)
+
+    counting = {sid for sid, a in attrs.items() if first(a, SPAN_IN + SPAN_OUT) is not None}
+    summing = set()
+    for sid in counting:
+        up = parent[sid]
+        while up in parent:
+            summing.add(up)
+            up = parent[up]
+    calls = [sid for sid, a in attrs.items() if (sid in counting and sid not in summing)
+             or a.get("openinference.span.kind") == "LLM"]
+    tools = [sid for sid, a in attrs.items() if sid not in counting
+             and first(a, SPAN_TOOL) is not None]
+    nanos = [int(s[k]) for s in spans for k in ("startTimeUnixNano", "endTimeUnixNano")]
+
+    def total(keys: tuple[str, ...]) -> int | None:
+        values = [first(attrs[sid], keys) for sid in calls]
+        return sum(int(v) for v in values if v is not None) if any(
+            v is not None for v in values) else None
+
+    return {
+        "calls": len(calls),
+        "tokens_in": total(SPAN_IN), "tokens_out": total(SPAN_OUT),
+        "costs": sorted(float(first(attrs[sid], SPAN_COST)) for sid in calls
+                        if first(attrs[sid], SPAN_COST) is not None),
+        "models": sorted(str(first(attrs[sid], SPAN_MODEL)) for sid in calls),
+        "tools": sorted(str(first(attrs[sid], SPAN_TOOL)) for sid in tools),
+        "first": pd.Timestamp(min(nanos), tz="UTC").floor("us"),
+        "last": pd.Timestamp(max(nanos), tz="UTC").floor("us"),
+        "run": spans[0]["traceId"],
+    }

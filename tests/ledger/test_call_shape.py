@@ -24,11 +24,11 @@ LOGS = Path(__file__).resolve().parents[1] / "data" / "agent_logs"
 #: Sample folders by the source they hold (every one but the held-out folder, read only by
 #: its own test).
 SAMPLES = sorted(p for p in LOGS.iterdir() if p.is_dir() and p != HELD)
-#: The files of a sample folder that are not logs.
-NOT_LOGS = ("PROVENANCE.md", "README.md")
-#: Sample folders whose logs hold no tool call (aider logs none; the OTLP sample is one
-#: chat span: the generated traces have tool spans).
-NO_TOOLS = ("aider", "otlp")
+#: The files of a sample folder that are not logs (extract.mjs: the script re-deriving the
+#: captured OTLP samples).
+NOT_LOGS = ("PROVENANCE.md", "README.md", "extract.mjs")
+#: Sample folders whose logs hold no tool call (aider logs none).
+NO_TOOLS = ("aider",)
 #: Fields a model call may carry besides the common ones; a tool call carries no usage.
 USAGE = ("tokens_in", "tokens_out", "cost")
 

@@ -260,3 +260,77 @@ def test_a_failed_llm_or_tool_span_is_a_call_that_failed(tmp_path: Path,
     first = {a["key"]: a["value"] for a in spans[0]["attributes"]}
     assert first["error.type"] == {"stringValue": "RateLimitError"}
     assert first["openinference.span.kind"] == {"stringValue": "LLM"}
+
+
+def _import(tmp_path: Path, spans: list[dict[str, Any]]) -> pd.DataFrame:
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(document(spans)), encoding="utf-8")
+    return import_runs(path)
+
+
+def test_counts_and_costs_kept_as_text_are_read(tmp_path: Path) -> None:
+    """Langfuse keeps span attributes as text, so spans it gives back carry
+    ``"gen_ai.usage.input_tokens": "31"``: read as the number, on a model call and on an
+    agent span summing it (rolled up, not counted twice)."""
+    df = _import(tmp_path, [
+        span("c000000000000001", "qa_agent run", 0, 900, None,
+             **{"gen_ai.usage.input_tokens": "31", "gen_ai.usage.output_tokens": "96"}),
+        span("c000000000000002", "chat gpt-4o", 10, 800, "c000000000000001",
+             **{"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
+                "gen_ai.usage.input_tokens": "31", "gen_ai.usage.output_tokens": " 96 ",
+                "gen_ai.usage.cost": "0.0002"})])
+    calls = df[df["stage"] == "model"]
+    assert list(calls["tokens_in"]) == [31]
+    assert list(calls["tokens_out"]) == [96]
+    assert list(calls["cost"]) == [pytest.approx(0.0002)]
+    assert df["tokens_in"].sum() == 31
+    agent = df[df["payload"].map(lambda p: p.get("span") == "qa_agent run")].iloc[0]
+    assert agent["payload"]["usage_rollup"] == {"tokens_in": 31, "tokens_out": 96}
+
+
+def test_text_that_is_no_count_is_no_token_count(tmp_path: Path) -> None:
+    df = _import(tmp_path, [span("c000000000000003", "chat", 0, 5, None, **{
+        "gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": "many",
+        "gen_ai.usage.output_tokens": "-3", "gen_ai.usage.cost": "1.2.3"})])
+    call = df[df["stage"] == "model"].iloc[0]
+    assert pd.isna(call["tokens_in"])
+    assert pd.isna(call["tokens_out"])
+    assert pd.isna(call["cost"])  # no model named: nothing to price either
+
+
+def test_openllmetry_chat_span_is_a_model_call_with_its_prompt_and_completion_tokens(
+        tmp_path: Path) -> None:
+    """OpenLLMetry (Traceloop) sets ``llm.request.type`` and no operation name, and
+    counts tokens under the names before the conventions' 1.27
+    (``gen_ai.usage.prompt_tokens`` / ``completion_tokens``)."""
+    df = _import(tmp_path, [span("c000000000000004", "openai.chat", 0, 1444, None, **{
+        "llm.request.type": "chat", "gen_ai.system": "OpenAI",
+        "gen_ai.request.model": "gpt-3.5-turbo", "gen_ai.response.model": "gpt-3.5-turbo-0125",
+        "llm.usage.total_tokens": 187, "gen_ai.usage.completion_tokens": 173,
+        "gen_ai.usage.prompt_tokens": 14})])
+    calls = df[df["stage"] == "model"]
+    assert len(calls) == 1
+    assert (calls.iloc[0]["tokens_in"], calls.iloc[0]["tokens_out"]) == (14, 173)
+    assert calls.iloc[0]["payload"]["model"] == "gpt-3.5-turbo-0125"
+
+
+def test_a_span_with_a_model_and_its_own_usage_is_a_model_call(tmp_path: Path) -> None:
+    """The Vercel AI SDK's ``ai.generateText.doGenerate`` names a model and counts
+    tokens with no operation name: a model call. Its ``ai.generateText`` parent (no
+    GenAI usage) stays a step, and its ``ai.toolCall`` span is a tool call."""
+    df = _import(tmp_path, [
+        span("c000000000000005", "ai.generateText", 0, 3045, None, **{
+            "operation.name": "ai.generateText", "ai.usage.promptTokens": "62"}),
+        span("c000000000000006", "ai.generateText.doGenerate", 1, 3044, "c000000000000005",
+             **{"gen_ai.request.model": "gpt-5", "gen_ai.response.model": "gpt-5-2025-08-07",
+                "gen_ai.usage.input_tokens": "62", "gen_ai.usage.output_tokens": "85"}),
+        span("c000000000000007", "getWeather", 3045, 3045, "c000000000000005", **{
+            "operation.name": "ai.toolCall", "ai.toolCall.name": "getWeather"})])
+    calls = df[df["stage"] == "model"]
+    assert list(calls["payload"].map(lambda p: p["span"])) == ["ai.generateText.doGenerate"]
+    assert (calls.iloc[0]["tokens_in"], calls.iloc[0]["tokens_out"]) == (62, 85)
+    tool = df[df["payload"].map(lambda p: p.get("span") == "getWeather")].iloc[0]
+    assert (tool["stage"], tool["payload"]["tool"]) == ("getWeather", "getWeather")
+    step = df[df["payload"].map(lambda p: p.get("span") == "ai.generateText")].iloc[0]
+    assert step["stage"] == "ai.generateText"
+    assert pd.isna(step["tokens_in"])

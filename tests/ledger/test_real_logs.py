@@ -15,7 +15,14 @@ from crewbook.ledger.analyses import run_outcomes
 from crewbook.ledger.importers import detect, model_calls, tool_calls
 from crewbook.ledger.reader import LedgerWarning
 
-from .real_facts import eval_facts, mini_facts, sdk_facts, v0_facts, v0_history
+from .real_facts import (
+    eval_facts,
+    mini_facts,
+    otlp_facts,
+    sdk_facts,
+    v0_facts,
+    v0_history,
+)
 from .test_importers import LOGS
 
 MINI = sorted((LOGS / "mini-swe-agent").glob("*.traj.json"))
@@ -377,3 +384,40 @@ def test_pointing_at_a_conversation_events_folder_imports_the_conversation(
         folder: Path) -> None:
     pd.testing.assert_frame_equal(import_runs(folder / "events"), import_runs(folder),
                                   check_like=False, obj="frame")
+
+
+#: The captured OTLP files (GenAI and OpenInference spans; otlp/simple_chat.json is the
+#: conventions' example, checked in test_otlp).
+CAPTURED = sorted(p for p in [*(LOGS / "otlp").glob("*.json"),
+                              *(LOGS / "openinference").glob("*.json")]
+                  if p.name != "simple_chat.json")
+
+
+@pytest.mark.parametrize("path", CAPTURED, ids=lambda p: p.stem)
+def test_captured_otlp_facts(path: Path, tmp_path: Path) -> None:
+    """Each captured trace imports, through `import_runs` and ``crewbook ledger import
+    --from otlp``, with one model call per model-call span (its model, tokens and the
+    cost the span records; the others priced and marked an estimate, or left unpriced),
+    one tool call per tool span, and the spans' first and last time."""
+    from crewbook.commands import main
+    from crewbook.ledger.reader import read_ledger
+
+    facts = otlp_facts(path)
+    assert len(CAPTURED) >= 10
+    assert detect(path) == "otlp"
+    ledger = tmp_path / "imported.jsonl"
+    assert main(["ledger", "import", str(path), "--from", "otlp", "-o", str(ledger)]) == 0
+    for df in (import_runs(path), read_ledger(ledger)):
+        calls = _calls(df)
+        assert len(calls) == facts["calls"]
+        assert sorted(calls["payload"].map(lambda p: p["model"])) == facts["models"]
+        for got, want in (("tokens_in", facts["tokens_in"]),
+                          ("tokens_out", facts["tokens_out"])):
+            assert (calls[got].sum() if want is not None else calls[got].isna().all()) \
+                == (want if want is not None else True)
+        recorded = calls[~calls["payload"].map(lambda p: bool(p.get("cost_estimate")))]
+        assert sorted(recorded["cost"].dropna()) == pytest.approx(facts["costs"])
+        assert sorted(df[tool_calls(df)]["payload"].map(lambda p: p["tool"])) \
+            == facts["tools"]
+        out = run_outcomes(df).loc[facts["run"]]
+        assert (out["started"], out["ended"]) == (facts["first"], facts["last"])

@@ -24,13 +24,12 @@ SOURCES = ["claude-code", "codex", "gemini-cli", "openhands-v0", "openhands-sdk"
 KINDS = {"session", "fixture", "example"}
 LICENCES = re.compile(r"^(MIT|Apache-2\.0|BSD|CC)")
 MIN_FILES, MIN_ORIGINS = 5, 3
+#: Scripts kept beside the samples that re-derive them (named in their PROVENANCE.md).
+SCRIPTS = {"extract.mjs"}
 
 #: Sources with fewer real files or origins than required, and why (the searches tried
 #: are in the PROVENANCE.md that lists their files).
-SHORT = {
-    "otlp": "no captured GenAI OTLP export found; the files are the conventions' examples",
-    "openinference": "no captured OpenInference export found",
-}
+SHORT: dict[str, str] = {}
 
 
 def _rows() -> list[dict[str, str]]:
@@ -76,7 +75,7 @@ def test_every_sample_file_is_listed_once() -> None:
     listed = [Path(r["path"]) for r in ROWS]
     assert len(listed) == len(set(listed))
     for path in LOGS.rglob("*"):
-        if path.is_dir() or path.name in ("PROVENANCE.md", "README.md"):
+        if path.is_dir() or path.name in {"PROVENANCE.md", "README.md", *SCRIPTS}:
             continue
         assert any(path == p or p in path.parents for p in listed), f"{path} not listed"
 
@@ -184,3 +183,36 @@ def test_each_openhands_v0_file_states_the_version_its_origin_names() -> None:
             assert stated == {".".join(found.groups())}, row["where"]
         else:
             assert stated == set(), row["where"]
+
+
+def _otlp_spans(path: Path) -> list[tuple[dict[str, str], str, dict[str, object]]]:
+    """(resource attributes, scope name and version, span attributes) of each span."""
+    def flat(items: list[dict[str, Any]]) -> dict[str, Any]:
+        return {i["key"]: next(iter(i["value"].values())) for i in items}
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return [(flat(rs.get("resource", {}).get("attributes", [])),
+             f"{ss['scope'].get('name', '')} {ss['scope'].get('version', '')}",
+             flat(span.get("attributes", [])))
+            for rs in doc["resourceSpans"] for ss in rs["scopeSpans"] for span in ss["spans"]]
+
+
+def test_each_captured_otlp_file_holds_its_sources_spans_from_the_version_it_names() -> None:
+    """A captured ``otlp`` file holds GenAI (``gen_ai.*``) spans and no OpenInference
+    span kind, an ``openinference`` one spans with ``openinference.span.kind``; and the
+    version its origin names is one the file states (a scope version, a resource
+    attribute or a user agent), so the origins counted are the files' own."""
+    rows = [r for r in ROWS if r["source"] in ("otlp", "openinference")
+            and r["kind"] == "session"]
+    assert len(rows) >= 10
+    for row in rows:
+        spans = _otlp_spans(Path(row["path"]))
+        kinds = [a.get("openinference.span.kind") for _, _, a in spans]
+        if row["source"] == "openinference":
+            assert any(kinds), row["where"]
+        else:
+            assert not any(kinds), row["where"]
+            assert any(k.startswith("gen_ai.") for _, _, a in spans for k in a), row["where"]
+        version = row["origin"].rsplit(" ", 1)[1]
+        stated = {str(v) for r, scope, a in spans
+                  for v in [*r.values(), scope.rsplit(" ", 1)[1], *a.values()]}
+        assert any(v == version or v.endswith(f"/{version}") for v in stated), row["where"]

@@ -10,13 +10,18 @@ exported; the spans no event stands for (the run's, the turns') are skipped.
 **Other spans** (any GenAI or OpenInference instrumentation): an ``init`` at the trace's
 first start time, then one ``report`` per span (``error`` when the status is ERROR or
 ``error.type`` is set; an LLM span a model call, stage ``model``, failed or not: verdict
-``error`` and ``payload.error_type`` when it failed; a tool span a tool call, the same
-way): role =
+``error`` and ``payload.error_type`` when it failed; a span with no operation name or
+span kind is one too when OpenLLMetry's ``llm.request.type`` says chat, or when it names
+a model and counts tokens of its own, as the Vercel AI SDK's ``doGenerate`` does; a tool
+span a tool call, the same way): role =
 the agent name (``gen_ai.agent.name`` or ``agent.name``) of the span or its nearest
 ancestor, else the service name; stage = the tool name (``gen_ai.tool.name``,
-``tool.name``), else the operation, else the OpenInference span kind, else the span
-name; tokens from ``gen_ai.usage.*`` or ``llm.token_count.prompt`` / ``completion``;
-cost from ``llm.cost.total`` or ``gen_ai.usage.cost``; the model
+``tool.name``, the Vercel AI SDK's ``ai.toolCall.name``), else the operation, else the
+OpenInference span kind, else the span name; tokens from ``gen_ai.usage.*`` (also the
+names before the conventions' 1.27, ``prompt_tokens`` / ``completion_tokens``) or
+``llm.token_count.prompt`` / ``completion``; cost from ``llm.cost.total`` or
+``gen_ai.usage.cost`` (counts and costs kept as text, as spans given back by Langfuse
+carry them, read as numbers); the model
 (``gen_ai.response.model``, ``gen_ai.request.model``, ``llm.model_name``) in
 ``payload.model``; ts = end; duration from start and end. Tokens of a span whose
 descendants also carry usage (an ``invoke_agent`` summing its ``chat`` calls) go to
@@ -229,18 +234,41 @@ def _ts(nanos: int, shown: str) -> datetime | None:
 
 
 #: Attribute pairs (GenAI semantic conventions, OpenInference) read for each value.
-INPUT_TOKENS: Final = ("gen_ai.usage.input_tokens", "llm.token_count.prompt")
-OUTPUT_TOKENS: Final = ("gen_ai.usage.output_tokens", "llm.token_count.completion")
+#: ``gen_ai.usage.prompt_tokens`` / ``completion_tokens``: the names before the
+#: conventions' 1.27, still written by OpenLLMetry (Traceloop).
+INPUT_TOKENS: Final = ("gen_ai.usage.input_tokens", "llm.token_count.prompt",
+                       "gen_ai.usage.prompt_tokens")
+OUTPUT_TOKENS: Final = ("gen_ai.usage.output_tokens", "llm.token_count.completion",
+                        "gen_ai.usage.completion_tokens")
 MODEL_KEYS: Final = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
 AGENT_KEYS: Final = ("gen_ai.agent.name", "agent.name")
-TOOL_KEYS: Final = ("gen_ai.tool.name", "tool.name")
+#: ``ai.toolCall.name``: the Vercel AI SDK's tool call span.
+TOOL_KEYS: Final = ("gen_ai.tool.name", "tool.name", "ai.toolCall.name")
 COST_KEYS: Final = ("llm.cost.total", "gen_ai.usage.cost")
 #: GenAI ``gen_ai.operation.name`` values of a model call (an OpenInference LLM span).
 LLM_OPERATIONS: Final = frozenset({"chat", "text_completion", "generate_content"})
+#: OpenLLMetry's ``llm.request.type`` values of a model call (it sets no operation name).
+LLM_REQUEST_TYPES: Final = frozenset({"chat", "completion"})
 
 
 def _first(a: Mapping[str, Any], keys: Iterable[str]) -> Any:
     return next((a[k] for k in keys if a.get(k) is not None), None)
+
+
+def _amount(a: Mapping[str, Any], keys: Iterable[str]) -> Any:
+    """`_first`, with a count or cost kept as text (``"31"``, ``"0.0002"``: written back
+    by a pipeline that stores attributes as text, as Langfuse does) as its number."""
+    value = _first(a, keys)
+    if isinstance(value, str):
+        text = value.strip()
+        if text.isdigit():
+            return int(text)
+        if text[:1].isdigit():
+            try:
+                return float(text)
+            except ValueError:
+                return value
+    return value
 
 
 def _trace(tid: str, items: list[tuple[dict[str, Any], str]], shown: str) -> list[LedgerEvent]:
@@ -276,9 +304,9 @@ def _trace(tid: str, items: list[tuple[dict[str, Any], str]], shown: str) -> lis
         kind = a.get("openinference.span.kind")
         stage = _first(a, TOOL_KEYS) or operation or (
             str(kind).lower() if kind else None) or span.get("name")
-        usage: dict[str, Any] = {"tokens_in": count(_first(a, INPUT_TOKENS)),
-                                 "tokens_out": count(_first(a, OUTPUT_TOKENS))}
-        cost = _first(a, COST_KEYS)
+        usage: dict[str, Any] = {"tokens_in": count(_amount(a, INPUT_TOKENS)),
+                                 "tokens_out": count(_amount(a, OUTPUT_TOKENS))}
+        cost = _amount(a, COST_KEYS)
         if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0 \
                 and cost == cost and cost != float("inf"):
             usage["cost"] = float(cost)
@@ -296,7 +324,11 @@ def _trace(tid: str, items: list[tuple[dict[str, Any], str]], shown: str) -> lis
         verdict = str(a.get("error.type") or "error") if failed else "done"
         duration = (end - start) // 1_000_000 if start and end >= start else None
         tool = _first(a, TOOL_KEYS)
-        if str(kind).upper() == "LLM" or operation in LLM_OPERATIONS:
+        own_usage = sid in with_usage and sid not in rolled_up
+        if str(kind).upper() == "LLM" or operation in LLM_OPERATIONS or (
+                operation is None and kind is None and (
+                    a.get("llm.request.type") in LLM_REQUEST_TYPES
+                    or (own_usage and model is not None))):
             # a model call, also when it failed (verdict error: the tokens it spent count)
             if failed:
                 payload["error_type"] = str(a.get("error.type") or "error")

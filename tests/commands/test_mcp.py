@@ -105,3 +105,32 @@ def test_a_whole_epic_to_scope_covered_and_a_refusal(project: Path, tmp_path: Pa
         "analyst", "developer", "qa"]
     assert out["bad_args"].is_error
     assert out["route"]["task"] == "1.2"
+
+
+def test_the_sdk_is_imported_with_deferred_model_builds_and_nothing_else_is() -> None:
+    # in a fresh process: the SDK's protocol models are built at their first use, and
+    # pydantic's setting is back as it was for every model defined after the import
+    code = """
+import sys
+from pydantic import BaseModel
+from crewbook.commands.mcp import import_sdk
+import_sdk()
+from mcp import types
+assert "defer_build" not in BaseModel.model_config, BaseModel.model_config
+assert types.InitializeRequest.model_config.get("defer_build") is True
+class Later(BaseModel):
+    n: int
+assert Later.model_config.get("defer_build") is None
+assert Later(n=1).n == 1
+request = types.InitializeRequest.model_validate({"method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {},
+    "clientInfo": {"name": "t", "version": "1"}}})
+assert request.params.client_info.name == "t"
+print("ok")
+"""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.stdout.strip() == "ok", done.stderr

@@ -282,8 +282,34 @@ async def _with_progress(ctx: Any, run: Any, work: Any) -> Any:
     return result[0]
 
 
+def import_sdk() -> None:
+    """Import the `mcp` SDK's server with pydantic's deferred model builds.
+
+    Most of the SDK's import time is pydantic building a validator for each of the
+    protocol's models (two revisions of them), most of which a session never uses.
+    pydantic's `defer_build` setting builds a model's validator at its first use instead;
+    it is set on `BaseModel`'s configuration (which models inherit when they are
+    defined) for the import only, so crewbook's own models are not affected."""
+    if "mcp.server.lowlevel" in sys.modules:
+        return
+    from pydantic import BaseModel
+
+    config = BaseModel.model_config
+    before = config.get("defer_build")
+    config["defer_build"] = True
+    try:
+        import mcp.server.lowlevel
+        import mcp.server.stdio  # noqa: F401
+    finally:
+        if before is None:
+            config.pop("defer_build", None)
+        else:
+            config["defer_build"] = before
+
+
 def serve(project: Path | None, tool_prefix: str = "") -> None:
     """Serve over stdin/stdout until the client closes the connection."""
+    import_sdk()
     import anyio
     from mcp.server.stdio import stdio_server
 

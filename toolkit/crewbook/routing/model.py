@@ -299,17 +299,9 @@ def _role_defaults_of(loops: tuple[tuple[str, tuple[str, ...]], ...]) -> type[Ro
 def role_defaults_model() -> type[RoleDefaults]:
     """`RoleDefaults` with a group per routing loop of the registry
     (`crewbook.families.routing_roles`: each family's registry line names its roles), so
-    a family registered later has its section in profiles too."""
-    roles = routing_roles()
-    if _LAST and _LAST[0][0] == roles:  # a dict compare: routing asks on every route
-        return _LAST[0][1]
-    made = _role_defaults_of(tuple(roles.items()))
-    _LAST[:] = [(dict(roles), made)]
-    return made
-
-
-#: The routing roles `role_defaults_model` last saw, and the model made for them.
-_LAST: list[tuple[dict[str, tuple[str, ...]], type[RoleDefaults]]] = []
+    a family registered later has its section in profiles too (made once per set of
+    routing roles)."""
+    return _role_defaults_of(tuple(routing_roles().items()))
 
 
 class TaskDefaults(FileModel):

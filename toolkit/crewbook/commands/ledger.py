@@ -29,7 +29,6 @@ __all__ = ["by_change_command", "convert_command", "export_command", "import_com
            "register", "summary_command"]
 
 # Building the parser imports nothing heavy; pandas and pyarrow load when a command runs.
-PROBLEMS_ATTR = "crewbook_problems"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
@@ -157,7 +156,7 @@ def _finish(parser: argparse.ArgumentParser, common: argparse.ArgumentParser | N
 
 def summary_command(args: argparse.Namespace) -> int:
     """``crewbook ledger summary``: print the summary; 1 if any line was invalid."""
-    from ..ledger.reader import read_ledger
+    from ..ledger.reader import PROBLEMS_ATTR, read_ledger
 
     if args.parquet is not None:
         return _summary_parquet(args)
@@ -226,7 +225,7 @@ def _convert_folder(args: argparse.Namespace) -> int:
 def convert_command(args: argparse.Namespace) -> int:
     """``crewbook ledger convert``: one Parquet file per ledger; 1 if any was left out."""
     from ..core.atomic import output_path
-    from ..ledger.reader import find_ledgers, read_ledger, to_parquet
+    from ..ledger.reader import PROBLEMS_ATTR, find_ledgers, read_ledger, to_parquet
 
     if args.to == "parquet-folder":
         return _convert_folder(args)
@@ -252,8 +251,9 @@ def convert_command(args: argparse.Namespace) -> int:
             problems.extend(exc.problems)
             failed = True
             continue
-        problems.extend(df.attrs.get(PROBLEMS_ATTR, []))
-        failed = failed or any(p.severity == "error" for p in df.attrs.get(PROBLEMS_ATTR, []))
+        found: list[Problem] = df.attrs.get(PROBLEMS_ATTR, [])
+        problems.extend(found)
+        failed = failed or any(p.severity == "error" for p in found)
         # convert makes the folders it writes into (as it always has)
         with output_path(target, inputs=[path], parents=True) as tmp:
             to_parquet(df, tmp)

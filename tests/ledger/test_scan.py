@@ -1,5 +1,6 @@
 """The fast path reads any valid ledger as the exact path does: any key order, spacing,
-null fields, unknown keys, nesting, escapes and line endings (`ledger.scan`)."""
+null fields, unknown keys, nesting, escapes and line endings, whether the payloads come
+from one decode of the block (`ledger.known_keys`) or from its bytes (`ledger.scan`)."""
 
 from __future__ import annotations
 
@@ -85,6 +86,16 @@ def ledger_lines(draw: st.DrawFn) -> str:
     return text + draw(st.sampled_from(["\n", "\n", "\r\n"]))
 
 
+@pytest.fixture(params=["decode", "bytes"])
+def payload_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Which way the fast path finds the payloads: one decode of the block when every
+    key is a field (the usual way), or always from the bytes (the way a block with an
+    unknown key goes)."""
+    if request.param == "bytes":
+        monkeypatch.setattr(parse, "known_key_payloads", lambda *args, **kwargs: None)
+    return str(request.param)
+
+
 def exactly(data: bytes, monkeypatch: pytest.MonkeyPatch) -> Parsed:
     """What the exact path (every line by `json` and the model) makes of `data`."""
     with monkeypatch.context() as patch:
@@ -103,7 +114,7 @@ def same(fast: Parsed, exact: Parsed) -> None:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(ledger_lines(), min_size=1, max_size=12))
 def test_the_fast_path_answers_as_the_exact_path_on_any_key_order(
-        lines: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+        lines: list[str], monkeypatch: pytest.MonkeyPatch, payload_path: str) -> None:
     data = "".join(lines).encode()
     fast = parse_bytes(data, "l.jsonl")
     same(fast, exactly(data, monkeypatch))
@@ -113,7 +124,7 @@ def test_the_fast_path_answers_as_the_exact_path_on_any_key_order(
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(ledger_lines(), min_size=1, max_size=8))
 def test_many_lines_in_one_arrow_block_answer_as_the_exact_path(
-        lines: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+        lines: list[str], monkeypatch: pytest.MonkeyPatch, payload_path: str) -> None:
     # more lines than a refused block is read line by line: Arrow reads them together
     repeated = lines * (parse.SMALL_BLOCK // len(lines) + 1)
     data = "".join(repeated).encode()
@@ -122,7 +133,7 @@ def test_many_lines_in_one_arrow_block_answer_as_the_exact_path(
 
 
 def test_unknown_keys_are_refused_even_with_a_null_value(monkeypatch: pytest.MonkeyPatch,
-                                                         ) -> None:
+                                                         payload_path: str) -> None:
     good = '{"v":1,"ts":"2025-03-01T09:00:00Z","run":"r1","seq":0,"loop":"crew","kind":"init"'
     lines = [good + ',"payload":{"extra":null}}'] * 300
     lines[7] = good + ',"extra":null}'

@@ -9,11 +9,13 @@ refused part is small, and that small part is read line by line with `json` and
 over the file.
 
 That first read does not infer the payload: Arrow checks it is an object and skips its
-keys and any unknown top-level key; `payloads.line_payloads` then finds, from the bytes
-of the lines and in any key order, each payload's text and every top-level key that is
-not a field (null-valued ones too: the model refuses them). Only when those bytes are
-not UTF-8 is the block read again with every key inferred. Arrow reads a file's next
-block in a thread while this one is checked.
+keys and any unknown top-level key. One msgspec decode of the block then gives each
+payload's text as written, and vouches that every top-level key is a field
+(`known_keys`); when it cannot (an unknown key, null-valued ones too: the model refuses
+them), `payloads.line_payloads` finds the payloads and names the unknown keys from the
+bytes of the lines, in any key order. Only when those bytes are not UTF-8 is the block
+read again with every key inferred. Arrow reads a file's next block in a thread while
+this one is checked.
 
 A line cut short (what a crash mid-write leaves: the line is the prefix of some JSON
 text) is never an error: it is left out with a warning, wherever it is. Any other
@@ -46,6 +48,7 @@ from .events import (
     REQUIRED_BY_KIND,
     missing_message,
 )
+from .known_keys import known_key_payloads
 from .lines import BAD_EVENT, EMPTY, cut_short, parse_line, truncated
 from .payloads import TEXT, LinePayloads, equal, line_payloads, parse_payload, payload_text
 
@@ -79,8 +82,9 @@ SMALL_BLOCK: Final = 256
 #: A file is read at most this many bytes at a time (whole lines), so reading needs
 #: memory for the frame and one block, not for the whole file as well. A block's
 #: transient memory is several times its size: a big share of the peak for a file of
-#: tens of MB, noise for one of hundreds (where bigger blocks cost less time per byte).
-FILE_BLOCK: Final = 4 << 20
+#: tens of MB, less for one of hundreds. On 300,000 events (74-134 MB) 2 MiB blocks
+#: peak at 1.4-2.2x the frame, 4 MiB ones at 1.4-2.5x, in the same time.
+FILE_BLOCK: Final = 2 << 20
 #: ... and at least this many (files below `SMALL_FILE` bytes). On 100,000 events
 #: (25 MB) 1 MiB blocks peak at 2.0-2.3x the frame, 2 MiB ones at 2.7-2.8x; they cost
 #: about a tenth more time (within this 2-core machine's noise).
@@ -243,7 +247,8 @@ def arrow_read(buf: pa.Buffer, with_payload: bool, exact: bool) -> pa.Table | No
                                   unexpected_field_behavior="ignore")
     try:
         table = pj.read_json(pa.BufferReader(buf), parse_options=options,
-                             memory_pool=reader_pool(), read_options=_read_options(len(buf)))
+                             memory_pool=reader_pool(),
+                             read_options=_read_options(len(buf), with_payload))
         table.validate(full=True)  # Arrow's JSON reader lets invalid UTF-8 through
         _field_names(table.schema)  # ... even in keys, which validate() does not check
     except (pa.ArrowException, ValueError):  # ArrowInvalid, bad UTF-8...
@@ -443,6 +448,11 @@ class _Parser:
         first `count` non-blank lines), the last of which ends before byte `end` (see
         `line_payloads`)."""
         if rows is None:
+            start = len(_BOM) if self.data.startswith(_BOM) else 0
+            fast = known_key_payloads(self.data, start, end, count, reader_pool(),
+                                      check_utf8=check_utf8)
+            if fast is not None:
+                return fast
             if count == self.n_lines or count == self.n_lines - (end < len(self.data)):
                 rows = np.arange(count, dtype=np.int64)
             else:
@@ -580,10 +590,21 @@ def _below(column: pa.ChunkedArray, name: str, low: int) -> Callable[[int], str]
 # -- helpers ----------------------------------------------------------------------------
 
 
-def _read_options(size: int) -> pj.ReadOptions:
+def _read_options(size: int, with_payload: bool) -> pj.ReadOptions:
     """Arrow's blocks: a quarter of what it reads (at least 64 KiB), so its threads share
-    even a small file block."""
-    return pj.ReadOptions(block_size=max(size // 4 + 1, ARROW_BLOCK))
+    even a small file block.
+
+    Arrow's own threads are left out when the payloads are read on a machine of two
+    CPUs or fewer: reading a file is then two stages at once (Arrow reads a block while
+    the previous one is checked and its payloads decoded), which keep two cores busy on
+    their own; Arrow's threads on top only make them take turns (300,000 events: 0.6 s
+    with one thread for Arrow, 0.8 s with its threads, and a third less CPU)."""
+    threads = not with_payload or pa.cpu_count() > _FEW_CPUS
+    return pj.ReadOptions(block_size=max(size // 4 + 1, ARROW_BLOCK), use_threads=threads)
+
+
+#: At most this many CPUs, Arrow reads a block in one thread when payloads are read.
+_FEW_CPUS: Final = 2
 
 
 def _field_names(schema: pa.Schema) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from crewbook.ledger import known_keys, parse
-from crewbook.ledger.known_keys import known_key_payloads
+from crewbook.ledger.known_keys import as_payloads, decoded_pieces, keyed_payloads, text_array
 from crewbook.ledger.parse import parse_bytes
 
 HEAD = '"v":1,"ts":"2025-03-01T09:00:00Z","run":"r1","loop":"crew","kind":"init"'
@@ -19,9 +19,14 @@ def block(*lines: str, end: str = "\n") -> bytes:
     return "".join(line + end for line in lines).encode()
 
 
-def texts(data: bytes, count: int, **options: Any) -> list[str] | None:
-    found = known_key_payloads(data, 0, len(data), count, **options)
-    return None if found is None else found.texts.to_pylist()
+def texts(data: bytes, **options: Any) -> list[str] | None:
+    """The payload column's texts of `data` by the decode, or None where it gives way."""
+    pieces = decoded_pieces(data, 0, len(data))
+    if any(found is None for _, _, found in pieces):
+        return None
+    every = [text for _, _, found in pieces for text in found or []]
+    answer = as_payloads(text_array(every), **options)
+    return answer.texts.to_pylist() if answer.readable else None
 
 
 def test_payloads_are_kept_as_written_in_any_key_order_and_spacing() -> None:
@@ -30,7 +35,7 @@ def test_payloads_are_kept_as_written_in_any_key_order_and_spacing() -> None:
                  '{"seq" : 2 , ' + HEAD + ' }',
                  '{"p\\u0061yload":{"x":"\\"q\\""},' + HEAD + ',"seq":3,"verdict":null}',
                  end="\r\n")
-    assert texts(data, 4) == ['{"b":1,  "a":[1, "}"]}', "{}", "{}", '{"x":"\\"q\\""}']
+    assert texts(data) == ['{"b":1,  "a":[1, "}"]}', "{}", "{}", '{"x":"\\"q\\""}']
 
 
 @pytest.mark.parametrize("line", [
@@ -38,43 +43,54 @@ def test_payloads_are_kept_as_written_in_any_key_order_and_spacing() -> None:
     '{' + HEAD + ',"seq":0,"extra":null}',  # ... with a null value: the model refuses it
     '{' + HEAD + ',"seq":0,"Payload":{}}',  # a field's name in another case
     '{' + HEAD + ',"seq":0,"summary":[1]}',  # a value no field holds
-    '{' + HEAD + ',"seq":0}{' + HEAD + ',"seq":1}',  # two objects on one line
 ])
 def test_the_decode_gives_way_when_it_cannot_vouch_for_every_line(line: str) -> None:
     good = '{' + HEAD + ',"seq":5,"payload":{"a":1}}'
-    data = block(good, line, good)
-    assert texts(data, 3) is None
+    assert texts(block(good, line, good)) is None
 
 
-def test_a_count_that_differs_gives_way() -> None:
-    data = block('{' + HEAD + ',"seq":0}', "", '{' + HEAD + ',"seq":1}')
-    assert texts(data, 2) == ["{}", "{}"]  # a blank line is no line
-    assert texts(data, 3) is None
+def test_each_line_as_a_dict_names_the_keys_that_are_not_fields() -> None:
+    data = block('{' + HEAD + ',"seq":0,"extra":null,"payload":{"a":1}}',
+                 '{"p\\u0061yload":{"b":2},' + HEAD + ',"seq":1}',
+                 '{' + HEAD + ',"seq":2,"payload":[1],"Run":"x","more":{"payload":{}}}',
+                 '{' + HEAD + ',"seq":3,"payload":null}')
+    assert keyed_payloads(data, 0, len(data)) == (
+        [b'{"a":1}', b'{"b":2}', b"{}", b"{}"], [(0, "extra"), (2, "Run"), (2, "more")])
+    assert keyed_payloads(b'{"\xff":1}\n', 0, 8) is None  # a key that is not UTF-8
+
+
+def test_two_objects_on_a_line_are_two_decoded_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the caller counts the lines: more objects than lines, and it reads another way
+    line = '{' + HEAD + ',"seq":0}'
+    data = block(line + line, line)
+    assert [len(found or []) for _, _, found in decoded_pieces(data, 0, len(data))] == [3]
+    parsed = parse_bytes(data, "l.jsonl")
+    assert [p.line for p in parsed.problems] == [1]
+    assert len(parsed.table) == 1
 
 
 def test_payload_bytes_that_are_not_utf8_are_not_readable_when_asked() -> None:
     data = b'{' + HEAD.encode() + b',"seq":0,"payload":{"s":"\xff"}}\n'
-    found = known_key_payloads(data, 0, len(data), 1, check_utf8=True)
-    assert found is not None
-    assert not found.readable
-    found = known_key_payloads(data, 0, len(data), 1)
-    assert found is not None
-    assert found.readable
+    every = [t for _, _, found in decoded_pieces(data, 0, len(data)) for t in found or []]
+    assert not as_payloads(text_array(every), check_utf8=True).readable
+    assert as_payloads(text_array(every)).readable  # not checked: Arrow read those bytes
+    parsed = parse_bytes(data, "l.jsonl")  # read again the exact way, and refused
+    assert [p.line for p in parsed.problems] == [1]
 
 
 def test_a_block_is_decoded_in_pieces_of_whole_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     lines = ['{' + HEAD + f',"seq":{i},"payload":{{"n":{i},"s":"{"x" * (i % 7) * 9}"}}}}'
              for i in range(60)]
     data = block(*lines)
-    whole = texts(data, 60)
+    whole = texts(data)
     monkeypatch.setattr(known_keys, "PIECE", 150)  # a piece: a line or two, some longer
-    pieces = list(known_keys._pieces(data, 0, len(data)))
+    pieces = list(known_keys.pieces(data, 0, len(data)))
     assert len(pieces) > 20
     assert pieces[0][0] == 0
     assert pieces[-1][1] == len(data)
     assert all(a[1] == b[0] for a, b in itertools.pairwise(pieces))
     assert all(data[stop - 1:stop] == b"\n" for _, stop in pieces)
-    assert texts(data, 60) == whole
+    assert texts(data) == whole
     assert [json.loads(t)["n"] for t in whole or []] == list(range(60))
 
 

@@ -86,13 +86,32 @@ def ledger_lines(draw: st.DrawFn) -> str:
     return text + draw(st.sampled_from(["\n", "\n", "\r\n"]))
 
 
-@pytest.fixture(params=["decode", "bytes"])
+#: The ways the fast path finds the payloads, and how each is forced.
+PAYLOAD_PATHS = ("decode", "keyed", "piece bytes", "block bytes")
+
+
+def force_payload_path(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the fast path find the payloads one way: one decode of each piece when its
+    keys are all fields (the usual way); each line as a dict (a piece with an unknown
+    key); the bytes of a piece (when that decode refuses it); the bytes of the whole
+    block (when the pieces do not add up to its lines)."""
+    from crewbook.ledger import known_keys
+
+    def undecoded(data: bytes, start: int, end: int) -> list[Any]:
+        return [(a, b, None) for a, b in known_keys.pieces(data, start, end)]
+
+    if path != "decode":
+        monkeypatch.setattr(parse, "decoded_pieces", undecoded)
+    if path in ("piece bytes", "block bytes"):
+        monkeypatch.setattr(parse, "keyed_payloads", lambda *args: None)
+    if path == "block bytes":
+        monkeypatch.setattr(parse._Parser, "decoded_payloads", lambda *args: None)
+
+
+@pytest.fixture(params=PAYLOAD_PATHS)
 def payload_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Which way the fast path finds the payloads: one decode of the block when every
-    key is a field (the usual way), or always from the bytes (the way a block with an
-    unknown key goes)."""
-    if request.param == "bytes":
-        monkeypatch.setattr(parse, "known_key_payloads", lambda *args, **kwargs: None)
+    """Each way of finding the payloads in turn (`force_payload_path`)."""
+    force_payload_path(str(request.param), monkeypatch)
     return str(request.param)
 
 
@@ -282,6 +301,7 @@ def test_only_keys_that_may_be_unknown_are_compared_with_the_field_names(
         return real(raw, first, stop, names)
 
     monkeypatch.setattr(module, "named", counting)
+    force_payload_path("block bytes", monkeypatch)  # the scan of the whole block
     parsed = parse_bytes(data, "l.jsonl")
     assert [(p.line, p.key) for p in parsed.problems] == [(3, "extra"), (4, "extra"),
                                                           (5, "other")]

@@ -29,11 +29,12 @@ _SCALAR: Any = int | float | str | None
 
 
 #: A block is decoded this many bytes at a time (whole lines): the decoded lines are
-#: Python objects, several times the bytes they come from, dropped piece by piece.
-PIECE: Final = 256 << 10
+#: Python objects, several times the bytes they come from, dropped piece by piece; and
+#: a piece holding an unknown key is read again from its bytes, that piece only.
+PIECE: Final = 16 << 10
 
 
-def _pieces(data: bytes | bytearray, start: int, end: int) -> Iterator[tuple[int, int]]:
+def pieces(data: bytes | bytearray, start: int, end: int) -> Iterator[tuple[int, int]]:
     """``data[start:end]`` cut into ranges of whole lines of about `PIECE` bytes."""
     while start < end:
         stop = data.rfind(b"\n", start, min(start + PIECE, end)) + 1
@@ -56,34 +57,79 @@ def _decoder() -> Any:
     return msgspec.json.Decoder(line)
 
 
-def known_key_payloads(data: bytes | bytearray, start: int, end: int, count: int,
-                       pool: pa.MemoryPool | None = None, *, check_utf8: bool = False,
-                       ) -> LinePayloads | None:
-    """The payload texts of the `count` JSON lines in ``data[start:end]`` ('{}' where a
-    line has none, or null), or None when a line holds a top-level key that is not a
-    field, or the block is not `count` JSON objects. With `check_utf8`, texts that are
-    not UTF-8 give an answer that is not `readable`."""
+Piece = tuple[int, int, list[bytes] | None]
+
+
+def decoded_pieces(data: bytes | bytearray, start: int, end: int) -> list[Piece]:
+    """``data[start:end]`` (whole JSON lines) cut into `pieces`, each decoded: (first
+    byte, stop byte, the payload texts of its lines as written: ``null`` where a payload
+    is null, ``{}`` where there is none), the texts None when a line of the piece holds
+    a top-level key that is not a field (or is not one JSON object of fields)."""
     import msgspec
 
     decode = _decoder().decode_lines
-    texts: list[bytes] = []
+    out: list[Piece] = []
     with memoryview(data) as view:
-        for first, stop in _pieces(data, start, end):
+        for first, stop in pieces(data, start, end):
             try:
                 lines = decode(view[first:stop])
             except (msgspec.DecodeError, msgspec.ValidationError):
-                return None
-            texts += [bytes(line.payload) for line in lines]
+                out.append((first, stop, None))
+                continue
+            out.append((first, stop, [bytes(line.payload) for line in lines]))
             del lines  # (their payloads are views of `data`)
-    if len(texts) != count:
-        return None
-    raw = pa.array(texts, type=pa.binary(), memory_pool=pool)
+    return out
+
+
+@functools.cache
+def _keyed_decoder() -> Any:
+    import msgspec
+
+    return msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+
+def keyed_payloads(data: bytes | bytearray, first: int, stop: int,
+                   ) -> tuple[list[bytes], list[tuple[int, str]]] | None:
+    """The payload texts of the JSON lines in ``data[first:stop]`` ('{}' where a line
+    has none, or not an object) and their top-level keys that are not fields (line
+    index, key; null-valued ones too), each line decoded as a dict of raw values; None
+    when that decode refuses them (keys that are not UTF-8, say)."""
+    import msgspec
+
+    with memoryview(data) as view:
+        try:
+            lines = _keyed_decoder().decode_lines(view[first:stop])
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        texts = [b"{}" if (payload := line.get("payload")) is None else bytes(payload)
+                 for line in lines]
+        known = _FIELD_SET.issuperset
+        unknown = [(index, key) for index, line in enumerate(lines) if not known(line)
+                   for key in line if key not in _FIELD_SET]
+        del lines  # (their values are views of `data`)
+    if any(text[:1] != b"{" for text in texts):  # a payload that is not an object
+        texts = [text if text[:1] == b"{" else b"{}" for text in texts]
+    return texts, unknown
+
+
+_FIELD_SET: Final = frozenset(FIELDS)
+
+
+def text_array(texts: list[bytes], pool: pa.MemoryPool | None = None) -> pa.Array:
+    """Decoded payload texts as one Arrow string array, as written (not checked)."""
+    return pa.array(texts, type=pa.binary(), memory_pool=pool).view(TEXT)
+
+
+def as_payloads(texts: pa.Array, pool: pa.MemoryPool | None = None, *, nulls: bool = True,
+                check_utf8: bool = False) -> LinePayloads:
+    """Payload texts as the payload column holds them: '{}' for a null payload (when
+    `nulls` says there may be one); with `check_utf8`, texts that are not UTF-8 give an
+    answer that is not `readable`."""
     if check_utf8:
         try:
-            raw.view(TEXT).validate(full=True)
+            texts.validate(full=True)
         except pa.ArrowInvalid:
-            return LinePayloads(raw.view(TEXT), readable=False)
-    out = raw.view(TEXT)
-    if b"null" in texts:
-        out = pc.if_else(pc.equal(out, "null"), "{}", out, memory_pool=pool)
-    return LinePayloads(out)
+            return LinePayloads(texts, readable=False)
+    if nulls:
+        texts = pc.if_else(pc.equal(texts, "null"), "{}", texts, memory_pool=pool)
+    return LinePayloads(texts)

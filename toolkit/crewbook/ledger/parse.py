@@ -32,7 +32,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 import numpy as np
@@ -48,7 +48,7 @@ from .events import (
     REQUIRED_BY_KIND,
     missing_message,
 )
-from .known_keys import known_key_payloads
+from .known_keys import as_payloads, decoded_pieces, keyed_payloads, text_array
 from .lines import BAD_EVENT, EMPTY, cut_short, parse_line, truncated
 from .payloads import TEXT, LinePayloads, equal, line_payloads, parse_payload, payload_text
 
@@ -434,10 +434,13 @@ class _Parser:
                                              self.line0 + int(lines[index]) + 1, key=key))
             keep = np.ones(table.num_rows, dtype=bool)
             keep[sorted({index for index, _, _ in bad})] = False
-            table = table.filter(pa.array(keep))
+        # narrowed first: the rows left out are then dropped from the narrow columns
+        kept = narrow(compact(table.select(list(FIXED))))
+        if keep is not None:
+            kept = kept.filter(pa.array(keep))
         if texts is not None:
             self.texts.append(texts if keep is None else texts.filter(pa.array(keep)))
-        self.tables.append(narrow(compact(table.select(list(FIXED)))))
+        self.tables.append(kept)
         return True
 
     def payload_texts(self, rows: np.ndarray[Any, np.dtype[np.int64]] | None, count: int,
@@ -448,11 +451,9 @@ class _Parser:
         first `count` non-blank lines), the last of which ends before byte `end` (see
         `line_payloads`)."""
         if rows is None:
-            start = len(_BOM) if self.data.startswith(_BOM) else 0
-            fast = known_key_payloads(self.data, start, end, count, reader_pool(),
-                                      check_utf8=check_utf8)
-            if fast is not None:
-                return fast
+            decoded = self.decoded_payloads(end, count, check_utf8, present)
+            if decoded is not None:
+                return decoded
             if count == self.n_lines or count == self.n_lines - (end < len(self.data)):
                 rows = np.arange(count, dtype=np.int64)
             else:
@@ -464,6 +465,53 @@ class _Parser:
             starts[0] = len(_BOM)
         return line_payloads(self.buf, starts, ends, reader_pool(), check_utf8=check_utf8,
                              present=present)
+
+    def decoded_payloads(self, end: int, count: int, check_utf8: bool,
+                         present: np.ndarray[Any, np.dtype[np.int64]] | None,
+                         ) -> LinePayloads | None:
+        """`payload_texts` of the first `count` non-blank lines, decoded piece by piece
+        (`known_keys`); a piece holding a key that is not a field is read from its bytes
+        (which names the key); None when the lines decoded are not `count`."""
+        start = len(_BOM) if self.data.startswith(_BOM) else 0
+        pieces = decoded_pieces(self.data, start, end)
+        every: list[bytes] = []
+        unknown: list[tuple[int, str]] = []
+        for first, stop, texts in pieces:
+            if texts is None:  # a key that is not a field: the piece's keys, named
+                keyed = self.piece_keys(first, stop, len(every), end, check_utf8, present)
+                if isinstance(keyed, LinePayloads):  # bytes that are not UTF-8
+                    return keyed
+                texts, odd = keyed
+                unknown += [(len(every) + row, key) for row, key in odd]
+            every += texts
+        if len(every) != count:
+            return None
+        pool = reader_pool()
+        found = as_payloads(text_array(every, pool), pool, nulls=b"null" in every,
+                            check_utf8=check_utf8)
+        return replace(found, unknown=unknown) if found.readable else found
+
+    def piece_keys(self, first: int, stop: int, done: int, end: int, check_utf8: bool,
+                   present: np.ndarray[Any, np.dtype[np.int64]] | None,
+                   ) -> tuple[list[bytes], list[tuple[int, str]]] | LinePayloads:
+        """The payload texts and unknown keys (line, key) of the lines in
+        ``data[first:stop]``, the first of which is the `done`-th non-blank line: each
+        line decoded as a dict (`known_keys.keyed_payloads`), else from the bytes
+        (`line_payloads`, whose answer is returned when it is not `readable`)."""
+        rows = self.nonblank(self.line_at(first), self.line_at(stop - 1) + 1)
+        keyed = keyed_payloads(self.data, first, stop)
+        if keyed is not None and len(keyed[0]) == len(rows):
+            return keyed
+        found = self.payload_texts(
+            rows, len(rows), end, check_utf8=check_utf8,
+            present=None if present is None else present[done:done + len(rows)])
+        if not found.readable:
+            return found
+        return [text.encode() for text in found.texts.to_pylist()], found.unknown
+
+    def line_at(self, byte: int) -> int:
+        """The index of the line holding `byte`."""
+        return int(np.searchsorted(self.newlines, byte))
 
     def no_clock(self, check: Check, rows: np.ndarray[Any, np.dtype[np.int64]]) -> bool:
         """Whether a null `ts` was written as ``"ts": null`` (an import from a log with

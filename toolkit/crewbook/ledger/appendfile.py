@@ -211,21 +211,24 @@ class AppendFile:
     def write(self, data: bytes, numbered: list[tuple[str, int]]) -> None:
         """One write of whole lines (call under the locks), then account for them: every
         path's lines reach the file here."""
-        fd = self.require_open()
-        if data:
+        fd = self.fd
+        if fd is None:
+            fd = self.require_open()  # refused
+        size = len(data)
+        if size:
             written = os.write(fd, data)
-            if written != len(data):  # rare (a full disk, a signal): write the rest
+            if written != size:  # rare (a full disk, a signal): write the rest
                 write_all(fd, data[written:])
             if self.fsync == "always":
                 os.fsync(fd)
-        self.scanned += len(data)
+        self.scanned += size
         if numbered:
             next_seq = self.seqs
             for run, seq in numbered:  # `_count`, inline: every act comes here
                 if seq >= next_seq.get(run, 0):
                     next_seq[run] = seq + 1
             self.events += len(numbered)
-            self.last_run = numbered[-1][0]
+            self.last_run = run
 
     # -- reading what is there ---------------------------------------------------------
 

@@ -415,7 +415,7 @@ class _Parser:
         bad = check_table(table)
         if self.with_payload:
             found = self.payload_texts(rows, table.num_rows, end, check_utf8=not exact,
-                                       present=_present(table))
+                                       present=functools.cache(lambda: _present(table)))
             if not found.readable:
                 return False
             texts = found.texts
@@ -445,7 +445,7 @@ class _Parser:
 
     def payload_texts(self, rows: np.ndarray[Any, np.dtype[np.int64]] | None, count: int,
                       end: int, *, check_utf8: bool = False,
-                      present: np.ndarray[Any, np.dtype[np.int64]] | None = None,
+                      present: Present | None = None,
                       ) -> LinePayloads:
         """The payload texts and unknown keys of the `count` lines `rows` (None: the
         first `count` non-blank lines), the last of which ends before byte `end` (see
@@ -464,10 +464,10 @@ class _Parser:
         if len(starts) and starts[0] == 0 and self.data.startswith(_BOM):
             starts[0] = len(_BOM)
         return line_payloads(self.buf, starts, ends, reader_pool(), check_utf8=check_utf8,
-                             present=present)
+                             present=None if present is None else present())
 
     def decoded_payloads(self, end: int, count: int, check_utf8: bool,
-                         present: np.ndarray[Any, np.dtype[np.int64]] | None,
+                         present: Present | None,
                          ) -> LinePayloads | None:
         """`payload_texts` of the first `count` non-blank lines, decoded piece by piece
         (`known_keys`); a piece holding a key that is not a field is read from its bytes
@@ -492,7 +492,7 @@ class _Parser:
         return replace(found, unknown=unknown) if found.readable else found
 
     def piece_keys(self, first: int, stop: int, done: int, end: int, check_utf8: bool,
-                   present: np.ndarray[Any, np.dtype[np.int64]] | None,
+                   present: Present | None,
                    ) -> tuple[list[bytes], list[tuple[int, str]]] | LinePayloads:
         """The payload texts and unknown keys (line, key) of the lines in
         ``data[first:stop]``, the first of which is the `done`-th non-blank line: each
@@ -504,7 +504,7 @@ class _Parser:
             return keyed
         found = self.payload_texts(
             rows, len(rows), end, check_utf8=check_utf8,
-            present=None if present is None else present[done:done + len(rows)])
+            present=None if present is None else lambda: present()[done:done + len(rows)])
         if not found.readable:
             return found
         return [text.encode() for text in found.texts.to_pylist()], found.unknown
@@ -599,6 +599,10 @@ def check_table(table: pa.Table) -> list[Check]:
         flag(pc.is_valid(col(extra)), extra, unknown_key(extra))
     found.sort()
     return found
+
+
+#: `_present` of a block, computed when first asked (only the byte scan needs it).
+Present = Callable[[], np.ndarray[Any, np.dtype[np.int64]]]
 
 
 def _present(table: pa.Table) -> np.ndarray[Any, np.dtype[np.int64]]:

@@ -274,6 +274,7 @@ class _Parser:
         self.whole = whole  # `data` is the whole file (say when it is empty)
         self.scratch = scratch  # a bool buffer for per-byte masks (see `payloads.equal`)
         self._newlines: np.ndarray[Any, np.dtype[np.int64]] | None = None
+        self._newline_count: int | None = None
         self.tables: list[pa.Table] = []
         self.texts: list[pa.Array] = []
         self.problems: list[Problem] = []
@@ -343,25 +344,21 @@ class _Parser:
 
     def newline_count(self) -> int:
         """How many newlines `data` holds (from `newlines` when already found)."""
-        return len(self._newlines) if self._newlines is not None else self.data.count(b"\n")
+        if self._newline_count is None:
+            self._newline_count = (len(self._newlines) if self._newlines is not None
+                                   else self.data.count(b"\n"))
+        return self._newline_count
 
     def count_rows(self, end: int) -> int:
-        """Number of non-blank lines in data[:end] (fast when there are no blank lines).
-
-        With payloads, the newlines are needed anyway (`payload_texts`): found once, by
-        numpy; else two scans of the bytes (a count and a search) do."""
+        """Number of non-blank lines in data[:end], `end` being the end of `data` or of
+        its last newline (`run`): the newlines counted once (`newline_count`), and a
+        search for a line that starts with white space. numpy's positions of the
+        newlines are found only when something needs line numbers."""
         data = self.data
         tail = 0 if data.endswith(b"\n", 0, end) else 1
-        if self.with_payload:
-            nl = self.newlines
-            nl = nl[:np.searchsorted(nl, end)]
-            after = np.frombuffer(data, dtype=np.uint8)[nl[nl + 1 < end] + 1]
-            maybe_blank = bool(np.isin(after, _SPACES).any()) or data[:1].isspace()
-            lines = len(nl) + tail
-        else:
-            lines = data.count(b"\n", 0, end) + tail
-            maybe_blank = _SPACE_AFTER_NEWLINE.search(data, 0, end) is not None or \
-                data[:1].isspace()
+        lines = self.newline_count() + tail
+        maybe_blank = _SPACE_AFTER_NEWLINE.search(data, 0, end) is not None or \
+            data[:1].isspace()
         return len(self.nonblank(0, lines)) if maybe_blank else lines
 
     def take(self, start: int, end: int, rows: np.ndarray[Any, np.dtype[np.int64]] | None,

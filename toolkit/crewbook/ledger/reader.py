@@ -199,7 +199,7 @@ _NO_CODE: Final = pa.scalar(-1, pa.int32())
 def _categorical(column: pa.ChunkedArray, name: str) -> pd.Categorical:
     """A dictionary-encoded column as a pandas Categorical: every known kind (in
     lifecycle order) for `kind`, else the observed values, sorted. The codes are mapped
-    chunk by chunk from each dictionary (a few values), no string per row."""
+    from the dictionary (a few values) in one call over the chunks, no string per row."""
     pool = reader_pool()
     try:
         column = column.unify_dictionaries(memory_pool=pool)
@@ -211,9 +211,12 @@ def _categorical(column: pa.ChunkedArray, name: str) -> pd.Categorical:
     position = {value: i for i, value in enumerate(categories)}
     remap = pa.array([position.get(value, -1) for value in dictionary] or [0],
                      type=pa.int32())
-    codes = [pc.coalesce(pc.take(remap, chunk.indices, memory_pool=pool), _NO_CODE,
-                         memory_pool=pool).to_numpy() for chunk in column.chunks]
-    joined = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int32)
+    if not column.num_chunks:
+        joined = np.zeros(0, dtype=np.int32)
+    else:  # every chunk's codes in one call (the chunks' indices share a type: `concat`)
+        indices = pa.chunked_array([chunk.indices for chunk in column.chunks])
+        joined = pc.coalesce(pc.take(remap, indices, memory_pool=pool), _NO_CODE,
+                             memory_pool=pool).to_numpy()
     return pd.Categorical.from_codes(joined, dtype=pd.CategoricalDtype(categories),
                                      validate=False)
 

@@ -211,9 +211,8 @@ def _categorical(column: pa.ChunkedArray, name: str) -> pd.Categorical:
     position = {value: i for i, value in enumerate(categories)}
     remap = pa.array([position.get(value, -1) for value in dictionary] or [0],
                      type=pa.int32())
-    if not column.num_chunks:
-        joined = np.zeros(0, dtype=np.int32)
-    else:  # every chunk's codes in one call (the chunks' indices share a type: `concat`)
+    joined: np.ndarray[Any, Any] = np.zeros(0, dtype=np.int32)
+    if column.num_chunks:  # in one call: the chunks' indices share a type (`concat`)
         indices = pa.chunked_array([chunk.indices for chunk in column.chunks])
         joined = pc.coalesce(pc.take(remap, indices, memory_pool=pool), _NO_CODE,
                              memory_pool=pool).to_numpy()

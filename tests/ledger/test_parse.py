@@ -383,3 +383,21 @@ def test_narrow_blocks_join_into_categories_wider_than_any_block(
     assert list(frame["role"].cat.categories) == [e["role"] for e in events]
     assert frame["role"].tolist() == [e["role"] for e in events]
     assert frame["run"].tolist() == [e["run"] for e in events]
+
+
+@pytest.mark.parametrize(("cpus", "with_payload", "threads"), [
+    (2, True, False),  # the decode and Arrow's read already keep both cores busy
+    (2, False, True),  # nothing to decode: Arrow's threads share the block
+    (1, True, False),
+    (8, True, True),
+])
+def test_arrow_reads_in_one_thread_only_when_the_decode_needs_the_other_core(
+        monkeypatch: pytest.MonkeyPatch, cpus: int, with_payload: bool, threads: bool) -> None:
+    from crewbook.ledger import parse
+
+    monkeypatch.setattr(pa, "cpu_count", lambda: cpus)
+    options = parse._read_options(4 << 20, with_payload)
+    assert options.use_threads is threads
+    assert options.block_size == (4 << 20) // 4 + 1
+    data = "".join(line(event(i)) + "\n" for i in range(50)).encode()
+    assert len(parse_bytes(data, "l.jsonl", with_payload=with_payload).table) == 50

@@ -1,15 +1,15 @@
-"""The payload texts of a block of ledger lines whose top-level keys are all fields: one
-msgspec decode of the block, the payloads kept as they are written (`msgspec.Raw`).
+"""The payload texts of ledger lines whose top-level keys are all fields: msgspec decodes
+of a block, 16 KiB of whole lines at a time, the payloads kept as they are written
+(`msgspec.Raw`).
 
-This is the reader's usual case (`parse`), and the fast one: the decode rejects any
+This is the reader's usual case (`parse`), and the fast one: the decode refuses any
 top-level key that is not a field (also when its value is null, as the model does),
 whatever the key order, spacing, escapes or line ending, and keeps each payload's bytes
-without parsing them into objects. When it rejects the block (an unknown key, a value
-of a type no field has, a byte-order mark), the caller finds the keys and payloads
-from the bytes instead (`payloads.line_payloads`), which can say which key of which line
-is unknown. Adding a field to the ledger needs nothing here: the decoded type is made
-from `events.FIELDS`.
-"""
+without parsing them into objects. A piece it refuses (an unknown key, a value of a type
+no field has) is decoded again line by line as dicts of raw values (`keyed_payloads`),
+which names each unknown key and its line; only what that decode refuses too goes to the
+scan of the bytes (`payloads.line_payloads`). Adding a field to the ledger needs nothing
+here: the decoded struct is made from `events.FIELDS`."""
 
 from __future__ import annotations
 

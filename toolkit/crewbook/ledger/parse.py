@@ -9,13 +9,13 @@ refused part is small, and that small part is read line by line with `json` and
 over the file.
 
 That first read does not infer the payload: Arrow checks it is an object and skips its
-keys and any unknown top-level key. One msgspec decode of the block then gives each
-payload's text as written, and vouches that every top-level key is a field
-(`known_keys`); when it cannot (an unknown key, null-valued ones too: the model refuses
-them), `payloads.line_payloads` finds the payloads and names the unknown keys from the
-bytes of the lines, in any key order. Only when those bytes are not UTF-8 is the block
-read again with every key inferred. Arrow reads a file's next block in a thread while
-this one is checked.
+keys and any unknown top-level key. A msgspec decode of each piece of the block then
+gives each payload's text as written, and vouches that every top-level key is a field
+(`known_keys`); a piece it cannot vouch for (an unknown key, null-valued ones too: the
+model refuses them) is decoded line by line as dicts, which names the unknown keys, and
+only what that decode refuses is read from its bytes (`payloads.line_payloads`). Only
+when the payloads are not UTF-8 is the block read again with every key inferred. Arrow
+reads a file's next block in a thread while this one is checked.
 
 A line cut short (what a crash mid-write leaves: the line is the prefix of some JSON
 text) is never an error: it is left out with a warning, wherever it is. Any other
@@ -467,8 +467,9 @@ class _Parser:
                          present: Present | None,
                          ) -> LinePayloads | None:
         """`payload_texts` of the first `count` non-blank lines, decoded piece by piece
-        (`known_keys`); a piece holding a key that is not a field is read from its bytes
-        (which names the key); None when the lines decoded are not `count`."""
+        (`known_keys`); a piece holding a key that is not a field goes by `piece_keys`,
+        which names the key; None when the lines decoded are not `count` (two objects on
+        a line, say: then the block's bytes are read)."""
         start = len(_BOM) if self.data.startswith(_BOM) else 0
         pieces = decoded_pieces(self.data, start, end)
         every: list[bytes] = []
@@ -792,6 +793,5 @@ _BOM: Final = "\ufeff".encode()
 #: A line that starts with white space (maybe an empty line): then count exactly.
 _SPACE_AFTER_NEWLINE: Final = re.compile(rb"\n[ \t\r\n\x0b\x0c]")
 _NOT_SPACE: Final = re.compile(rb"\S")
-_SPACES: Final = np.frombuffer(b" \t\r\n\x0b\x0c", dtype=np.uint8)
 
 

@@ -111,3 +111,14 @@ def test_an_unknown_key_is_still_named_by_its_line(monkeypatch: pytest.MonkeyPat
     parsed = parse_bytes(block(*lines), "l.jsonl")
     assert [(p.line, p.key) for p in parsed.problems] == [(322, "extra")]
     assert len(parsed.table) == 499
+
+
+def test_nesting_deeper_than_the_decode_goes_is_read_from_the_bytes() -> None:
+    deep = "[" * 3000 + "]" * 3000
+    data = block(*['{' + HEAD + f',"seq":{i},"payload":{{"x":{deep}}}}}' for i in range(3)])
+    assert texts(data) is None
+    assert keyed_payloads(data, 0, len(data)) is None
+    parsed = parse_bytes(data, "l.jsonl")
+    assert parsed.problems == []
+    assert parsed.texts is not None
+    assert parsed.texts.to_pylist() == [f'{{"x":{deep}}}'] * 3

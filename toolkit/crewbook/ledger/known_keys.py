@@ -73,8 +73,8 @@ def decoded_pieces(data: bytes | bytearray, start: int, end: int) -> list[Piece]
         for first, stop in pieces(data, start, end):
             try:
                 lines = decode(view[first:stop])
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                out.append((first, stop, None))
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+                out.append((first, stop, None))  # (RecursionError: deeper than msgspec goes)
                 continue
             out.append((first, stop, [bytes(line.payload) for line in lines]))
             del lines  # (their payloads are views of `data`)
@@ -99,7 +99,7 @@ def keyed_payloads(data: bytes | bytearray, first: int, stop: int,
     with memoryview(data) as view:
         try:
             lines = _keyed_decoder().decode_lines(view[first:stop])
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             return None
         texts = [b"{}" if (payload := line.get("payload")) is None else bytes(payload)
                  for line in lines]

@@ -313,11 +313,14 @@ def test_only_keys_that_may_be_unknown_are_compared_with_the_field_names(
 
 def test_every_field_is_read_by_the_fast_path_and_is_a_column() -> None:
     # what adding a field to events.FIELDS needs besides the model (docs/ledger.md):
-    # an Arrow type in parse.ARROW_SCHEMA, a place in reader.COLUMNS; the scan, nothing
+    # an Arrow type in parse.ARROW_SCHEMA, a place in reader.COLUMNS; the scan and the
+    # decode, nothing
     from crewbook.ledger.events import FIELDS
+    from crewbook.ledger.known_keys import _decoder
     from crewbook.ledger.parse import ARROW_SCHEMA, FAST_SCHEMA
     from crewbook.ledger.reader import COLUMNS
 
     assert [*ARROW_SCHEMA.names, "payload"] == list(FIELDS), "a field without an Arrow type"
     assert FAST_SCHEMA.names == list(FIELDS)
+    assert _decoder().type.__struct_fields__ == FIELDS  # the decode: made from FIELDS
     assert set(COLUMNS) == set(FIELDS) - {"v"}, "a field that is not a column of the frame"

@@ -91,12 +91,11 @@ def pydantic_lines(path: Path) -> list[LedgerEvent]:
 
 
 # The libraries are imported before the baseline: their code is not data, and it does
-# not grow with the file (duckdb, used for payload texts the reader cannot slice out of
-# the lines, is about 20 MB; msgspec, which decodes the blocks, well under 1 MB).
+# not grow with the file (msgspec, which decodes the blocks, is well under 1 MB).
 PEAK = """
 import re, sys
 from pathlib import Path
-import duckdb, msgspec, pandas, pyarrow
+import msgspec, pandas, pyarrow
 import crewbook.ledger.reader
 
 def high_water():  # VmHWM: peak RSS of this process (ru_maxrss would include the parent's)

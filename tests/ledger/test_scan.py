@@ -236,24 +236,6 @@ def test_a_block_is_scanned_in_chunks_of_whole_lines(monkeypatch: pytest.MonkeyP
     assert whole.key_line.tolist() == [i // 3 for i in range(150)]
 
 
-def test_many_parsed_lines_give_duckdb_what_json_gives() -> None:
-    import pyarrow as pa
-
-    from crewbook.ledger.payloads import _FEW, _duckdb_payloads, _json_payloads
-
-    lines = [f'{{"run":"r","p\\u0061yload":{{"n":{i},"s":"a\\"b"}}}}' if i % 3 else
-             f'{{"extra":null,"run":"r","payload":null,"x{i % 2}":1}}' for i in range(_FEW + 5)]
-    array = pa.array([x.encode() for x in lines], type=pa.large_binary())
-    by_json = _json_payloads(array)
-    assert by_json is not None
-    texts, unknown = _duckdb_payloads(array)
-    assert [json.loads(t) for t in texts.to_pylist()] == [
-        json.loads(t) for t in by_json[0].to_pylist()]
-    assert sorted(unknown) == sorted(by_json[1])
-    assert (0, "extra") in unknown
-    assert (3, "x1") in unknown
-
-
 def test_a_block_a_little_over_a_chunk_is_scanned_in_one_go(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from crewbook.ledger import scan as module

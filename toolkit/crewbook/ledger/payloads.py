@@ -63,10 +63,6 @@ def _drop_nulls(obj: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if v is not None}
 
 
-#: Below this many lines needing a full JSON parse, `json` beats starting DuckDB.
-_FEW: Final = 2_000
-
-
 @dataclass(frozen=True)
 class LinePayloads:
     """What `line_payloads` finds in a block of lines: each line's payload text, each
@@ -91,10 +87,9 @@ def line_payloads(buf: pa.Buffer, starts: np.ndarray[Any, np.dtype[np.int64]],
     The lines' top level is found from their bytes by `scan.scan`, in any key order,
     spacing, nesting, escapes or line ending, and each payload is cut out of its line
     as written (no JSON parse). The few lines the scan cannot vouch for (an escaped
-    top-level key, a payload that is not an object) are parsed: with `json` when few,
-    else with one DuckDB query. The texts are allocated in `pool`. With `check_utf8`
-    (Arrow skipped the payload's and unknown keys' bytes), texts and keys that are not
-    UTF-8 make the answer not `readable`.
+    top-level key, a payload that is not an object) are parsed with `json`. The texts
+    are allocated in `pool`. With `check_utf8` (Arrow skipped the payload's and unknown
+    keys' bytes), texts and keys that are not UTF-8 make the answer not `readable`.
 
     `present`, when given, is how many fields (payload included) each line holds with
     a value that is not null, as Arrow read them: only the keys of a line holding
@@ -127,7 +122,7 @@ def line_payloads(buf: pa.Buffer, starts: np.ndarray[Any, np.dtype[np.int64]],
         offsets = np.append(starts, ends[-1]).astype(np.int64)
         whole = pa.LargeBinaryArray.from_buffers(
             pa.large_binary(), count, [None, pa.py_buffer(offsets), buf])
-        parsed = _parsed(whole.take(pa.array(rest)))
+        parsed = _json_payloads(whole.take(pa.array(rest)))
         if parsed is None:
             return LinePayloads(texts, readable=False)
         rest_texts, rest_unknown = parsed
@@ -159,36 +154,10 @@ def _unknown_keys(raw: np.ndarray[Any, np.dtype[np.uint8]], found: Scan, count: 
     return check[~named(raw, found.key_first[check], found.key_stop[check], _FIELD_NAMES)]
 
 
-def _parsed(lines: pa.Array) -> tuple[pa.Array, list[tuple[int, str]]] | None:
-    """The payload texts of `lines` by a full JSON parse ('{}' for none or null) and
-    their top-level keys that are not fields (index, key): one DuckDB query when there
-    are many, else (or if DuckDB refuses one) `json` per line; None when a line is not
-    UTF-8 (bytes Arrow skipped)."""
-    if len(lines) > _FEW:
-        try:
-            return _duckdb_payloads(lines)
-        except Exception:  # DuckDB refused a line Arrow accepted: the exact way
-            return _json_payloads(lines)
-    return _json_payloads(lines)
-
-
-def _duckdb_payloads(lines: pa.Array) -> tuple[pa.Array, list[tuple[int, str]]]:
-    import duckdb
-
-    with duckdb.connect() as con:
-        con.register("lines", pa.table({"i": np.arange(len(lines), dtype=np.int64),
-                                        "line": lines.cast(pa.large_string())}))
-        result = con.sql("SELECT coalesce(json_extract(line, '$.payload')::VARCHAR, '{}') "
-                         "FROM lines ORDER BY i").to_arrow_table()
-        names = ", ".join(f"'{name}'" for name in FIELDS)
-        rows = con.execute(f"SELECT i, k FROM (SELECT i, unnest(json_keys(line)) AS k "
-                           f"FROM lines) WHERE k NOT IN ({names}) ORDER BY i").fetchall()
-    texts = result.column(0).combine_chunks().cast(TEXT)
-    return (pc.if_else(pc.equal(texts, "null"), "{}", texts),
-            [(int(i), str(k)) for i, k in rows])
-
-
 def _json_payloads(lines: pa.Array) -> tuple[pa.Array, list[tuple[int, str]]] | None:
+    """The payload texts of `lines` by a full JSON parse ('{}' for none or null) and
+    their top-level keys that are not fields (index, key); None when a line is not UTF-8
+    (bytes Arrow skipped). The few lines the scan cannot vouch for come here."""
     try:
         objects = [json.loads(line) for line in lines.to_pylist()]
     except ValueError:  # not UTF-8 (bytes Arrow skipped, the fast read): read exactly

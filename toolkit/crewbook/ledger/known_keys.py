@@ -26,6 +26,7 @@ from .payloads import TEXT, LinePayloads
 #: What a field other than the payload may hold, as far as the decode cares: Arrow has
 #: already read those fields with their types and the checks judge the values.
 _SCALAR: Any = int | float | str | None
+_FIELD_SET: Final = frozenset(FIELDS)
 
 
 #: A block is decoded this many bytes at a time (whole lines): the decoded lines are
@@ -110,9 +111,6 @@ def keyed_payloads(data: bytes | bytearray, first: int, stop: int,
     if any(text[:1] != b"{" for text in texts):  # a payload that is not an object
         texts = [text if text[:1] == b"{" else b"{}" for text in texts]
     return texts, unknown
-
-
-_FIELD_SET: Final = frozenset(FIELDS)
 
 
 def text_array(texts: list[bytes], pool: pa.MemoryPool | None = None) -> pa.Array:

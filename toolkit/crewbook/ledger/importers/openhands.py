@@ -160,7 +160,11 @@ def is_session(folder: Path) -> bool:
     """Whether a folder is a V0 session as OpenHands' file store keeps it
     (``sessions/<id>/``: one event per file, ``events/<id>.json``, beside
     ``metadata.json``): its first event file holds one V0 event."""
-    files = _session_events(folder)
+    return _v0_files(_session_events(folder))
+
+
+def _v0_files(files: list[Path]) -> bool:
+    """Whether the first of a session's event files holds one V0 event."""
     if not files:
         return False
     try:
@@ -198,7 +202,9 @@ def detects(sniff: Sniff) -> bool:
 def import_file(path: Path, shown: str) -> list[LedgerEvent]:
     """The events of one OpenHands log (one run per file, conversation or instance)."""
     if path.is_dir():
-        return _session(path, shown) if is_session(path) else _conversation(path, shown)
+        files = _session_events(path)  # listed once: the check and the read share them
+        return _session(path, shown, files) if _v0_files(files) else \
+            _conversation(path, shown)
     if _is_lines(path):
         return _lines(path, shown)
     value = read_json(path, CODE)
@@ -272,15 +278,14 @@ def _conversation(folder: Path, shown: str) -> list[LedgerEvent]:
     return read_sdk(events, run, state, records=records)
 
 
-def _session(folder: Path, shown: str) -> list[LedgerEvent]:
+def _session(folder: Path, shown: str, files: list[Path]) -> list[LedgerEvent]:
     """A V0 session folder: its events, one per file, read as one V0 event list; the run
     is named after ``metadata.json``'s ``conversation_id`` (else the folder). Each event's
-    origin names its file."""
+    origin names its file (`files`: `_session_events`)."""
     meta_path = folder / "metadata.json"
     meta = read_json(meta_path, CODE) if meta_path.is_file() else {}
     name = meta.get("conversation_id") if isinstance(meta, dict) else None
     run = RunBuilder(SOURCE, SOURCE, str(name or folder.name), shown)
-    files = _session_events(folder)
     events = [read_json(f, CODE) for f in files]
     odd = [f for f, e in zip(files, events, strict=True) if not isinstance(e, dict)]
     if odd:

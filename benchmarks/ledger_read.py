@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.json as pj
 
 from crewbook.ledger import Ledger, LedgerEvent, read_ledger
-from crewbook.ledger.parse import ARROW_SCHEMA
+from crewbook.ledger.columns import ARROW_SCHEMA
 
 sys.path.insert(0, str(Path(__file__).parent))
 from make_ledgers import SHAPES, ledger_path

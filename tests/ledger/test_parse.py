@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,7 +12,7 @@ from pydantic import ValidationError
 
 from crewbook.ledger.events import REQUIRED_BY_KIND, LedgerEvent
 from crewbook.ledger.lines import cut_short, is_object_prefix
-from crewbook.ledger.parse import SMALL_BLOCK, parse_bytes, reader_pool
+from crewbook.ledger.parse import SMALL_BLOCK, parse_bytes
 
 from .conftest import event, line
 
@@ -202,26 +200,6 @@ def test_payload_texts_are_the_payloads_written(copies: int) -> None:
     assert texts[8] == "{}"
 
 
-def test_the_reader_pool_is_chosen_at_the_first_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[int] = []
-    monkeypatch.setattr(pa, "jemalloc_set_decay_ms", calls.append)
-    reader_pool.cache_clear()
-    try:
-        assert reader_pool.cache_info().currsize == 0
-        assert calls == []
-        parsed = parse_bytes((line(event(0)) + "\n").encode(), "p.jsonl")
-        assert parsed.table.num_rows == 1
-        pool = reader_pool()
-        assert reader_pool.cache_info().currsize == 1
-        default = pa.default_memory_pool().backend_name
-        # the process-wide jemalloc setting is changed only for a pool of the reader's own
-        assert calls == ([0] if pool.backend_name == "jemalloc" != default else [])
-        assert pool.backend_name in ("jemalloc", "system")
-        assert pool.backend_name != default
-    finally:
-        reader_pool.cache_clear()
-
-
 @pytest.mark.parametrize("text", [
     '{"v":1,"extra":{"b":2},"ts":"2025-03-01T09:00:00Z","run":"r1","seq":3,"loop":"crew",'
     '"kind":"init","payload":{"a":1}}',
@@ -240,25 +218,6 @@ def test_the_fast_read_finds_unknown_keys_wherever_they_are(text: str) -> None:
     assert parsed.payloads[40] == {"a": {"c": [41, {"d": 41}]}}
 
 
-@pytest.mark.parametrize("tail", ["", '{"v":1,"ts":"2025-0', "  \n"])
-def test_a_file_read_in_blocks_gives_what_its_bytes_give(tmp_path: Path, tail: str) -> None:
-    from crewbook.ledger.parse import parse_file
-
-    lines = [line(event(i, payload={"n": i})) for i in range(400)]
-    lines[123] = line({**event(123), "seq": "x"})  # a bad line in a later block
-    lines[250] = ""  # a blank line
-    data = ("\n".join(lines) + "\n" + tail).encode()
-    path = tmp_path / "l.jsonl"
-    path.write_bytes(data)
-    whole = parse_bytes(data, "l.jsonl")
-    for block in (2_000, 10_000, 1 << 20):  # blocks of a few lines (read ahead), one block
-        parsed = parse_file(path, "l.jsonl", block=block)
-        assert parsed.problems == whole.problems
-        assert parsed.table.to_pylist() == whole.table.to_pylist()
-        assert parsed.payloads == whole.payloads
-    assert [p.line for p in whole.problems] == [124] + ([401] if "ts" in tail else [])
-
-
 @pytest.mark.parametrize("bad", [b'"payload":{"a":"\xff"}}', b'"\xffx":1,"payload":{"a":1}}'])
 def test_the_fast_read_leaves_no_invalid_utf8_through(bad: bytes) -> None:
     lines = [line(event(i, payload={"a": i})).encode() for i in range(30)]
@@ -268,50 +227,6 @@ def test_the_fast_read_leaves_no_invalid_utf8_through(bad: bytes) -> None:
     assert parsed.table.num_rows == 29
     assert parsed.payloads is not None
     assert parsed.payloads[7] == {"a": 8}
-
-
-def test_kept_blocks_are_narrow_and_widened_where_a_block_does_not_fit(
-        tmp_path: Path) -> None:
-    """Blocks keep their columns in narrow types (less memory than the frame they
-    become); one whose values do not fit stays wide, and joining widens the rest, with
-    every value exact."""
-    from crewbook.ledger.parse import parse_file
-    from crewbook.ledger.reader import read_ledger
-
-    first = [event(i, tokens_in=i) for i in range(100)]
-    second = [event(100 + i, tokens_in=2**40 + i, role=f"role-{i}") for i in range(300)]
-    path = tmp_path / "l.jsonl"
-    path.write_text("".join(line(e) + "\n" for e in first + second))
-    small = parse_file(path, "l.jsonl", block=len(path.read_bytes()) // 2)  # 2 blocks
-    assert small.table.column("tokens_in").type == pa.int64()  # widened
-    assert small.table.column("role").type.index_type == pa.int32()  # 200 roles in one
-    assert small.table.column("tokens_in").to_pylist() == [e["tokens_in"] for e in first + second]
-    assert small.table.column("role").to_pylist() == [e["role"] for e in first + second]
-    narrow = parse_file(path, "l.jsonl", block=6_000).table.slice(0, 10)
-    one = parse_bytes("".join(line(e) + "\n" for e in first).encode(), "l.jsonl").table
-    assert one.column("tokens_in").type == pa.int32()
-    assert one.column("kind").type.index_type == pa.int8()
-    assert narrow.column("tokens_in").to_pylist() == list(range(10))
-    frame = read_ledger(path)
-    assert str(frame["tokens_in"].dtype) == "Int64"
-    assert frame["tokens_in"].tolist() == [e["tokens_in"] for e in first + second]
-    assert frame["role"].tolist() == [e["role"] for e in first + second]
-
-
-@given(st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=30),
-       st.booleans(), st.integers(min_value=1, max_value=64))
-def test_a_file_is_cut_into_whole_lines_whatever_the_block(
-        lines: list[bytes], final_newline: bool, block: int) -> None:
-    import io
-
-    from crewbook.ledger.parse import _whole_lines
-
-    data = b"\n".join(lines) + (b"\n" if final_newline and lines else b"")
-    pieces = list(_whole_lines(io.BufferedReader(io.BytesIO(data)), block))
-    assert b"".join(pieces) == data
-    assert all(piece for piece in pieces)
-    assert all(piece.endswith(b"\n") for piece in pieces[:-1])
-    assert all(piece.count(b"\n") >= 1 for piece in pieces[:-1])
 
 
 def test_masks_use_the_scratch_buffer_when_it_is_long_enough() -> None:
@@ -329,75 +244,3 @@ def test_masks_use_the_scratch_buffer_when_it_is_long_enough() -> None:
     assert equal(raw, 10).tolist() == (raw == 10).tolist()
 
 
-def test_the_heap_is_trimmed_where_glibc_can() -> None:
-    import platform
-
-    from crewbook.ledger.parse import _malloc_trim, trim_heap
-
-    if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
-        assert _malloc_trim() is not None
-    trim_heap()  # the real call, wherever the suite runs: it never raises
-
-
-def test_reading_hands_freed_heap_back_every_few_mb_and_at_the_end(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every `TRIM_EVERY` bytes read, then once after the last block (before the frame is
-    built); a small file, never (a widget refresh pays nothing)."""
-    from crewbook.ledger import parse as parse_module
-
-    calls: list[int] = []
-    monkeypatch.setattr(parse_module, "trim_heap", lambda: calls.append(1))
-    monkeypatch.setattr(parse_module, "TRIM_EVERY", 10_000)
-    monkeypatch.setattr(parse_module, "MIN_FILE_BLOCK", 5_000)
-    path = tmp_path / "l.jsonl"
-    path.write_text("".join(line(event(i)) + "\n" for i in range(400)))  # about 50 KB
-    size = path.stat().st_size
-    parsed = parse_module.parse_file(path, "l.jsonl", block=2_000)
-    assert parsed.table.num_rows == 400
-    assert size // 10_000 <= len(calls) <= size // 10_000 + 2
-    calls.clear()
-    small = tmp_path / "s.jsonl"
-    small.write_text(line(event(1)) + "\n")
-    parse_module.parse_file(small, "s.jsonl")
-    assert calls == []
-
-
-def test_narrow_blocks_join_into_categories_wider_than_any_block(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two blocks of 100 roles each (8-bit codes each) make a frame of 200 roles: the
-    frame's categories are not bound by a block's code width."""
-    from crewbook.ledger.parse import parse_file
-    from crewbook.ledger.reader import read_ledger
-
-    events = [event(i, role=f"role-{i:03d}", run=f"run-{i:03d}") for i in range(200)]
-    path = tmp_path / "l.jsonl"
-    path.write_text("".join(line(e) + "\n" for e in events))
-    parsed = parse_file(path, "l.jsonl", block=len(path.read_bytes()) // 2 + 10)
-    assert {chunk.type.index_type for chunk in parsed.table.column("role").chunks} == {
-        pa.int8()}
-    assert parsed.table.column("role").num_chunks == 2
-    from crewbook.ledger import parse as parse_module
-
-    monkeypatch.setattr(parse_module, "MIN_FILE_BLOCK", len(path.read_bytes()) // 2 + 10)
-    frame = read_ledger(path)
-    assert list(frame["role"].cat.categories) == [e["role"] for e in events]
-    assert frame["role"].tolist() == [e["role"] for e in events]
-    assert frame["run"].tolist() == [e["run"] for e in events]
-
-
-@pytest.mark.parametrize(("cpus", "with_payload", "threads"), [
-    (2, True, False),  # the decode and Arrow's read already keep both cores busy
-    (2, False, True),  # nothing to decode: Arrow's threads share the block
-    (1, True, False),
-    (8, True, True),
-])
-def test_arrow_reads_in_one_thread_only_when_the_decode_needs_the_other_core(
-        monkeypatch: pytest.MonkeyPatch, cpus: int, with_payload: bool, threads: bool) -> None:
-    from crewbook.ledger import parse
-
-    monkeypatch.setattr(pa, "cpu_count", lambda: cpus)
-    options = parse._read_options(4 << 20, with_payload)
-    assert options.use_threads is threads
-    assert options.block_size == (4 << 20) // 4 + 1
-    data = "".join(line(event(i)) + "\n" for i in range(50)).encode()
-    assert len(parse_bytes(data, "l.jsonl", with_payload=with_payload).table) == 50

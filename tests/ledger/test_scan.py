@@ -105,7 +105,7 @@ def force_payload_path(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
     if path in ("piece bytes", "block bytes"):
         monkeypatch.setattr(parse, "keyed_payloads", lambda *args: None)
     if path == "block bytes":
-        monkeypatch.setattr(parse._Parser, "decoded_payloads", lambda *args: None)
+        monkeypatch.setattr(parse.BlockParser, "decoded_payloads", lambda *args: None)
 
 
 @pytest.fixture(params=PAYLOAD_PATHS)
@@ -295,11 +295,11 @@ def test_only_keys_that_may_be_unknown_are_compared_with_the_field_names(
 
 def test_every_field_is_read_by_the_fast_path_and_is_a_column() -> None:
     # what adding a field to events.FIELDS needs besides the model (docs/ledger.md):
-    # an Arrow type in parse.ARROW_SCHEMA, a place in reader.COLUMNS; the scan and the
+    # an Arrow type in columns.ARROW_SCHEMA, a place in reader.COLUMNS; the scan and the
     # decode, nothing
+    from crewbook.ledger.columns import ARROW_SCHEMA, FAST_SCHEMA
     from crewbook.ledger.events import FIELDS
     from crewbook.ledger.known_keys import _decoder
-    from crewbook.ledger.parse import ARROW_SCHEMA, FAST_SCHEMA
     from crewbook.ledger.reader import COLUMNS
 
     assert [*ARROW_SCHEMA.names, "payload"] == list(FIELDS), "a field without an Arrow type"

@@ -39,9 +39,9 @@ from .analyses import (
     rework_finish,
     usage_finish,
 )
-from .parse import ARROW_SCHEMA
+from .columns import ARROW_SCHEMA, CATEGORIES
 from .payloads import TEXT
-from .reader import CATEGORIES, COLUMNS, Source
+from .reader import COLUMNS, Source
 
 if TYPE_CHECKING:
     import duckdb

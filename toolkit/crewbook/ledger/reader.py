@@ -39,8 +39,11 @@ from ..errors import LedgerError, Problem, UsageError, plural
 from ..report import ValidationReport
 from ._find import Source as Source
 from ._find import find_ledgers as find_ledgers
+from .columns import ARROW_SCHEMA, CATEGORIES, compact, concat
 from .events import FIELDS, KINDS, LedgerEvent, validation_problems
-from .parse import ARROW_SCHEMA, Parsed, compact, concat, parse_bytes, parse_file, reader_pool
+from .file_blocks import parse_file
+from .heap import reader_pool
+from .parse import Parsed, parse_bytes
 from .payloads import TEXT, PayloadArray, parse_payload, payload_text
 
 Errors = Literal["raise", "skip"]
@@ -51,7 +54,6 @@ COLUMNS: Final[tuple[str, ...]] = (
     "run", "seq", "ts", "loop", "kind", "role", "stage", "verdict", "attempt", "version",
     "summary", "tokens_in", "tokens_out", "cost", "duration_ms", "payload",
 )
-CATEGORIES: Final[tuple[str, ...]] = ("run", "loop", "kind", "role", "stage", "verdict")
 PROBLEMS_ATTR: Final = "crewbook_problems"
 SOURCES_ATTR: Final = "crewbook_sources"
 

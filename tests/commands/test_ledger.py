@@ -71,6 +71,23 @@ def test_summary_reports_bad_lines_and_exits_1(history: Path,
         ("ledger_bad_json", 5), ("ledger_truncated_line", len(lines) + 1)]
 
 
+def test_summary_refuses_a_line_with_a_key_that_is_not_a_field(
+        history: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A typo in a key (here ``verdct``) makes the line invalid: the summary does not
+    count it, names the key and its line, and exits 1, as validation does."""
+    path = history / "run-0001.jsonl"
+    lines = path.read_text().splitlines()
+    lines[2] = lines[2][:-1] + ',"verdct":"go"}'
+    path.write_text("\n".join(lines) + "\n")
+    assert run(["ledger", "summary", str(history), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["events"] == EVENTS - 1
+    assert [(p["code"], p["line"], p["key"]) for p in data["problems"]] == [
+        ("ledger_bad_event", 3, "verdct")]
+    assert "verdict" in data["problems"][0]["message"]  # did you mean
+    assert [p.key for p in validate_ledger(path).errors] == ["verdct"]
+
+
 def test_summary_says_when_tokens_and_cost_were_not_recorded(
         capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["ledger", "summary", str(SPECKIT_RUNS)]) == 0

@@ -166,7 +166,10 @@ def summary_command(args: argparse.Namespace) -> int:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            df = read_ledger(args.paths, errors="skip", payload="none")
+            # the default payload mode: its read checks every key of every line (with
+            # payload="none" a key that is not a field would go unseen), and the payloads
+            # stay texts, parsed by nobody here
+            df = read_ledger(args.paths, errors="skip")
     except LedgerError as exc:
         return fail(exc.problems, getattr(args, "json", False))
     problems: list[Problem] = df.attrs.get(PROBLEMS_ATTR, [])

@@ -273,8 +273,8 @@ class BlockParser:
         nl = self.newlines
         starts = np.concatenate(([0], nl + 1))[rows].astype(np.int64)
         ends = np.append(nl, len(self.data))[rows].astype(np.int64)
-        if len(starts) and starts[0] == 0 and self.data.startswith(_BOM):
-            starts[0] = len(_BOM)
+        if len(starts) and starts[0] == 0 and self.data.startswith(BOM):
+            starts[0] = len(BOM)
         return line_payloads(self.buf, starts, ends, reader_pool(), check_utf8=check_utf8,
                              present=None if present is None else present())
 
@@ -285,7 +285,7 @@ class BlockParser:
         (`known_keys`); a piece holding a key that is not a field goes by `piece_keys`,
         which names the key; None when the lines decoded are not `count` (two objects on
         a line, say: then the block's bytes are read)."""
-        start = len(_BOM) if self.data.startswith(_BOM) else 0
+        start = len(BOM) if self.data.startswith(BOM) else 0
         pieces = decoded_pieces(self.data, start, end)
         every: list[bytes] = []
         unknown: list[tuple[int, str]] = []
@@ -361,7 +361,7 @@ def empty_problem(name: str) -> Problem:
                    "file, or did the run not start?", name, severity="warning")
 
 
-_BOM: Final = "\ufeff".encode()
+BOM: Final = "\ufeff".encode()
 
 
 NOT_SPACE: Final = re.compile(rb"\S")

@@ -41,6 +41,7 @@ from ._find import Source as Source
 from ._find import find_ledgers as find_ledgers
 from .columns import ARROW_SCHEMA, CATEGORIES, compact, concat
 from .events import FIELDS, KINDS, LedgerEvent, validation_problems
+from .file_batches import parse_files
 from .file_blocks import parse_file
 from .heap import reader_pool
 from .parse import Parsed, parse_bytes
@@ -84,7 +85,9 @@ def read_ledger(
     if payload not in ("dict", "flat", "none"):
         raise UsageError(f"payload must be 'dict', 'flat' or 'none', not {payload!r}")
     files = find_ledgers(source)
-    parts = [read_one(path, shown, with_payload=payload != "none") for path, shown in files]
+    with_payload = payload != "none"
+    parts = parse_files(files, with_payload,
+                        lambda path, shown: read_one(path, shown, with_payload=with_payload))
     problems = _no_files(source, files) + [p for part in parts for p in part.problems]
     bad = [p for p in problems if p.severity == "error"]
     if bad and errors == "raise":
@@ -131,8 +134,9 @@ def validate_ledger(path: Path | str) -> ValidationReport:
     except LedgerError as exc:
         return ValidationReport(exc.problems, subject=str(path))
     problems: list[Problem] = _no_files(path, files)
-    for file, shown in files:
-        problems.extend(read_one(file, shown, with_payload=True).problems)
+    for part in parse_files(files, True,
+                            lambda file, shown: read_one(file, shown, with_payload=True)):
+        problems.extend(part.problems)
     return ValidationReport(tuple(problems), subject=str(path))
 
 

@@ -43,7 +43,7 @@ from .columns import ARROW_SCHEMA, FIXED, compact, concat, empty_table, narrow
 from .heap import reader_pool
 from .known_keys import as_payloads, decoded_pieces, keyed_payloads, text_array
 from .lines import BAD_EVENT, EMPTY, cut_short, parse_line, truncated
-from .payloads import TEXT, LinePayloads, equal, line_payloads, parse_payload, payload_text
+from .payloads import TEXT, LinePayloads, equal, line_payloads, payload_dicts, payload_text
 
 #: A refused block at most this many lines long is read line by line.
 SMALL_BLOCK: Final = 256
@@ -66,7 +66,7 @@ class Parsed:
         """The payloads as dicts (parsed now), or None when they were not read."""
         if self.texts is None:
             return None
-        return [parse_payload(t) for t in self.texts.to_pylist()]
+        return [d or {} for d in payload_dicts(self.texts.to_pylist())]
 
 
 def parse_bytes(data: bytes, name: str, *, with_payload: bool = True) -> Parsed:

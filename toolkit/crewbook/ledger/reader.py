@@ -45,7 +45,7 @@ from .file_batches import parse_files
 from .file_blocks import parse_file
 from .heap import reader_pool
 from .parse import Parsed, parse_bytes
-from .payloads import TEXT, PayloadArray, parse_payload, payload_text
+from .payloads import TEXT, PayloadArray, paused_gc, payload_dicts, payload_text
 
 Errors = Literal["raise", "skip"]
 PayloadMode = Literal["dict", "flat", "none"]
@@ -259,8 +259,10 @@ def build_frame(parts: Sequence[Parsed], payload: PayloadMode = "dict") -> pd.Da
         frame["payload"] = pd.Series(PayloadArray(pa.chunked_array(texts, type=TEXT)),
                                      index=frame.index)
     elif payload == "flat":
-        dicts = [parse_payload(t) for c in texts for t in c.to_pylist()]
-        flat = pd.json_normalize(dicts, sep=".") if dicts else pd.DataFrame(index=frame.index)
+        dicts = [d or {} for d in payload_dicts(t for c in texts for t in c.to_pylist())]
+        with paused_gc():  # dicts of dicts in, records out: no cycle (see `paused_gc`)
+            flat = pd.json_normalize(dicts, sep=".") if dicts else pd.DataFrame(
+                index=frame.index)
         flat.index = frame.index
         flat.columns = [f"payload.{c}" for c in flat.columns]
         frame = pd.concat([frame, flat], axis=1)

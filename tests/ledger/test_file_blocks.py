@@ -4,6 +4,7 @@ columns; the heap is trimmed as the file is read."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -122,3 +123,25 @@ def test_narrow_blocks_join_into_categories_wider_than_any_block(
     assert list(frame["role"].cat.categories) == [e["role"] for e in events]
     assert frame["role"].tolist() == [e["role"] for e in events]
     assert frame["run"].tolist() == [e["run"] for e in events]
+
+
+def test_a_line_longer_than_many_blocks_is_read_in_few_reads() -> None:
+    """A line of 1,000 blocks: the buffer doubles, so about ten reads, not a thousand
+    (each of which copied and searched everything carried over)."""
+    import io
+
+    from crewbook.ledger.file_blocks import _whole_lines
+
+    class Counted(io.BufferedReader):
+        reads = 0
+
+        def readinto(self, buffer: Any) -> int:
+            Counted.reads += 1
+            return super().readinto(buffer)
+
+    long_line = b'{"a":"' + b"x" * 64_000 + b'"}\n'
+    data = b'{"b":1}\n' + long_line + b'{"c":2}'
+    pieces = list(_whole_lines(Counted(io.BytesIO(data)), 64))
+    assert b"".join(pieces) == data
+    assert all(piece.endswith(b"\n") for piece in pieces[:-1])
+    assert Counted.reads <= 16

@@ -29,15 +29,27 @@ def arrow_read(buf: pa.Buffer, with_payload: bool, exact: bool) -> pa.Table | No
     else:
         options = pj.ParseOptions(explicit_schema=FAST_SCHEMA,
                                   unexpected_field_behavior="ignore")
-    try:
-        table = pj.read_json(pa.BufferReader(buf), parse_options=options,
-                             memory_pool=reader_pool(),
-                             read_options=read_options(len(buf), with_payload))
-        table.validate(full=True)  # Arrow's JSON reader lets invalid UTF-8 through
-        decode_field_names(table.schema)  # ... even in keys, which validate() does not check
-    except (pa.ArrowException, ValueError):  # ArrowInvalid, bad UTF-8...
-        return None
-    return table
+    reading = read_options(len(buf), with_payload)
+    for attempt in range(2):
+        try:
+            table = pj.read_json(pa.BufferReader(buf), parse_options=options,
+                                 memory_pool=reader_pool(), read_options=reading)
+            table.validate(full=True)  # Arrow's JSON reader lets invalid UTF-8 through
+            decode_field_names(table.schema)  # ... even in keys: validate() does not check
+        except (pa.ArrowException, ValueError) as exc:  # ArrowInvalid, bad UTF-8...
+            if attempt or _STRADDLING not in str(exc):
+                return None
+            # a line longer than Arrow's block (a payload of a MB or more): read the
+            # whole of `buf` as one block, rather than splitting it down to single lines
+            reading = pj.ReadOptions(block_size=len(buf) + 1, use_threads=False)
+            continue
+        return table
+    return None
+
+
+#: What Arrow says of a line longer than its block (matched to read it again as one
+#: block; were the words to change, such a block would be split as any refused one).
+_STRADDLING: Final = "straddl"
 
 
 

@@ -103,10 +103,13 @@ def _whole_lines(handle: io.BufferedIOBase, block: int) -> Iterator[bytearray]:
 
     Each piece is read into a buffer of its own (the carried-over part of a line
     first), then cut at its last newline in place: no piece is ever copied whole, so
-    reading holds one block's bytes, not two or three."""
+    reading holds one block's bytes, not two or three. A line longer than a block is
+    read on in reads as long as what is carried over (the buffer doubles), and only the
+    bytes just read are searched for a newline (what is carried over holds none): a
+    line of any length costs reading it, not its length squared."""
     rest = b""
     while True:
-        data = bytearray(len(rest) + block)
+        data = bytearray(len(rest) + max(block, len(rest)))
         data[:len(rest)] = rest
         with memoryview(data) as view, view[len(rest):] as into:
             got = handle.readinto(into) or 0
@@ -116,7 +119,7 @@ def _whole_lines(handle: io.BufferedIOBase, block: int) -> Iterator[bytearray]:
             if data:
                 yield data
             return
-        cut = data.rfind(b"\n", 0, size) + 1
+        cut = data.rfind(b"\n", len(rest), size) + 1
         if cut == 0:  # no newline yet: a line longer than the block, read on
             del data[size:]
             rest = bytes(data)

@@ -21,7 +21,10 @@ The other shapes are the same events written as another valid writer may write t
 * ``unknown``: ``shuffled``, with one line in a thousand holding a top-level key crewbook
   does not know (with a ``null`` value): not valid (the format refuses unknown keys, a
   null one too), so it is read with ``errors="skip"``: refusing a few lines must not
-  cost the fast path.
+  cost the fast path;
+* ``bad``: ``shuffled``, with one line in a thousand corrupt (a field of the wrong type,
+  a payload that is not an object, or a line that is not JSON), read with
+  ``errors="skip"``: a few bad lines must not cost a split of their blocks.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from crewbook.ledger.synthetic import write_big_ledger
 
 SEED = 20261202
 DATA = Path(__file__).parent / "_data"
-SHAPES: Final = ("writer", "shuffled", "unknown", "nested", "any")
+SHAPES: Final = ("writer", "shuffled", "unknown", "bad", "nested", "any")
 #: The optional fields a line may write as ``null`` rather than leave out.
 _OPTIONAL: Final = ("role", "stage", "verdict", "attempt", "version", "summary",
                     "tokens_in", "tokens_out", "cost", "duration_ms")
@@ -74,7 +77,7 @@ def reshape(event: dict[str, Any], shape: str, rnd: random.Random) -> bytes:
         shape = rnd.choice(("shuffled", "nested", "writer"))
     crlf = False
     separators = (",", ":")
-    if shape in ("shuffled", "unknown"):
+    if shape in ("shuffled", "unknown", "bad"):
         for name in _OPTIONAL:
             if name not in event and rnd.random() < 0.3:
                 event[name] = None
@@ -83,6 +86,13 @@ def reshape(event: dict[str, Any], shape: str, rnd: random.Random) -> bytes:
             separators = (", ", ": ")
     if shape == "unknown" and rnd.random() < 0.001:
         event[rnd.choice(_UNKNOWN)] = None
+    corrupt = shape == "bad" and rnd.random() < 0.001
+    if corrupt:
+        how = rnd.choice(("type", "payload", "json"))
+        if how == "type":
+            event["seq"] = str(event.get("seq"))
+        elif how == "payload":
+            event["payload"] = "done"
     if shape == "nested":
         event["payload"] = _nested(event.get("payload") or {}, rnd)
     if shape != "writer":
@@ -90,6 +100,8 @@ def reshape(event: dict[str, Any], shape: str, rnd: random.Random) -> bytes:
         rnd.shuffle(keys)
         event = {key: event[key] for key in keys}
     text = json.dumps(event, ensure_ascii=rnd.random() < 0.2, separators=separators)
+    if corrupt and how == "json":
+        text = text[:len(text) // 2] + "#"
     return (text + ("\r\n" if crlf else "\n")).encode()
 
 

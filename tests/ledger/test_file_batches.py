@@ -75,7 +75,7 @@ def test_many_small_files_are_read_in_few_batches(tmp_path: Path,
     real = file_batches.arrow_read
     monkeypatch.setattr(file_batches, "arrow_read",
                         lambda *args: reads.append(1) or real(*args))
-    with pytest.warns(UserWarning):
+    with pytest.warns(UserWarning, match="1 line left out"):
         frame = read_ledger(tmp_path, errors="skip")
     assert len(frame) == 899
     assert frame["run"].tolist()[:4] == ["r0", "r0", "r0", "r1"]

@@ -244,3 +244,76 @@ def test_masks_use_the_scratch_buffer_when_it_is_long_enough() -> None:
     assert equal(raw, 10).tolist() == (raw == 10).tolist()
 
 
+
+
+@settings(max_examples=80, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 599), candidate), max_size=8), st.booleans())
+def test_a_few_bad_lines_in_a_block_read_as_the_model_reads_each_line(
+        bad: list[tuple[int, dict[str, Any]]], crlf: bool) -> None:
+    """Bad lines anywhere in a block of 600 (more than a block read line by line): the
+    rows, their payloads and the lines refused are the model's, line by line."""
+    from crewbook.ledger.lines import parse_line
+    from crewbook.ledger.payloads import parse_payload
+
+    objs: list[dict[str, Any]] = [event(i, payload={"n": i}) for i in range(600)]
+    for at, obj in bad:
+        objs[at] = {k: v for k, v in obj.items() if v is not None or k == "payload"}
+    ending = "\r\n" if crlf else "\n"
+    data = "".join(json.dumps(o) + ending for o in objs).encode()
+    parsed = parse_bytes(data, "p.jsonl")
+    problems: list[Any] = []
+    rows = [e for i, o in enumerate(objs)
+            if (e := parse_line(json.dumps(o).encode(), "p.jsonl", i + 1, problems))]
+    assert sorted({p.line for p in parsed.problems}) == sorted({p.line for p in problems})
+    assert parsed.table.column("seq").to_pylist() == [e.seq for e in rows]
+    assert parsed.table.column("kind").to_pylist() == [e.kind for e in rows]
+    # (null-valued keys are left out when a payload is read)
+    assert parsed.payloads == [parse_payload(json.dumps(e.payload)) for e in rows]
+
+
+def test_bad_lines_are_set_aside_not_split_down_to_single_lines(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three bad lines in 2,000: no line of the block is read by the model but those
+    three, and Arrow reads the block a few times, not once per split."""
+    from crewbook.ledger import parse
+
+    by_line: list[int] = []
+    reads: list[int] = []
+    real_by_line, real_read = parse.BlockParser.line_by_line, parse.arrow_read
+    monkeypatch.setattr(parse.BlockParser, "line_by_line",
+                        lambda self, lo, hi: by_line.append(hi - lo) or real_by_line(self, lo, hi))
+    monkeypatch.setattr(parse, "arrow_read", lambda *a: reads.append(1) or real_read(*a))
+    lines = [line(event(i, payload={"n": i})) for i in range(2_000)]
+    lines[10] = "{oops"
+    lines[999] = line({**event(999), "seq": "x"})
+    lines[1_500] = line({**event(1_500), "payload": "text"})
+    parsed = parse_bytes(("\n".join(lines) + "\n").encode(), "p.jsonl")
+    assert [p.line for p in parsed.problems] == [11, 1_000, 1_501]
+    assert parsed.table.num_rows == 1_997
+    assert parsed.table.column("seq").to_pylist()[9:11] == [9, 11]
+    assert by_line == []
+    assert len(reads) <= 3  # the fast read, the exact one, the block without the three
+
+
+def test_a_line_set_aside_that_is_valid_after_all_keeps_its_place(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Were the decode to set aside a valid line, its row would come out of order: the
+    block is then split as before, and every row stays in its place."""
+    from crewbook.ledger import known_keys, parse
+
+    lines = [line(event(i)) for i in range(400)]
+    lines[200] = "{oops"
+    data = ("\n".join(lines) + "\n").encode()
+    real = known_keys.refused_lines
+
+    def also_a_valid_one(data: bytes, start: int, end: int, limit: int,
+                         ) -> list[tuple[int, int]]:
+        first = data.index(lines[100].encode())
+        return sorted([*(real(data, start, end, limit) or []),
+                       (first, first + len(lines[100]))])
+
+    monkeypatch.setattr(parse, "refused_lines", also_a_valid_one)
+    parsed = parse_bytes(data, "p.jsonl")
+    assert [p.line for p in parsed.problems] == [201]
+    assert parsed.table.column("seq").to_pylist() == [i for i in range(400) if i != 200]

@@ -83,6 +83,67 @@ def decoded_pieces(data: bytes | bytearray, start: int, end: int) -> list[Piece]
 
 
 @functools.cache
+def _typed_decoder() -> Any:
+    """Lines decoded as Arrow's fast read takes them: each field of its Arrow type (a
+    ``ts`` as text), the payload kept raw, any other key let through (the fast read
+    names those)."""
+    import msgspec
+
+    from .columns import ARROW_SCHEMA
+
+    def kind(type_: Any) -> Any:
+        if pa.types.is_integer(type_):
+            return int | None
+        if pa.types.is_floating(type_):
+            return float | None
+        return str | None  # a text, or a time written as text
+
+    fields: list[tuple[str, Any, Any]] = [(f.name, kind(f.type), None) for f in ARROW_SCHEMA]
+    # an object whose keys are skipped unread (a struct of no field), or null
+    fields.append(("payload", msgspec.defstruct("AnObject", [], gc=False) | None, None))
+    return msgspec.json.Decoder(msgspec.defstruct("TypedLine", fields, gc=False))
+
+
+def refused_lines(data: bytes | bytearray, start: int, end: int, limit: int,
+                  ) -> list[tuple[int, int]] | None:
+    """The lines of ``data[start:end]`` (whole lines) that Arrow's fast read refuses as
+    far as a typed decode tells (not one JSON object, a field of another type, a payload
+    that is not an object), each as (its first byte, the byte of its newline or `end`).
+
+    Each piece is decoded whole; only a piece the decode refuses is decoded line by line.
+    A line this lets through may still be refused (a time Arrow cannot read): the
+    caller checks the rest with Arrow all the same. None as soon as more than `limit`
+    lines are refused (a file that is not a ledger, say: then nothing is gained)."""
+    import msgspec
+
+    decoder = _typed_decoder()
+    refused: list[tuple[int, int]] = []
+    with memoryview(data) as view:
+        for first, stop in pieces(data, start, end):
+            try:
+                decoder.decode_lines(view[first:stop])
+                continue
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+                pass
+            at = first
+            while at < stop:
+                newline = data.find(b"\n", at, stop)
+                close = stop if newline < 0 else newline
+                if data[at:close].strip():
+                    try:
+                        decoder.decode(view[at:close])
+                        taken = True
+                    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+                        taken = False
+                    if not taken:
+                        refused.append((at, close))
+                        if len(refused) > limit:
+                            return None
+                at = close + 1
+    return refused
+
+
+@functools.cache
 def _keyed_decoder() -> Any:
     import msgspec
 

@@ -14,7 +14,6 @@ spec-kit run, Parquet, unreadable) is read alone, in its place.
 from __future__ import annotations
 
 import bisect
-import os
 import stat
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -82,10 +81,10 @@ def _small_ledger(path: Path) -> bytes | None:
     if path.suffix != ".jsonl":
         return None
     try:
+        info = path.stat()  # before opening: opening a FIFO would wait for a writer
+        if not stat.S_ISREG(info.st_mode) or not 0 < info.st_size <= BATCH_FILE:
+            return None
         with open(path, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode) or not 0 < info.st_size <= BATCH_FILE:
-                return None
             data = handle.read(BATCH_FILE + 1)
     except OSError:  # read alone, which says why
         return None

@@ -1,9 +1,10 @@
-"""What the benchmarks share: a ledger that drops events, a median rate, the ratio table
-against the peer, the machine's load, and one line per target (`report_target`) saying
-met or missed beside the peer measured in the same run."""
+"""What the benchmarks share: a ledger that drops events, a median rate, the best time,
+the ratio table against the peer, the machine's load, and one line per target
+(`report_target`) saying met or missed beside the peer measured in the same run."""
 
 from __future__ import annotations
 
+import gc
 import os
 import statistics
 import sys
@@ -65,6 +66,19 @@ def rates(runners: dict[str, Callable[[int], int]], runs: int, repeat: int = 5, 
     if cpu is not None:
         cpu.update({name: max(values) for name, values in spent.items()})
     return {name: max(values) for name, values in wall.items()}
+
+
+def best(fn: Callable[[], Any], repeat: int) -> float:
+    """Best wall time of `repeat` calls, in seconds (a collection before each; what a
+    call returns is dropped before the next)."""
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        kept = fn()
+        times.append(time.perf_counter() - start)
+        del kept
+    return min(times)
 
 
 def have_peer() -> bool:

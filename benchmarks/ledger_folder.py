@@ -19,13 +19,9 @@ runs for every side; the load average is printed.
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -35,17 +31,8 @@ from crewbook.ledger import read_ledger
 from crewbook.ledger.columns import ARROW_SCHEMA
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _bench import best
 from make_ledgers import DATA, ledger_path
-
-
-def best(fn: Callable[[], Any], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def runs_folder(n: int) -> Path:

@@ -27,7 +27,6 @@ machine load (1-minute average, CPU count).
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import shutil
 import subprocess
@@ -44,16 +43,8 @@ from crewbook.artifacts.synthetic import make_openspec_project
 DATA = Path(__file__).parent / "_data"
 CLI = Path(__file__).parents[1] / "tests" / "openspec_cli" / "node_modules" / ".bin" / "openspec"
 
-
-def best(fn: Callable[[], Any], repeat: int) -> float:
-    """Best wall time of `repeat` calls, in seconds."""
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+sys.path.insert(0, str(Path(__file__).parent))
+from _bench import best  # noqa: E402
 
 
 def project(n: int, n_specs: int) -> Path:

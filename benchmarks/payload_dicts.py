@@ -15,30 +15,16 @@ the peer. Best of 3 runs each; the load average is printed.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from crewbook.ledger import read_ledger
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _bench import best
 from make_ledgers import SHAPES, ledger_path
-
-
-def best(fn: Callable[[], Any], repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        kept = fn()
-        times.append(time.perf_counter() - start)
-        del kept
-    return min(times)
 
 
 def main() -> None:
@@ -57,9 +43,9 @@ def measure(events: int, shape: str) -> None:
     column = frame["payload"]
     texts = column.array._data.to_pylist()
     loads = json.loads
-    peer = best(lambda: [loads(text) for text in texts])
-    listed = best(column.tolist)
-    iterated = best(lambda: list(column))
+    peer = best(lambda: [loads(text) for text in texts], 3)
+    listed = best(column.tolist, 3)
+    iterated = best(lambda: list(column), 3)
     flat = best(lambda: read_ledger(path, payload="flat"), 1)
     load = os.getloadavg()[0]
     ratio = listed / peer

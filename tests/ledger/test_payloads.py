@@ -13,8 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from crewbook.core.gc_pause import paused_gc
 from crewbook.ledger import payloads
-from crewbook.ledger.payloads import PayloadArray, parse_payload, paused_gc, payload_dicts
+from crewbook.ledger.payloads import PayloadArray, parse_payload, payload_dicts
 
 #: JSON values with nulls at any depth, and texts that hold the word "null".
 values = st.recursive(

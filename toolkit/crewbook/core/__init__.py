@@ -16,6 +16,7 @@
 - `form`: the Stepper's `Draft` and `FormSpec`; `players`: simulate's `Player`, `Draws`;
 - `family`: `LoopFamily`, what a family says about itself (`crewbook.families` finds them);
 - `lazy`: `lazy_names`, a package's public names loaded on first use.
+- `gc_pause`: `paused_gc`, the cyclic collector paused while a big acyclic result is built.
 
 It imports no concept and no front end.
 """

@@ -16,8 +16,6 @@ date stays a string, an integer stays an integer.
 from __future__ import annotations
 
 import builtins
-import contextlib
-import gc
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +31,7 @@ from pandas.api.extensions import (
     register_extension_dtype,
 )
 
+from ..core.gc_pause import paused_gc
 from ._bytes import equal as equal
 from ._bytes import gather
 from .events import FIELDS
@@ -60,28 +59,11 @@ def parse_payload(text: str | None) -> dict[str, Any]:
 
 def payload_dicts(texts: Iterable[str | None]) -> list[dict[str, Any] | None]:
     """`parse_payload` of each text (None stays None), many at once, with Python's cyclic
-    garbage collector paused meanwhile (`paused_gc`)."""
+    garbage collector paused meanwhile (`core.gc_pause.paused_gc`: JSON makes no cycle)."""
     with paused_gc():
         return [None if text is None else parse_payload(text) for text in texts]
 
 
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """Python's cyclic garbage collector paused (as it was before, after).
-
-    Decoding JSON makes dicts and lists that hold no cycle, so the collector can free
-    none of them, yet every few hundred new ones it walks them all again: on the
-    300,000 nested payloads of `benchmarks/make_ledgers.py`, 8 s of parsing, against
-    2.7 s with it paused. Reference counting still frees everything; a cycle made in
-    another thread meanwhile waits for the next collection. (The setting is
-    process-wide: it is restored only when this paused it.)"""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def payload_text(payload: Any) -> str:

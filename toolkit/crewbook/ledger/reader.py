@@ -35,6 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import ValidationError
 
+from ..core.gc_pause import paused_gc
 from ..errors import LedgerError, Problem, UsageError, plural
 from ..report import ValidationReport
 from ._find import Source as Source
@@ -45,7 +46,7 @@ from .file_batches import parse_files
 from .file_blocks import parse_file
 from .heap import reader_pool
 from .parse import Parsed, parse_bytes
-from .payloads import TEXT, PayloadArray, paused_gc, payload_dicts, payload_text
+from .payloads import TEXT, PayloadArray, payload_dicts, payload_text
 
 Errors = Literal["raise", "skip"]
 PayloadMode = Literal["dict", "flat", "none"]

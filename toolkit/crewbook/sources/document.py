@@ -6,33 +6,17 @@ problem, so no reader lets a library traceback through.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.gc_pause import paused_gc as paused_gc
 from ..errors import InvalidInputError, Problem
 
 KeyPath = tuple[str | int, ...]
 
 
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a reader builds a large, acyclic result.
-
-    Building a 10,000-artifact schema makes hundreds of thousands of objects, none in a
-    cycle; each generation-2 collection meanwhile walks all of them, which doubled the
-    time of a load. Collections resume (and catch up) when the block ends.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 MiB = 1024 * 1024

@@ -30,7 +30,6 @@ __all__ = ["by_change_command", "convert_command", "export_command", "import_com
 
 # Building the parser imports nothing heavy; pandas and pyarrow load when a command runs.
 
-
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
              common: argparse.ArgumentParser | None = None) -> None:
     """Add ``ledger`` with its subcommands (summary, convert, import, by-change, export).

@@ -4,8 +4,9 @@ payload's object starts and ends, in any key order, without parsing a line.
 The reader's fast path (see `payloads.line_payloads`) has Arrow read the fixed fields;
 this finds what Arrow skips: every top-level key (to refuse the ones that are not
 fields, even when their value is null) and the payload's text, cut out of the line.
-Blocks whose keys are all fields are decoded by msgspec instead (`known_keys`, faster);
-this is the way for the others, which names each unknown key and its line.
+The reader decodes a block with msgspec first (`known_keys`: a struct of the fields,
+then dicts of raw values for a piece holding an unknown key); this scan reads only what
+both decodes refuse (a NaN literal, a key that is not UTF-8).
 It works on a block of lines Arrow has read, so every line is one valid JSON object,
 and it does a few numpy passes over the bytes, whatever the key order, spacing, nulls,
 nesting or escapes:

@@ -218,11 +218,12 @@ def _categorical(column: pa.ChunkedArray, name: str) -> pd.Categorical:
     position = {value: i for i, value in enumerate(categories)}
     remap = pa.array([position.get(value, -1) for value in dictionary] or [0],
                      type=pa.int32())
-    joined: Any = np.zeros(0, dtype=np.int32)  # (the codes; typed loosely for the stubs)
+    codes = []
     if column.num_chunks:  # in one call: the chunks' indices share a type (`concat`)
         indices = pa.chunked_array([chunk.indices for chunk in column.chunks])
-        joined = pc.coalesce(pc.take(remap, indices, memory_pool=pool), _NO_CODE,
-                             memory_pool=pool).to_numpy()
+        codes = [pc.coalesce(pc.take(remap, indices, memory_pool=pool), _NO_CODE,
+                             memory_pool=pool).to_numpy()]
+    joined = codes[0] if codes else np.zeros(0, dtype=np.int32)
     return pd.Categorical.from_codes(joined, dtype=pd.CategoricalDtype(categories),
                                      validate=False)
 

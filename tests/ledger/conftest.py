@@ -25,6 +25,15 @@ def event(n: int, **fields: Any) -> dict[str, Any]:
     return base
 
 
+def without_nulls(value: Any) -> Any:
+    """What a payload reads back as: its null-valued keys left out, at every depth."""
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [without_nulls(v) for v in value]
+    return value
+
+
 def line(obj: dict[str, Any]) -> str:
     return json.dumps(obj, separators=(",", ":"))
 

@@ -17,6 +17,8 @@ from crewbook.core.gc_pause import paused_gc
 from crewbook.ledger import payloads
 from crewbook.ledger.payloads import PayloadArray, parse_payload, payload_dicts
 
+from .conftest import without_nulls
+
 #: JSON values with nulls at any depth, and texts that hold the word "null".
 values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.sampled_from(
@@ -26,21 +28,12 @@ values = st.recursive(
     max_leaves=12)
 
 
-def _without_nulls(value: Any) -> Any:
-    """What a payload reads as: null-valued keys left out, at every depth."""
-    if isinstance(value, dict):
-        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_without_nulls(v) for v in value]
-    return value
-
-
 @given(st.dictionaries(st.sampled_from(["x", "null", "y"]), values, max_size=4), st.booleans())
 def test_a_payload_reads_without_its_nulls_however_it_is_written(
         payload: dict[str, Any], spaced: bool) -> None:
     text = json.dumps(payload, ensure_ascii=spaced, separators=None if spaced else (",", ":"))
-    assert parse_payload(text) == _without_nulls(payload)
-    assert payload_dicts([text, None, "[1]"]) == [_without_nulls(payload), None, {}]
+    assert parse_payload(text) == without_nulls(payload)
+    assert payload_dicts([text, None, "[1]"]) == [without_nulls(payload), None, {}]
 
 
 @pytest.mark.parametrize("enabled", [True, False])

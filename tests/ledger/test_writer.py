@@ -23,6 +23,8 @@ from crewbook.errors import LedgerError
 from crewbook.ledger import Ledger, LedgerEvent, LedgerWarning, read_ledger, validate_ledger
 from crewbook.ledger.reader import PROBLEMS_ATTR
 
+from .conftest import without_nulls
+
 ACT = {"kind": "act", "role": "developer", "stage": "build"}
 
 
@@ -188,14 +190,6 @@ events = st.fixed_dictionaries(
 ).map(lambda e: {**e, "verdict": e.get("verdict", "go")} if e["kind"] == "verdict" else e)
 
 
-def _strip_none(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip_none(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_strip_none(v) for v in value]
-    return value
-
-
 @settings(max_examples=60, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(events, min_size=1, max_size=12))
@@ -214,7 +208,7 @@ def test_what_is_appended_is_read_back(batch: list[dict[str, Any]]) -> None:
                      "tokens_in", "cost", "summary"):
             got = None if pd.isna(row[name]) else row[name]
             assert got == expected[name], name
-        assert row["payload"] == _strip_none(expected["payload"])
+        assert row["payload"] == without_nulls(expected["payload"])
 
 
 # -- crashes and concurrency ------------------------------------------------------------------

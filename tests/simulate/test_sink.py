@@ -13,6 +13,7 @@ from crewbook.errors import SimulationError
 from crewbook.ledger import read_ledger
 from crewbook.ledger.reader import COLUMNS
 from crewbook.simulate import InlineExecutor, TaskFactory, simulate, simulate_to, sweep
+from ledger.conftest import without_nulls
 
 from .conftest import DELIVERY_POLICY, PIPELINE, PIPELINE_POLICY
 
@@ -143,12 +144,5 @@ def test_a_parquet_ledger_writes_batches_that_read_back_as_the_memory_ledger(
     pd.testing.assert_frame_equal(parquet.drop(columns="payload"),
                                   memory.drop(columns="payload"))
     # the ledger's Parquet reader leaves out null members of a payload (ledger/reader.py)
-    assert [no_nulls(p) for p in parquet["payload"]] == [no_nulls(p) for p in memory["payload"]]
-
-
-def no_nulls(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: no_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [no_nulls(v) for v in value]
-    return value
+    assert ([without_nulls(p) for p in parquet["payload"]]
+            == [without_nulls(p) for p in memory["payload"]])

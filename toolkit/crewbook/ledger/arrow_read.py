@@ -9,7 +9,7 @@ from typing import Final
 import pyarrow as pa
 import pyarrow.json as pj
 
-from .columns import ARROW_SCHEMA, FAST_SCHEMA
+from .columns import FAST_SCHEMA, READ_SCHEMA
 from .heap import reader_pool
 
 #: The smallest block Arrow's threads are given.
@@ -21,10 +21,10 @@ def arrow_read(buf: pa.Buffer, with_payload: bool, exact: bool) -> pa.Table | No
     `exact` infers every key not in the schema (payload too); else the payload is read
     as an empty object (fast; the keys are then checked by `_Parser.accept`)."""
     if not with_payload:
-        options = pj.ParseOptions(explicit_schema=ARROW_SCHEMA,
+        options = pj.ParseOptions(explicit_schema=READ_SCHEMA,
                                   unexpected_field_behavior="ignore")
     elif exact:
-        options = pj.ParseOptions(explicit_schema=ARROW_SCHEMA,
+        options = pj.ParseOptions(explicit_schema=READ_SCHEMA,
                                   unexpected_field_behavior="infer")
     else:
         options = pj.ParseOptions(explicit_schema=FAST_SCHEMA,

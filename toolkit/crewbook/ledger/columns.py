@@ -35,9 +35,13 @@ ARROW_SCHEMA: Final = pa.schema([
     ("duration_ms", pa.int64()),
 ])
 FIXED: Final[tuple[str, ...]] = tuple(ARROW_SCHEMA.names)
+#: What Arrow reads a block with: the fixed columns, `ts` as its text (read as the model
+#: reads it by `timestamps.read_times`: Arrow's own reading of times is not the model's).
+READ_SCHEMA: Final = ARROW_SCHEMA.set(ARROW_SCHEMA.get_field_index("ts"),
+                                      pa.field("ts", pa.string()))
 #: The fast read: the fixed columns, and `payload` checked to be an object (or null)
 #: but not read (its keys ignored); unknown top-level keys are found by `line_payloads`.
-FAST_SCHEMA: Final = ARROW_SCHEMA.append(pa.field("payload", pa.struct([])))
+FAST_SCHEMA: Final = READ_SCHEMA.append(pa.field("payload", pa.struct([])))
 
 #: Columns with few distinct values, kept dictionary-encoded (categories in the frame).
 CATEGORIES: Final = ("run", "loop", "kind", "role", "stage", "verdict")

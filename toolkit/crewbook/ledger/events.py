@@ -27,7 +27,9 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictFloat,
@@ -113,6 +115,36 @@ MAX_INT: Final = 2**63 - 1
 Count = Annotated[StrictInt, Field(ge=0, le=MAX_INT)]
 
 
+def _ts_is_text(value: Any) -> Any:
+    if isinstance(value, bool | int | float):
+        raise ValueError("ts must be an ISO-8601 text such as '2025-03-01T09:00:00Z', "
+                         "not a number")
+    return value
+
+
+def _ts_in_utc(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    out_of_range = (f"ts {value.isoformat()} is out of range (years {TS_YEARS[0]} to "
+                    f"{TS_YEARS[1]})")
+    try:
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:  # before year 1 or after 9999 once in UTC
+        raise ValueError(out_of_range) from None
+    if not TS_YEARS[0] <= value.year <= TS_YEARS[1]:  # what datetime64[ns] can hold
+        raise ValueError(out_of_range)
+    return value
+
+
+#: The years a `ts` may fall in (in UTC): what datetime64[ns] holds, whole years.
+TS_YEARS: Final = (1678, 2261)
+#: What a `ts` may be: an ISO-8601 text (pydantic's reading of dates and times; no
+#: number), read in UTC (a text without offset is UTC), in `TS_YEARS`; or null. One
+#: type for the model and for the reader's columns (`ledger.timestamps`), so both take
+#: and refuse the same texts, with the same words.
+Timestamp = Annotated[datetime | None, BeforeValidator(_ts_is_text), AfterValidator(_ts_in_utc)]
+
+
 def _kind_rules() -> list[dict[str, Any]]:
     return [
         {"if": {"properties": {"kind": {"const": kind}}, "required": ["kind"]},
@@ -146,7 +178,7 @@ class LedgerEvent(BaseModel):
     )
 
     v: Literal[1] = Field(1, description="Format version; always 1.")
-    ts: datetime | None = Field(
+    ts: Timestamp = Field(
         description="When it happened: ISO-8601, UTC ('Z'); no offset means UTC. null "
         "(written, never just left out) when the source had no clock: an import from a "
         "log that does not time its steps.")
@@ -187,24 +219,6 @@ class LedgerEvent(BaseModel):
     @classmethod
     def _null_payload_is_empty(cls, value: Any) -> Any:
         return {} if value is None else value
-
-    @field_validator("ts", mode="before")
-    @classmethod
-    def _ts_is_text(cls, value: Any) -> Any:
-        if isinstance(value, bool | int | float):
-            raise ValueError("ts must be an ISO-8601 text such as '2025-03-01T09:00:00Z', "
-                             "not a number")
-        return value
-
-    @field_validator("ts")
-    @classmethod
-    def _ts_in_utc(cls, value: datetime | None) -> datetime | None:
-        if value is None:
-            return None
-        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-        if not 1678 <= value.year <= 2261:  # what datetime64[ns] can hold
-            raise ValueError(f"ts {value.isoformat()} is out of range (years 1678 to 2261)")
-        return value
 
     @model_validator(mode="after")
     def _kind_needs(self) -> LedgerEvent:

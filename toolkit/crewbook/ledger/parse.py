@@ -50,6 +50,7 @@ from .known_keys import (
 )
 from .lines import BAD_EVENT, EMPTY, cut_short, parse_line, truncated
 from .payloads import TEXT, LinePayloads, equal, line_payloads, payload_dicts, payload_text
+from .timestamps import read_times
 
 #: A refused block at most this many lines long is read line by line.
 SMALL_BLOCK: Final = 256
@@ -278,7 +279,7 @@ class BlockParser:
         False, and nothing is kept.
         """
         texts = None
-        bad = check_table(table)
+        table, bad = self.times(table)
         if self.with_payload:
             found = self.payload_texts(rows, table.num_rows, end, check_utf8=not exact,
                                        present=functools.cache(lambda: present_counts(table)))
@@ -308,6 +309,21 @@ class BlockParser:
             self.texts.append(texts if keep is None else texts.filter(pa.array(keep)))
         self.tables.append(kept)
         return True
+
+    @staticmethod
+    def times(table: pa.Table) -> tuple[pa.Table, list[Check]]:
+        """`table` with its ``ts`` texts read as the model reads them
+        (`timestamps.read_times`), and every rule a row breaks (`check_table`): a text
+        the model refuses is named by the model's words, not as a missing ``ts``."""
+        index = table.schema.get_field_index("ts")
+        times, refused = read_times(table.column(index))
+        table = table.set_column(index, "ts", times)
+        bad = check_table(table)
+        if refused:
+            rows = {row for row, _ in refused}
+            bad = sorted([b for b in bad if not (b[1] == "ts" and b[0] in rows)]
+                         + [(row, "ts", message) for row, message in refused])
+        return table, bad
 
     def payload_texts(self, rows: np.ndarray[Any, np.dtype[np.int64]] | None, count: int,
                       end: int, *, check_utf8: bool = False,

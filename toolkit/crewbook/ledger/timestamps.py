@@ -1,0 +1,155 @@
+"""The ``ts`` texts of a block of ledger lines read as the model reads them, a whole column
+at a time (`read_times`).
+
+Arrow reads ``ts`` as text, not as a time: its own parser takes texts the model refuses
+(``2025-03-03T09``, an offset ``+02``, a year before 1678 in UTC), refuses texts the
+model takes (a lowercase ``t`` or ``z``, a decimal comma, more than nine decimals: a
+block of them was read line by line, 17 times slower) and keeps nanoseconds the model
+drops. Texts of the usual forms (`_ZONED`, `_NAIVE`) are cast by Arrow, which reads
+them as the model does (a property test holds the two together); any other text, and
+any time outside `events.TS_YEARS`, is read by the model's own type
+(`events.Timestamp`), all of them in one call: the same value, the same words.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Final
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .events import TS_YEARS
+
+#: The times of the frame: nanoseconds, UTC.
+TIME: Final = pa.timestamp("ns", tz="UTC")
+#: A date and time with seconds, decimals and an offset optional, the offset given: what
+#: writers write (``Z``, ``+00:00``, ``+0200``), cast by Arrow straight to UTC.
+_ZONED: Final = (r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}"
+                 r"(?::[0-9]{2}(?:\.[0-9]{1,9})?)?(?:Z|[+-][0-9]{2}:?[0-9]{2})$")
+#: A date, or a date and time, without offset: UTC (cast to a time without zone).
+_NAIVE: Final = (r"^[0-9]{4}-[0-9]{2}-[0-9]{2}"
+                 r"(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?)?$")
+#: `TS_YEARS` as nanoseconds since 1970 in UTC: [first, end).
+_FIRST: Final = int(np.datetime64(f"{TS_YEARS[0]}-01-01", "ns").astype(np.int64))
+_END: Final = int(np.datetime64(f"{TS_YEARS[1] + 1}-01-01", "ns").astype(np.int64))
+
+
+def read_times(texts: pa.Array | pa.ChunkedArray
+               ) -> tuple[pa.Array, list[tuple[int, str]]]:
+    """The times of `texts` (ns, UTC; null where a text is null or refused) and
+    (row, message) for each text the model refuses."""
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    if pa.types.is_timestamp(texts.type):  # read as a time already (a block's own schema)
+        return texts.cast(TIME), []
+    size = len(texts)
+    present = size - texts.null_count
+    if not present:
+        return pa.nulls(size, TIME), []
+    zoned = pc.match_substring_regex(texts, _ZONED)
+    if zoned.true_count == present:  # the usual block: every text of the writers' form
+        values = _cast(texts, zoned=True)
+        if values is not None:
+            nanos = _nanos(values)
+            if _in_range(nanos):
+                return _times(nanos, texts.is_valid()), []
+    nanos = np.zeros(size, dtype=np.int64)
+    known = np.zeros(size, dtype=bool)  # rows whose time is settled
+    for form in (zoned, None):
+        if form is None:  # the texts without offset, among those left
+            left = np.flatnonzero(~known & _mask(texts.is_valid()))
+            if not len(left):
+                break
+            form = pc.match_substring_regex(texts.take(pa.array(left)), _NAIVE)
+            rows = left[_mask(form)]
+        else:
+            rows = np.flatnonzero(_mask(form))
+        if not len(rows):
+            continue
+        values = _cast(texts.take(pa.array(rows)), zoned=form is zoned)
+        if values is None:  # a text of the form Arrow refuses (a 13th month): the model's
+            continue
+        got = _nanos(values)
+        fits = (got >= _FIRST) & (got < _END)
+        nanos[rows[fits]] = got[fits]
+        known[rows[fits]] = True
+    refused: list[tuple[int, str]] = []
+    exact = np.flatnonzero(~known & _mask(texts.is_valid()))
+    if len(exact):
+        modelled, refused = _model_times(texts.take(pa.array(exact)).to_pylist())
+        for at, value in modelled.items():
+            nanos[exact[at]] = value
+            known[exact[at]] = True
+        refused = [(int(exact[at]), message) for at, message in refused]
+    return _times(nanos, known), refused
+
+
+def _cast(texts: pa.Array, *, zoned: bool) -> pa.Array | None:
+    """Arrow's reading of `texts` as UTC nanoseconds, or None when it refuses one."""
+    try:
+        if zoned:
+            values = pc.cast(texts, TIME)
+        else:  # no offset: the clock time is UTC
+            values = pc.cast(texts, pa.timestamp("ns")).cast(pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    return values
+
+
+def _nanos(values: pa.Array) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """`values` (times, no nulls among the rows used) as int64 nanoseconds, to the
+    microsecond below as the model keeps them (its times are Python datetimes)."""
+    nanos: np.ndarray[Any, np.dtype[np.int64]] = (
+        values.cast(pa.int64()).fill_null(0).to_numpy().copy())
+    if (nanos % 1000).any():  # decimals past the sixth (rare): dropped, as the model does
+        nanos -= nanos % 1000  # (floored, so a time before 1970 is not moved later)
+    return nanos
+
+
+def _in_range(nanos: np.ndarray[Any, np.dtype[np.int64]]) -> bool:
+    return bool(len(nanos) == 0 or (nanos.min() >= _FIRST and nanos.max() < _END))
+
+
+def _mask(mask: pa.Array) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """A boolean Arrow array as numpy, null as False."""
+    out: np.ndarray[Any, np.dtype[np.bool_]] = mask.fill_null(False).to_numpy(
+        zero_copy_only=False)
+    return out
+
+
+def _times(nanos: np.ndarray[Any, np.dtype[np.int64]], valid: pa.Array | np.ndarray[Any, Any]
+           ) -> pa.Array:
+    keep = valid if isinstance(valid, np.ndarray) else _mask(valid)
+    return pa.array(nanos, type=pa.int64(), mask=~keep).cast(TIME)
+
+
+@functools.cache
+def _adapter() -> Any:
+    from pydantic import TypeAdapter
+
+    from .events import Timestamp
+
+    return TypeAdapter(list[Timestamp])
+
+
+def _model_times(texts: list[str]) -> tuple[dict[int, int], list[tuple[int, str]]]:
+    """The model's reading of `texts`: {index: UTC nanoseconds} for those it takes,
+    (index, message) for those it refuses; two calls of its type at most."""
+    from pydantic import ValidationError
+
+    adapter = _adapter()
+    refused: list[tuple[int, str]] = []
+    taken = list(range(len(texts)))
+    try:
+        times = adapter.validate_python(texts)
+    except ValidationError as exc:
+        for error in exc.errors(include_url=False):
+            refused.append((int(error["loc"][0]),
+                            str(error["msg"]).removeprefix("Value error, ")))
+        bad = {at for at, _ in refused}
+        taken = [at for at in taken if at not in bad]
+        times = adapter.validate_python([texts[at] for at in taken])
+    stamps = pa.array(times, type=pa.timestamp("us", tz="UTC")).cast(pa.int64()).to_numpy()
+    return {at: int(value) * 1000 for at, value in zip(taken, stamps, strict=True)}, refused

@@ -158,6 +158,9 @@ def _schema_extra(schema: dict[str, Any]) -> None:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["allOf"] = _kind_rules()
     schema["properties"]["payload"]["type"] = ["object", "null"]  # null reads as {}
+    version = schema["properties"]["v"]  # null reads as absent: 1
+    version["enum"] = [version.pop("const"), None]
+    version["type"] = ["integer", "null"]
     kind = schema["properties"]["kind"]
     kind["description"] = "What happened: " + "; ".join(
         f"{k}: {m}" for k, m in KIND_MEANINGS.items()
@@ -177,7 +180,7 @@ class LedgerEvent(BaseModel):
         title="crewbook ledger event (v1)",
     )
 
-    v: Literal[1] = Field(1, description="Format version; always 1.")
+    v: Literal[1] = Field(1, description="Format version; always 1 (null reads as 1).")
     ts: Timestamp = Field(
         description="When it happened: ISO-8601, UTC ('Z'); no offset means UTC. null "
         "(written, never just left out) when the source had no clock: an import from a "
@@ -214,6 +217,11 @@ class LedgerEvent(BaseModel):
                 "\\ud800 that is half of a character); it cannot be stored as UTF-8",
                 {"where": where or "a key"})
         return value
+
+    @field_validator("v", mode="before")
+    @classmethod
+    def _null_version_is_absent(cls, value: Any) -> Any:
+        return 1 if value is None else value  # as every reader treats a null: absent
 
     @field_validator("payload", mode="before")
     @classmethod

@@ -12,7 +12,14 @@ import pandas as pd
 import pytest
 
 from crewbook.errors import LedgerError
-from crewbook.ledger import KINDS, LedgerWarning, read_ledger, to_parquet, validate_ledger
+from crewbook.ledger import (
+    KINDS,
+    LedgerWarning,
+    file_blocks,
+    read_ledger,
+    to_parquet,
+    validate_ledger,
+)
 from crewbook.ledger.reader import COLUMNS, PROBLEMS_ATTR, empty_frame
 
 from .conftest import HISTORY, event, line
@@ -48,6 +55,18 @@ def test_columns_and_dtypes_are_stable(frame: str, write_ledger: Writer) -> None
         cats = list(df[name].cat.categories)
         assert cats == sorted(cats)
     assert tuple(empty_frame().columns) == COLUMNS
+
+
+def test_categories_are_the_values_seen_sorted_as_python_sorts_them(
+        write_ledger: Writer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # code point order, whatever the letters; spread over blocks, each value once
+    monkeypatch.setattr(file_blocks, "file_block", lambda size: 16 << 10)
+    names = ["r-é", "R-2", "r-10", "r-2", "r-ω", "r-Ω", "r-😀", "r-z", "r-10"]
+    events = [event(n, run=names[n % len(names)], stage=f"s{n % 7}") for n in range(4000)]
+    df = read_ledger(write_ledger(events))
+    assert list(df["run"].cat.categories) == sorted(set(names))
+    assert df["run"].astype(str).tolist() == [e["run"] for e in events]
+    assert list(df["stage"].cat.categories) == sorted({f"s{n}" for n in range(7)})
 
 
 def test_a_folder_of_runs_is_one_frame_with_a_run_column() -> None:

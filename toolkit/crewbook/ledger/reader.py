@@ -213,11 +213,19 @@ def _categorical(column: pa.ChunkedArray, name: str) -> pd.Categorical:
     except pa.ArrowInvalid:  # more values than the blocks' narrow codes can number
         column = column.cast(pa.dictionary(pa.int32(), column.type.value_type))
         column = column.unify_dictionaries(memory_pool=pool)
-    dictionary = column.chunk(0).dictionary.to_pylist() if column.num_chunks else []
-    categories = list(KINDS) if name == "kind" else sorted(set(dictionary))
-    position = {value: i for i, value in enumerate(categories)}
-    remap = pa.array([position.get(value, -1) for value in dictionary] or [0],
-                     type=pa.int32())
+    dictionary = column.chunk(0).dictionary if column.num_chunks else pa.array([], pa.string())
+    if name == "kind":  # the known kinds, in lifecycle order
+        categories: Any = list(KINDS)
+        position = {value: i for i, value in enumerate(categories)}
+        remap = pa.array([position.get(value, -1) for value in dictionary.to_pylist()] or [0],
+                         type=pa.int32())
+    else:  # the values seen, sorted (by Arrow: a run name per event makes 100,000 of them)
+        # (UTF-8 bytes sort as code points; a unified dictionary holds each value once)
+        order = pc.array_sort_indices(dictionary, memory_pool=pool).to_numpy()
+        ranks = np.zeros(max(len(order), 1), dtype=np.int32)
+        ranks[order] = np.arange(len(order), dtype=np.int32)
+        remap = pa.array(ranks, type=pa.int32())
+        categories = dictionary.take(pa.array(order)).to_numpy(zero_copy_only=False)
     codes = []
     if column.num_chunks:  # in one call: the chunks' indices share a type (`concat`)
         indices = pa.chunked_array([chunk.indices for chunk in column.chunks])

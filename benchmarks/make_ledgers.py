@@ -14,7 +14,9 @@ The other shapes are the same events written as another valid writer may write t
 
 * ``shuffled``: keys in a random order (``payload`` anywhere), ``null`` for absent
   optional fields (``"verdict": null``), spaces after ``:`` and ``,`` on some lines,
-  CRLF line endings;
+  CRLF line endings, times as other writers write them on some lines (``+00:00``, no
+  offset, a space for the ``T``, milliseconds; one in a thousand with a lowercase ``t``
+  and ``z``);
 * ``nested``: payloads nested several levels deep, with escapes (quotes, backslashes,
   ``\\uXXXX``) in their texts, and one line in a hundred with a payload of several KB;
 * ``any``: these and the writer's lines mixed, line by line;
@@ -84,6 +86,8 @@ def reshape(event: dict[str, Any], shape: str, rnd: random.Random) -> bytes:
         crlf = rnd.random() < 0.5
         if rnd.random() < 0.3:
             separators = (", ", ": ")
+        if isinstance(event.get("ts"), str) and rnd.random() < 0.3:
+            event["ts"] = _other_time(event["ts"], rnd)
     if shape == "unknown" and rnd.random() < 0.001:
         event[rnd.choice(_UNKNOWN)] = None
     corrupt = shape == "bad" and rnd.random() < 0.001
@@ -103,6 +107,22 @@ def reshape(event: dict[str, Any], shape: str, rnd: random.Random) -> bytes:
     if corrupt and how == "json":
         text = text[:len(text) // 2] + "#"
     return (text + ("\r\n" if crlf else "\n")).encode()
+
+
+def _other_time(ts: str, rnd: random.Random) -> str:
+    """`ts` (the writer's ``...Z``) as another writer may write the same time."""
+    how = rnd.choice(("+00:00", "naive", "space", "millis"))
+    if how == "+00:00":  # Python's isoformat
+        ts = ts.replace("Z", "+00:00")
+    elif how == "naive":  # no offset: UTC
+        ts = ts.removesuffix("Z")
+    elif how == "space":
+        ts = ts.replace("T", " ")
+    elif "." in ts:  # milliseconds
+        ts = ts[:ts.index(".") + 4] + "Z"
+    if rnd.random() < 0.003:  # rare: RFC 3339 allows lowercase
+        ts = ts.lower()
+    return ts
 
 
 def _nested(payload: dict[str, Any], rnd: random.Random) -> dict[str, Any]:

@@ -10,10 +10,10 @@ order (``benchmarks/_data/runs-<N>/``, git-ignored; made once, the same N always
 the same files): thousands of files of a few events, a layout of run histories that
 people keep. It prints the time of ``read_ledger(folder)`` beside (a) the same events in
 one file (``read_ledger(file)``: what the layout costs; target: at most 2x), (b)
-pyarrow's JSON reader on each file with the reader's schema, the tables joined, then
-``to_pandas`` (the floor of reading file by file) and (c) ``pandas.read_json(lines=True)``
-on each file, joined by ``pandas.concat``. Each time is the best of the same number of
-runs for every side; the load average is printed.
+pyarrow's JSON reader on each file with the schema the reader gives it (``ts`` as text),
+the tables joined, then ``to_pandas`` (the floor of reading file by file) and (c)
+``pandas.read_json(lines=True)`` on each file, joined by ``pandas.concat``. Each time is
+the best of the same number of runs for every side; the load average is printed.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.json as pj
 
 from crewbook.ledger import read_ledger
-from crewbook.ledger.columns import ARROW_SCHEMA
+from crewbook.ledger.columns import READ_SCHEMA
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _bench import best
@@ -57,7 +57,7 @@ def runs_folder(n: int) -> Path:
 
 
 def arrow_files(files: list[Path]) -> pd.DataFrame:
-    options = pj.ParseOptions(explicit_schema=ARROW_SCHEMA, unexpected_field_behavior="ignore")
+    options = pj.ParseOptions(explicit_schema=READ_SCHEMA, unexpected_field_behavior="ignore")
     return pa.concat_tables([pj.read_json(f, parse_options=options) for f in files]).to_pandas()
 
 

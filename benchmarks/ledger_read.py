@@ -43,7 +43,7 @@ import pyarrow as pa
 import pyarrow.json as pj
 
 from crewbook.ledger import Ledger, LedgerEvent, read_ledger
-from crewbook.ledger.columns import ARROW_SCHEMA
+from crewbook.ledger.columns import READ_SCHEMA
 from crewbook.ledger.known_keys import decoded_pieces
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -74,9 +74,11 @@ def best(fn: Callable[[], Any], repeat: int, label: str = "") -> float:
 
 
 def floor(path: Path, payload: str = "infer") -> pd.DataFrame:
-    """pyarrow's JSON reader with the reader's explicit schema, then to_pandas; the
-    payload (and any other key) inferred (``"infer"``) or skipped (``"ignore"``)."""
-    options = pj.ParseOptions(explicit_schema=ARROW_SCHEMA, unexpected_field_behavior=payload)
+    """pyarrow's JSON reader with the explicit schema the reader gives it (``ts`` as its
+    text: Arrow's own reading of times refuses some the model takes, a lowercase ``z``),
+    then to_pandas; the payload (and any other key) inferred (``"infer"``) or skipped
+    (``"ignore"``)."""
+    options = pj.ParseOptions(explicit_schema=READ_SCHEMA, unexpected_field_behavior=payload)
     frame: pd.DataFrame = pj.read_json(path, parse_options=options).to_pandas()
     return frame
 
@@ -118,7 +120,7 @@ def high_water():  # VmHWM: peak RSS of this process (ru_maxrss would include th
 
 if len(sys.argv) > 3:  # warm: Arrow's one-time set-up (its default pool's arena, the
     # compute and JSON readers' first use) done by a read of a few lines, then measure
-    crewbook.ledger.reader.read_ledger(sys.argv[3])
+    crewbook.ledger.reader.read_ledger(sys.argv[3], errors=sys.argv[2])
 base = high_water()
 if sys.argv[2] == "pandas":
     df = pandas.read_json(sys.argv[1], lines=True)

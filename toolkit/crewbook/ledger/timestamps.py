@@ -51,30 +51,27 @@ def read_times(texts: pa.Array | pa.ChunkedArray
     zoned = pc.match_substring_regex(texts, _ZONED)
     if zoned.true_count == present:  # the usual block: every text of the writers' form
         values = _cast(texts, zoned=True)
-        if values is not None:
-            nanos = _nanos(values)
-            if _in_range(nanos):
-                return _times(nanos, texts.is_valid()), []
+        if values is not None and _as_is(values):
+            return values, []
     nanos = np.zeros(size, dtype=np.int64)
     known = np.zeros(size, dtype=bool)  # rows whose time is settled
-    for form in (zoned, None):
-        if form is None:  # the texts without offset, among those left
-            left = np.flatnonzero(~known & _mask(texts.is_valid()))
-            if not len(left):
-                break
-            form = pc.match_substring_regex(texts.take(pa.array(left)), _NAIVE)
-            rows = left[_mask(form)]
-        else:
-            rows = np.flatnonzero(_mask(form))
-        if not len(rows):
-            continue
-        values = _cast(texts.take(pa.array(rows)), zoned=form is zoned)
-        if values is None:  # a text of the form Arrow refuses (a 13th month): the model's
-            continue
-        got = _nanos(values)
-        fits = (got >= _FIRST) & (got < _END)
-        nanos[rows[fits]] = got[fits]
-        known[rows[fits]] = True
+    valid = _mask(texts.is_valid())
+    with_offset = _mask(zoned)
+    if with_offset.any():  # cast in place, the other rows given a time to cast meanwhile
+        values = _cast(pc.if_else(zoned, texts, _SOME_TIME), zoned=True)
+        if values is not None:  # (None: a text of that form Arrow refuses, a 13th month)
+            _settle(nanos, known, with_offset, _nanos(values))
+    left = np.flatnonzero(valid & ~with_offset)
+    if len(left):  # the texts without offset
+        naive = _mask(pc.match_substring_regex(texts.take(pa.array(left)), _NAIVE))
+        rows = left[naive]
+        values = _cast(texts.take(pa.array(rows)), zoned=False) if len(rows) else None
+        if values is not None:
+            got = np.zeros(size, dtype=np.int64)
+            got[rows] = _nanos(values)
+            picked = np.zeros(size, dtype=bool)
+            picked[rows] = True
+            _settle(nanos, known, picked, got)
     refused: list[tuple[int, str]] = []
     exact = np.flatnonzero(~known & _mask(texts.is_valid()))
     if len(exact):
@@ -84,6 +81,20 @@ def read_times(texts: pa.Array | pa.ChunkedArray
             known[exact[at]] = True
         refused = [(int(exact[at]), message) for at, message in refused]
     return _times(nanos, known), refused
+
+
+def _settle(nanos: np.ndarray[Any, np.dtype[np.int64]], known: np.ndarray[Any, Any],
+            rows: np.ndarray[Any, np.dtype[np.bool_]],
+            got: np.ndarray[Any, np.dtype[np.int64]]) -> None:
+    """Take `got` for `rows` where it falls in the model's years (the others are left to
+    the model, which says why)."""
+    fits = rows & (got >= _FIRST) & (got < _END)
+    nanos[fits] = got[fits]
+    known |= fits
+
+
+#: A time any cast reads (in place of a text a cast is not for).
+_SOME_TIME: Final = pa.scalar("1970-01-01T00:00:00Z")
 
 
 def _cast(texts: pa.Array, *, zoned: bool) -> pa.Array | None:
@@ -108,8 +119,16 @@ def _nanos(values: pa.Array) -> np.ndarray[Any, np.dtype[np.int64]]:
     return nanos
 
 
-def _in_range(nanos: np.ndarray[Any, np.dtype[np.int64]]) -> bool:
-    return bool(len(nanos) == 0 or (nanos.min() >= _FIRST and nanos.max() < _END))
+def _as_is(values: pa.Array) -> bool:
+    """Whether Arrow's times `values` are the model's as they are: in its years, and
+    whole microseconds (looked at without a copy when no time is null)."""
+    nanos = values.view(pa.int64())
+    if nanos.null_count:
+        nanos = nanos.fill_null(_FIRST)
+    lowest, highest = (v.as_py() for v in pc.min_max(nanos).values())
+    if lowest is None or lowest < _FIRST or highest >= _END:
+        return lowest is None
+    return not (nanos.to_numpy() % 1000).any()
 
 
 def _mask(mask: pa.Array) -> np.ndarray[Any, np.dtype[np.bool_]]:

@@ -35,6 +35,7 @@ from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import Problem
 from .arrow_read import arrow_read
@@ -304,9 +305,10 @@ class BlockParser:
         # narrowed first: the rows left out are then dropped from the narrow columns
         kept = narrow(compact(table.select(list(FIXED))))
         if keep is not None:
-            kept = kept.filter(pa.array(keep))
+            kept = pc.filter(kept, pa.array(keep), memory_pool=reader_pool())
         if texts is not None:
-            self.texts.append(texts if keep is None else texts.filter(pa.array(keep)))
+            self.texts.append(texts if keep is None else pc.filter(
+                texts, pa.array(keep), memory_pool=reader_pool()))
         self.tables.append(kept)
         return True
 

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .events import TS_YEARS
+from .heap import reader_pool
 
 #: The times of the frame: nanoseconds, UTC.
 TIME: Final = pa.timestamp("ns", tz="UTC")
@@ -100,8 +101,8 @@ _SOME_TIME: Final = pa.scalar("1970-01-01T00:00:00Z")
 def _cast(texts: pa.Array, *, zoned: bool) -> pa.Array | None:
     """Arrow's reading of `texts` as UTC nanoseconds, or None when it refuses one."""
     try:
-        if zoned:
-            values = pc.cast(texts, TIME)
+        if zoned:  # (kept in the block's table: in the reader's pool, see `heap`)
+            values = pc.cast(texts, TIME, memory_pool=reader_pool())
         else:  # no offset: the clock time is UTC
             values = pc.cast(texts, pa.timestamp("ns")).cast(pa.int64())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -141,7 +142,8 @@ def _mask(mask: pa.Array) -> np.ndarray[Any, np.dtype[np.bool_]]:
 def _times(nanos: np.ndarray[Any, np.dtype[np.int64]], valid: pa.Array | np.ndarray[Any, Any]
            ) -> pa.Array:
     keep = valid if isinstance(valid, np.ndarray) else _mask(valid)
-    return pa.array(nanos, type=pa.int64(), mask=~keep).cast(TIME)
+    return pc.cast(pa.array(nanos, type=pa.int64(), mask=~keep), TIME,
+                   memory_pool=reader_pool())
 
 
 @functools.cache

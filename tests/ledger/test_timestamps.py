@@ -81,6 +81,11 @@ TEXTS = st.one_of(
 @example("2262-01-01T00:00:00+02:00")  # in the years once in UTC
 @example("0001-01-01T00:00:00+02:00")  # before year 1 in UTC (was an OverflowError)
 @example("2025-03-03")  # a date: midnight UTC
+@example("2025-03-03T09Z")  # hours only, ending with Z: Arrow takes it, not the model
+@example("2025-03-03 09Z")
+@example("2025-03-03T0902Z")
+@example("2025-03-03T09:02Z")
+@example("2025-03-03T09:02:00.123456789Z")
 def test_a_text_reads_as_the_model_reads_it(text: str) -> None:
     assert by_the_column(text) == by_the_model(text)
 

@@ -49,17 +49,16 @@ def read_times(texts: pa.Array | pa.ChunkedArray
     present = size - texts.null_count
     if not present:
         return pa.nulls(size, TIME), []
-    zoned = pc.match_substring_regex(texts, _ZONED)
-    if zoned.true_count == present:  # the usual block: every text of the writers' form
+    valid = _mask(texts.is_valid())
+    with_offset = _with_offset(texts, valid)
+    if with_offset.sum() == present:  # the usual block: every text has its offset
         values = _cast(texts, zoned=True)
         if values is not None and _as_is(values):
             return values, []
     nanos = np.zeros(size, dtype=np.int64)
     known = np.zeros(size, dtype=bool)  # rows whose time is settled
-    valid = _mask(texts.is_valid())
-    with_offset = _mask(zoned)
     if with_offset.any():  # cast in place, the other rows given a time to cast meanwhile
-        values = _cast(pc.if_else(zoned, texts, _SOME_TIME), zoned=True)
+        values = _cast(pc.if_else(pa.array(with_offset), texts, _SOME_TIME), zoned=True)
         if values is not None:  # (None: a text of that form Arrow refuses, a 13th month)
             _settle(nanos, known, with_offset, _nanos(values))
     left = np.flatnonzero(valid & ~with_offset)
@@ -96,6 +95,27 @@ def _settle(nanos: np.ndarray[Any, np.dtype[np.int64]], known: np.ndarray[Any, A
 
 #: A time any cast reads (in place of a text a cast is not for).
 _SOME_TIME: Final = pa.scalar("1970-01-01T00:00:00Z")
+
+
+def _with_offset(texts: pa.Array, valid: np.ndarray[Any, np.dtype[np.bool_]]
+                 ) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """Which texts are of a form with an offset that Arrow casts as the model reads it:
+    those ending with ``Z`` at least `_MINUTES` long without a regex (a third of its
+    time), the others by `_ZONED`. Of the forms Arrow takes that end with ``Z`` (a date,
+    ``T`` or a space, hours, minutes, seconds, decimals), only hours without minutes
+    (``...T09Z``) are refused by the model, and they are shorter (the property test
+    holds this)."""
+    utc = _mask(pc.and_(pc.ends_with(texts, "Z"),
+                        pc.greater_equal(pc.binary_length(texts), _MINUTES)))
+    others = np.flatnonzero(valid & ~utc)
+    if len(others):
+        zoned = pc.match_substring_regex(texts.take(pa.array(others)), _ZONED)
+        utc[others[_mask(zoned)]] = True
+    return utc
+
+
+#: The length of a date and time to the minute ending with Z (``2025-03-01T09:00Z``).
+_MINUTES: Final = 17
 
 
 def _cast(texts: pa.Array, *, zoned: bool) -> pa.Array | None:

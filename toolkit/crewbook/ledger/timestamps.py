@@ -43,8 +43,6 @@ def read_times(texts: pa.Array | pa.ChunkedArray
     (row, message) for each text the model refuses."""
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
-    if pa.types.is_timestamp(texts.type):  # read as a time already (a block's own schema)
-        return texts.cast(TIME), []
     size = len(texts)
     present = size - texts.null_count
     if not present:

@@ -3,6 +3,8 @@ columns; the heap is trimmed as the file is read."""
 
 from __future__ import annotations
 
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crewbook.ledger.parse import parse_bytes
+from crewbook.ledger.lines import TRUNCATED
+from crewbook.ledger.parse import BlockParser, parse_bytes
 
 from .conftest import event, line
 
@@ -145,3 +148,19 @@ def test_a_line_longer_than_many_blocks_is_read_in_few_reads() -> None:
     assert b"".join(pieces) == data
     assert all(piece.endswith(b"\n") for piece in pieces[:-1])
     assert Counted.reads <= 16
+
+
+def test_a_read_made_ahead_is_waited_for_also_when_unused() -> None:
+    # a block whose last line is cut is read without Arrow's whole-block read made ahead;
+    # the parser still waits for it, so no read of the block outlives `run`
+    def slow_read() -> None:
+        time.sleep(0.2)
+
+    good = line(event(0))
+    data = (good + "\n" + good[: len(good) // 2]).encode()
+    with ThreadPoolExecutor(1) as pool:
+        ahead = pool.submit(slow_read)
+        parsed = BlockParser(data, "l.jsonl", True, whole=False, ahead=ahead).run()
+        assert ahead.done()
+    assert parsed.table.num_rows == 1
+    assert [p.code for p in parsed.problems] == [TRUNCATED]

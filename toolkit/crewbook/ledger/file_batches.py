@@ -107,10 +107,7 @@ def _parsed(batch: list[tuple[str, bytes]], data: bytes, ahead: Future[pa.Table 
     for _, text in batch:
         firsts.append(lines)
         lines += text.count(b"\n")
-    parser = BlockParser(data, batch[0][0], with_payload, ahead=ahead)
-    parsed = parser.run()
-    if parser.ahead is not None:  # not used: wait for it all the same
-        parser.ahead.result()
+    parsed = BlockParser(data, batch[0][0], with_payload, ahead=ahead).run()
     return Parsed(parsed.table, parsed.texts,
                   [_moved(p, batch, firsts) for p in parsed.problems])
 

@@ -136,12 +136,9 @@ def _parse_block(data: bytes | bytearray, ahead: Future[pa.Table | None] | None,
                  ) -> tuple[int, bool]:
     """Parse one piece of a file into `parts`: (lines so far, all blank so far)."""
     parser = BlockParser(data, name, with_payload, line0, whole=False, ahead=ahead,
-                     scratch=scratch)
+                         scratch=scratch)
     parts.append(parser.run())
-    if parser.ahead is not None:  # not used (a cut last line): wait for it all the same
-        parser.ahead.result()
     return line0 + parser.newline_count(), blank and not NOT_SPACE.search(data)
-
 
 
 def file_block(size: int) -> int:

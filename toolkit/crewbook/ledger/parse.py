@@ -148,6 +148,17 @@ class BlockParser:
     # -- the passes ------------------------------------------------------------------
 
     def run(self) -> Parsed:
+        """Every valid event of `data` and the problems of the others. Arrow's read made
+        ahead is waited for also when it is not used (a cut last line, an empty block), so
+        no read of this block outlives the call."""
+        try:
+            return self._run()
+        finally:
+            if self.ahead is not None:
+                self.ahead.result()
+                self.ahead = None
+
+    def _run(self) -> Parsed:
         end = len(self.data)
         if self.data and not self.data.endswith(b"\n"):
             cut = self.data.rfind(b"\n") + 1

@@ -11,6 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from ..core.gc_pause import paused_gc
 from ..draw.cards import short_list
 from ..draw.display import Drawable
 from ..errors import (
@@ -22,7 +23,7 @@ from ..errors import (
 )
 from ..models import contained
 from ..report import ValidationReport
-from ..sources import MAX_TEXT_BYTES, paused_gc, read_text, read_yaml
+from ..sources import MAX_TEXT_BYTES, read_text, read_yaml
 from .checks import check_schema
 from .frames import SchemaFrames
 from .model import ArtifactSpec, SchemaFile

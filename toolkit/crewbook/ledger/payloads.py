@@ -64,8 +64,6 @@ def payload_dicts(texts: Iterable[str | None]) -> list[dict[str, Any] | None]:
         return [None if text is None else parse_payload(text) for text in texts]
 
 
-
-
 def payload_text(payload: Any) -> str:
     """A payload dict as the compact JSON text the column stores."""
     if not isinstance(payload, dict):

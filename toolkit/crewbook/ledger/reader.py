@@ -86,9 +86,7 @@ def read_ledger(
     if payload not in ("dict", "flat", "none"):
         raise UsageError(f"payload must be 'dict', 'flat' or 'none', not {payload!r}")
     files = find_ledgers(source)
-    with_payload = payload != "none"
-    parts = parse_files(files, with_payload,
-                        lambda path, shown: read_one(path, shown, with_payload=with_payload))
+    parts = _parse(files, with_payload=payload != "none")
     problems = _no_files(source, files) + [p for part in parts for p in part.problems]
     bad = [p for p in problems if p.severity == "error"]
     if bad and errors == "raise":
@@ -135,13 +133,19 @@ def validate_ledger(path: Path | str) -> ValidationReport:
     except LedgerError as exc:
         return ValidationReport(exc.problems, subject=str(path))
     problems: list[Problem] = _no_files(path, files)
-    for part in parse_files(files, True,
-                            lambda file, shown: read_one(file, shown, with_payload=True)):
+    for part in _parse(files, with_payload=True):
         problems.extend(part.problems)
     return ValidationReport(tuple(problems), subject=str(path))
 
 
 # -- reading one ---------------------------------------------------------------------------
+
+
+def _parse(files: list[tuple[Path, str]], *, with_payload: bool) -> list[Parsed]:
+    """The parsed events of `files` (path, name shown), in order: small ledger files in
+    batches (`file_batches`), any other by `read_one`."""
+    return parse_files(files, with_payload,
+                       lambda path, shown: read_one(path, shown, with_payload=with_payload))
 
 
 def read_one(path: Path, shown: str, *, with_payload: bool) -> Parsed:

@@ -22,7 +22,6 @@ from .document import (
     format_key_path,
     format_size,
     nesting_depth,
-    paused_gc,
     read_text,
 )
 from .json_reader import parse_json, read_json
@@ -46,7 +45,6 @@ __all__ = [
     "parse_json",
     "parse_toml",
     "parse_yaml",
-    "paused_gc",
     "read_json",
     "read_text",
     "read_toml",

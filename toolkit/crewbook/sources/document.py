@@ -11,12 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.gc_pause import paused_gc as paused_gc
 from ..errors import InvalidInputError, Problem
 
 KeyPath = tuple[str | int, ...]
-
-
 
 
 MiB = 1024 * 1024

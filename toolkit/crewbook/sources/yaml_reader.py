@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from ..core.gc_pause import paused_gc
 from ..errors import InvalidInputError, Problem
 from .document import (
     MAX_DEPTH,
@@ -27,7 +28,6 @@ from .document import (
     SourceDoc,
     _fail,
     format_key_path,
-    paused_gc,
     read_text,
 )
 

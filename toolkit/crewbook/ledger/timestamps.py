@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .events import TS_YEARS
+from .events import TS_YEARS, validation_problems
 from .heap import reader_pool
 
 #: The times of the frame: nanoseconds, UTC.
@@ -58,20 +58,16 @@ def read_times(texts: pa.Array | pa.ChunkedArray
     if with_offset.any():  # cast in place, the other rows given a time to cast meanwhile
         values = _cast(pc.if_else(pa.array(with_offset), texts, _SOME_TIME), zoned=True)
         if values is not None:  # (None: a text of that form Arrow refuses, a 13th month)
-            _settle(nanos, known, with_offset, _nanos(values))
+            rows = np.flatnonzero(with_offset)
+            _settle(nanos, known, rows, _nanos(values)[rows])
     left = np.flatnonzero(valid & ~with_offset)
     if len(left):  # the texts without offset
-        naive = _mask(pc.match_substring_regex(texts.take(pa.array(left)), _NAIVE))
-        rows = left[naive]
+        rows = left[_mask(pc.match_substring_regex(texts.take(pa.array(left)), _NAIVE))]
         values = _cast(texts.take(pa.array(rows)), zoned=False) if len(rows) else None
         if values is not None:
-            got = np.zeros(size, dtype=np.int64)
-            got[rows] = _nanos(values)
-            picked = np.zeros(size, dtype=bool)
-            picked[rows] = True
-            _settle(nanos, known, picked, got)
+            _settle(nanos, known, rows, _nanos(values))
     refused: list[tuple[int, str]] = []
-    exact = np.flatnonzero(~known & _mask(texts.is_valid()))
+    exact = np.flatnonzero(valid & ~known)
     if len(exact):
         modelled, refused = _model_times(texts.take(pa.array(exact)).to_pylist())
         for at, value in modelled.items():
@@ -82,13 +78,13 @@ def read_times(texts: pa.Array | pa.ChunkedArray
 
 
 def _settle(nanos: np.ndarray[Any, np.dtype[np.int64]], known: np.ndarray[Any, Any],
-            rows: np.ndarray[Any, np.dtype[np.bool_]],
+            rows: np.ndarray[Any, np.dtype[np.intp]],
             got: np.ndarray[Any, np.dtype[np.int64]]) -> None:
-    """Take `got` for `rows` where it falls in the model's years (the others are left to
-    the model, which says why)."""
-    fits = rows & (got >= _FIRST) & (got < _END)
-    nanos[fits] = got[fits]
-    known |= fits
+    """Take `got` (the times of `rows`) where it falls in the model's years (the others
+    are left to the model, which says why)."""
+    fits = (got >= _FIRST) & (got < _END)
+    nanos[rows[fits]] = got[fits]
+    known[rows[fits]] = True
 
 
 #: A time any cast reads (in place of a text a cast is not for).
@@ -145,8 +141,8 @@ def _as_is(values: pa.Array) -> bool:
     if nanos.null_count:
         nanos = nanos.fill_null(_FIRST)
     lowest, highest = (v.as_py() for v in pc.min_max(nanos).values())
-    if lowest is None or lowest < _FIRST or highest >= _END:
-        return lowest is None
+    if lowest < _FIRST or highest >= _END:
+        return False
     return not (nanos.to_numpy() % 1000).any()
 
 
@@ -157,10 +153,10 @@ def _mask(mask: pa.Array) -> np.ndarray[Any, np.dtype[np.bool_]]:
     return out
 
 
-def _times(nanos: np.ndarray[Any, np.dtype[np.int64]], valid: pa.Array | np.ndarray[Any, Any]
-           ) -> pa.Array:
-    keep = valid if isinstance(valid, np.ndarray) else _mask(valid)
-    return pc.cast(pa.array(nanos, type=pa.int64(), mask=~keep), TIME,
+def _times(nanos: np.ndarray[Any, np.dtype[np.int64]],
+           known: np.ndarray[Any, np.dtype[np.bool_]]) -> pa.Array:
+    """`nanos` as the column's times, null where not `known`."""
+    return pc.cast(pa.array(nanos, type=pa.int64(), mask=~known), TIME,
                    memory_pool=reader_pool())
 
 
@@ -183,10 +179,8 @@ def _model_times(texts: list[str]) -> tuple[dict[int, int], list[tuple[int, str]
     taken = list(range(len(texts)))
     try:
         times = adapter.validate_python(texts)
-    except ValidationError as exc:
-        for error in exc.errors(include_url=False):
-            refused.append((int(error["loc"][0]),
-                            str(error["msg"]).removeprefix("Value error, ")))
+    except ValidationError as exc:  # in the words the model's refusals use (each at its index)
+        refused = [(int(p.key or 0), p.message) for p in validation_problems(exc)]
         bad = {at for at, _ in refused}
         taken = [at for at in taken if at not in bad]
         times = adapter.validate_python([texts[at] for at in taken])

@@ -25,6 +25,10 @@ from .events import FIELDS
 from .payloads import TEXT, LinePayloads
 
 _FIELD_SET: Final = frozenset(FIELDS)
+#: What a decode raises for lines it refuses: msgspec's `DecodeError` and `ValidationError`
+#: (both `ValueError`s; named so without importing msgspec at start-up), or a
+#: `RecursionError` for nesting deeper than msgspec goes.
+_REFUSED: Final = (ValueError, RecursionError)
 
 
 #: A block is decoded this many bytes at a time (whole lines): the decoded lines are
@@ -79,7 +83,6 @@ def decoded_pieces(data: bytes | bytearray, start: int, end: int) -> list[Piece]
     byte, stop byte, the payload texts of its lines as written: ``null`` where a payload
     is null, ``{}`` where there is none), the texts None when a line of the piece holds
     a top-level key that is not a field (or is not one JSON object of fields)."""
-    import msgspec
 
     decode = _decoder().decode_lines
     out: list[Piece] = []
@@ -87,7 +90,7 @@ def decoded_pieces(data: bytes | bytearray, start: int, end: int) -> list[Piece]
         for first, stop in pieces(data, start, end):
             try:
                 lines = decode(view[first:stop])
-            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            except _REFUSED:
                 out.append((first, stop, None))  # (RecursionError: deeper than msgspec goes)
                 continue
             out.append((first, stop, [bytes(line.payload) for line in lines]))
@@ -118,7 +121,6 @@ def refused_lines(data: bytes | bytearray, start: int, end: int, limit: int,
     A line this lets through may still be refused (a time Arrow cannot read): the
     caller checks the rest with Arrow all the same. None as soon as more than `limit`
     lines are refused (a file that is not a ledger, say: then nothing is gained)."""
-    import msgspec
 
     decoder = _typed_decoder()
     refused: list[tuple[int, int]] = []
@@ -126,8 +128,8 @@ def refused_lines(data: bytes | bytearray, start: int, end: int, limit: int,
         for first, stop in pieces(data, start, end):
             try:
                 decoder.decode_lines(view[first:stop])
-                continue
-            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+                continue  # the usual piece: no line refused
+            except _REFUSED:
                 pass
             at = first
             while at < stop:
@@ -136,10 +138,7 @@ def refused_lines(data: bytes | bytearray, start: int, end: int, limit: int,
                 if data[at:close].strip():
                     try:
                         decoder.decode(view[at:close])
-                        taken = True
-                    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-                        taken = False
-                    if not taken:
+                    except _REFUSED:
                         refused.append((at, close))
                         if len(refused) > limit:
                             return None
@@ -160,12 +159,11 @@ def keyed_payloads(data: bytes | bytearray, first: int, stop: int,
     has none, or not an object) and their top-level keys that are not fields (line
     index, key; null-valued ones too), each line decoded as a dict of raw values; None
     when that decode refuses them (keys that are not UTF-8, say)."""
-    import msgspec
 
     with memoryview(data) as view:
         try:
             lines = _keyed_decoder().decode_lines(view[first:stop])
-        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        except _REFUSED:
             return None
         texts = [b"{}" if (payload := line.get("payload")) is None else bytes(payload)
                  for line in lines]

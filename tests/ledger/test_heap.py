@@ -42,8 +42,8 @@ def test_the_heap_is_trimmed_where_glibc_can() -> None:
 
 
 def test_a_block_keeps_its_rows_in_the_readers_pool_also_with_a_refused_line() -> None:
-    # rows kept after a refused line are filtered copies; the default pool keeps what is
-    # freed (mimalloc), so a file of such blocks peaked at 2.5x its frame (was 2.1x)
+    # rows kept after a refused line are filtered copies; in the default pool, which keeps
+    # what is freed (mimalloc), a file of such blocks peaked at 2.53x its frame (now 2.07x)
     lines = [line(event(i, summary="x" * 200, payload={"i": i})) for i in range(5000)]
     lines[77] = lines[77][:-1] + ',"extra":null}'
     lines[3000] = line(event(3000, ts="2025-03-01t09:00:00z"))  # a time the model reads

@@ -125,15 +125,14 @@ def _ts_is_text(value: Any) -> Any:
 def _ts_in_utc(value: datetime | None) -> datetime | None:
     if value is None:
         return None
-    out_of_range = (f"ts {value.isoformat()} is out of range (years {TS_YEARS[0]} to "
-                    f"{TS_YEARS[1]})")
     try:
-        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        utc = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     except OverflowError:  # before year 1 or after 9999 once in UTC
-        raise ValueError(out_of_range) from None
-    if not TS_YEARS[0] <= value.year <= TS_YEARS[1]:  # what datetime64[ns] can hold
-        raise ValueError(out_of_range)
-    return value
+        utc = None
+    if utc is None or not TS_YEARS[0] <= utc.year <= TS_YEARS[1]:  # datetime64[ns]'s years
+        raise ValueError(f"ts {(utc or value).isoformat()} is out of range (years "
+                         f"{TS_YEARS[0]} to {TS_YEARS[1]})")
+    return utc
 
 
 #: The years a `ts` may fall in (in UTC): what datetime64[ns] holds, whole years.

@@ -144,3 +144,25 @@ def test_a_refused_time_is_named_once_by_the_models_words() -> None:
     assert [(p.line, p.key) for p in parsed.problems] == [(2, "ts"), (3, "ts")]
     assert "is out of range (years 1678 to 2261)" in parsed.problems[1].message
     assert "missing" not in parsed.problems[0].message
+
+
+def test_a_block_with_offsets_is_cast_once_also_when_the_model_settles_some(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # every text has its offset, one past the sixth decimal: Arrow's one cast is kept for
+    # the others, and only that one goes to the model
+    casts: list[int] = []
+    cast = timestamps._cast
+
+    def counted(texts: pa.Array, *, zoned: bool) -> pa.Array | None:
+        casts.append(len(texts))
+        return cast(texts, zoned=zoned)
+
+    monkeypatch.setattr(timestamps, "_cast", counted)
+    texts = ["2025-03-03T09:02:00Z", "2025-03-03T09:02:00.9999999Z", None,
+             "2025-03-03T11:02:00+02:00"]
+    times, refused = read_times(pa.array(texts))
+    assert refused == []
+    assert casts == [4]
+    assert [by_the_column(t) for t in texts if t] == [by_the_model(t) for t in texts if t]
+    assert times.cast(pa.int64()).to_pylist()[:3] == [
+        by_the_model(texts[0]), by_the_model(texts[1]), None]

@@ -21,6 +21,7 @@ from typing import Any, Final
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .columns import READ_SCHEMA
 from .events import FIELDS
 from .payloads import TEXT, LinePayloads
 
@@ -63,7 +64,6 @@ def _decoder() -> Any:
 
 def _typed_fields() -> list[tuple[str, Any, Any]]:
     """Every field but the payload, of its Arrow type (a ``ts`` is a text), or null."""
-    from .columns import READ_SCHEMA
 
     def kind(type_: Any) -> Any:
         if pa.types.is_integer(type_):

@@ -49,17 +49,18 @@ def read_times(texts: pa.Array | pa.ChunkedArray
         return pa.nulls(size, TIME), []
     valid = _mask(texts.is_valid())
     with_offset = _with_offset(texts, valid)
+    values = None
     if with_offset.sum() == present:  # the usual block: every text has its offset
         values = _cast(texts, zoned=True)
         if values is not None and _as_is(values):
             return values, []
+    elif with_offset.any():  # cast in place, the other rows given a time to cast meanwhile
+        values = _cast(pc.if_else(pa.array(with_offset), texts, _SOME_TIME), zoned=True)
     nanos = np.zeros(size, dtype=np.int64)
     known = np.zeros(size, dtype=bool)  # rows whose time is settled
-    if with_offset.any():  # cast in place, the other rows given a time to cast meanwhile
-        values = _cast(pc.if_else(pa.array(with_offset), texts, _SOME_TIME), zoned=True)
-        if values is not None:  # (None: a text of that form Arrow refuses, a 13th month)
-            rows = np.flatnonzero(with_offset)
-            _settle(nanos, known, rows, _nanos(values)[rows])
+    if values is not None:  # (None: a text of that form Arrow refuses, a 13th month)
+        rows = np.flatnonzero(with_offset)
+        _settle(nanos, known, rows, _nanos(values)[rows])
     left = np.flatnonzero(valid & ~with_offset)
     if len(left):  # the texts without offset
         rows = left[_mask(pc.match_substring_regex(texts.take(pa.array(left)), _NAIVE))]
